@@ -1,0 +1,139 @@
+"""Command line: `nodename-lint [PATH]...`, plus `rules`, `explain RULE` and `snapshot`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import click
+
+from . import __version__
+from .sources import UsageError
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
+SEVERITY_CHOICES = ("error", "warning", "info")
+
+
+class DefaultToLint(click.Group):
+    """A group whose default command is `lint`: `nodename-lint deploy/` means `nodename-lint lint deploy/`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+            args = ["lint", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=DefaultToLint, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="nodename-lint")
+def main() -> None:
+    """Lint Kubernetes manifests for what the cluster will do with spec.nodeName.
+
+    Run `nodename-lint [PATH]...` (the `lint` command); `nodename-lint rules` lists the rules.
+    """
+
+
+def _split_ids(values: tuple[str, ...]) -> list[str]:
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+@main.command("lint")
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--format", "formats", multiple=True, type=click.Choice(["text", "json"]), help="Output format (repeatable).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE instead of stdout.")
+@click.option("--fail-on", type=click.Choice(SEVERITY_CHOICES), default=None, help="Lowest severity that makes the exit code 1 [default: error].")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config file [default: .nodename-lint.yaml here or in a parent].")
+@click.option("--select", multiple=True, help="Run only these rule ids (comma-separated, repeatable).")
+@click.option("--ignore", multiple=True, help="Do not run these rule ids (comma-separated, repeatable).")
+@click.option("--namespace", "-n", default=None, help="Namespace for objects that do not set one [default: default].")
+@click.option("--static-pod-dir", "static_pod_dirs", multiple=True, type=click.Path(file_okay=False), help="A kubelet staticPodPath folder; its files are checked as static Pods (repeatable).")
+@click.option("--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set].")
+def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str | None, fail_on: str | None,
+                 config_path: str | None, select: tuple[str, ...], ignore: tuple[str, ...], namespace: str | None,
+                 static_pod_dirs: tuple[str, ...], color: bool | None) -> None:
+    """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
+    try:
+        code = run_lint(
+            paths=list(paths) or ["."], formats=list(formats) or ["text"], output=output, fail_on=fail_on,
+            config_path=config_path, select=_split_ids(select), ignore=_split_ids(ignore), namespace=namespace,
+            static_pod_dirs=list(static_pod_dirs), color=color,
+        )
+    except UsageError as exc:
+        click.echo(f"nodename-lint: {exc}", err=True)
+        code = EXIT_USAGE
+    sys.exit(code)
+
+
+def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_on: str | None, config_path: str | None,
+             select: list[str], ignore: list[str], namespace: str | None, static_pod_dirs: list[str],
+             color: bool | None, cluster: Any = None) -> int:
+    """The whole lint run; returns the exit code. Raises UsageError for exit code 2."""
+    from .config import find_config, load_config, resolve_severities
+    from .engine import Linter
+    from .registry import all_rules
+    from .report import renderer
+    from .rule import SEVERITY_RANK, Context
+    from .sources import discover
+
+    catalogue = all_rules()
+    if config_path is not None and not os.path.isfile(config_path):
+        raise UsageError(f"{config_path}: no such config file")
+    config = load_config(config_path or find_config(), list(catalogue))
+    severities = resolve_severities({rule.id: rule.severity for rule in catalogue.values()}, config, select, ignore)
+    context = Context(cluster=cluster, default_namespace=namespace or config.namespace or "default")
+    linter = Linter(severities, context)
+    sources = list(discover(paths, [*static_pod_dirs, *config.static_pod_dirs], config.exclude))
+    result = linter.lint_sources(sources)
+    for note in result.notes:
+        click.echo(f"nodename-lint: {note}", err=True)
+    use_color = _use_color(color, output)
+    for name in dict.fromkeys(formats):
+        text = renderer(name)(result, color=use_color and name == "text")
+        if output:
+            with open(output, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        else:
+            click.echo(text, nl=False)
+    threshold = SEVERITY_RANK[fail_on or config.fail_on or "error"]
+    failing = any(SEVERITY_RANK[finding.severity] >= threshold for finding in result.findings)
+    return EXIT_FINDINGS if failing else EXIT_CLEAN
+
+
+def _use_color(flag: bool | None, output: str | None) -> bool:
+    if flag is not None:
+        return flag
+    if output or os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty()
+
+
+@main.command("rules")
+@click.option("--markdown", is_flag=True, help="Print the rule table as Markdown (as in README).")
+def rules_command(markdown: bool) -> None:
+    """List every rule: id, default severity, offline or cluster, fixable, summary."""
+    from .registry import all_rules
+
+    if markdown:
+        from .docs import rule_table_markdown
+
+        click.echo(rule_table_markdown(), nl=False)
+        return
+    catalogue = all_rules()
+    width = max(len(rule_id) for rule_id in catalogue)
+    for rule in catalogue.values():
+        scope = "cluster" if rule.is_cluster_rule else "offline"
+        fixable = "fix" if rule.fix else "   "
+        click.echo(f"{rule.id:<{width}}  {rule.severity:<7}  {scope:<7}  {fixable}  {rule.summary}")
+
+
+@main.command("explain")
+@click.argument("rule_id")
+def explain_command(rule_id: str) -> None:
+    """Print the whole documentation of one rule, with its examples."""
+    from .registry import all_rules
+
+    rule = all_rules().get(rule_id)
+    if rule is None:
+        click.echo(f"nodename-lint: unknown rule id {rule_id!r} (see `nodename-lint rules`)", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo(rule.documentation(), nl=False)

@@ -1,0 +1,149 @@
+"""Split a YAML stream into documents and compose each one on its own.
+
+Each document is composed separately so that a syntax error in one of them is reported at its own
+line while every other document is still checked, and so that stdin is streamed: only one document
+is held in memory at a time.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+import yaml
+from yaml import Node
+
+from .yamlnodes import find_collection_key
+
+try:
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+# A document starts at a `---` line (with any directives before it); a `...` line ends one.
+_BOUNDARY = re.compile(r"^(?:%[^\n]*\n)*---(?=[ \t\r\n]|$)|^\.\.\.[ \t\r]*(?:#[^\n]*)?(?:\n|$)", re.M)
+_HELM_SOURCE = re.compile(r"\A(?:---[^\n]*\n)?(?:[ \t]*(?:#(?! Source:)[^\n]*)?\r?\n)*[ \t]*# Source: ([^\r\n]+)")
+_UNRENDERED = re.compile(r"\{\{.*\}\}")
+TEMPLATE_HINT = (
+    "this looks like an unrendered Helm or Go template ({{ ... }}); lint the rendered output instead, "
+    "e.g. `helm template . | nodename-lint -`"
+)
+
+
+@dataclass(slots=True)
+class SyntaxProblem:
+    """Why a document or a file could not be read, located in the whole stream."""
+
+    message: str
+    line: int  # 1-based
+    column: int  # 1-based
+    hint: str = ""
+
+
+@dataclass(slots=True)
+class Document:
+    """One YAML document: its composed root node, or the problem that stopped it."""
+
+    index: int  # 0-based position in the stream
+    line_offset: int  # lines of the stream before this document's text
+    text: str
+    root: Node | None
+    error: SyntaxProblem | None = None
+    template: str | None = None  # the Helm template named by a `# Source:` comment
+
+
+def decode(data: bytes) -> str:
+    """Bytes of a manifest as text: UTF-8 (BOM allowed) or UTF-16/32 with a BOM.
+
+    Raises UnicodeDecodeError for anything else, which the caller reports with its line.
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        return data[3:].decode("utf-8")
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
+        return data.decode("utf-32")
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16")
+    return data.decode("utf-8")
+
+
+def iter_documents(blocks: Iterable[str]) -> Iterator[Document]:
+    """The documents of a stream given as consecutive text blocks (a file is one block)."""
+    for index, (line_offset, text) in enumerate(_split(_whole_lines(blocks))):
+        yield compose(text, index, line_offset)
+
+
+def compose(text: str, index: int = 0, line_offset: int = 0) -> Document:
+    """Compose one document's text; a syntax error becomes the document's `error`."""
+    template = None
+    if "# Source:" in text:
+        match = _HELM_SOURCE.match(text)
+        template = match.group(1).strip() if match else None
+    loader = _Loader(text)
+    try:
+        root = loader.get_single_node()
+        bad_key = find_collection_key(text, root)
+        if bad_key is None:
+            return Document(index, line_offset, text, root, None, template)
+        mark = bad_key.start_mark
+        problem = SyntaxProblem(
+            "a mapping key is itself a mapping or a list, which JSON cannot hold: kubectl cannot convert this document",
+            line_offset + mark.line + 1, mark.column + 1, _hint(text),
+        )
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line, mark.column) if mark else (0, 0)
+        message = ": ".join(part for part in (exc.context, exc.problem) if part) or "invalid YAML"
+        problem = SyntaxProblem(message, line_offset + line + 1, column + 1, _hint(text))
+    except yaml.reader.ReaderError as exc:
+        line = text[: exc.position].count("\n")
+        problem = SyntaxProblem(f"{exc.reason}: character {exc.character!r}", line_offset + line + 1, 1, _hint(text))
+    except yaml.YAMLError as exc:
+        problem = SyntaxProblem(str(exc).splitlines()[0], line_offset + 1, 1, _hint(text))
+    finally:
+        loader.dispose()
+    return Document(index, line_offset, text, None, problem, template)
+
+
+def _hint(text: str) -> str:
+    return TEMPLATE_HINT if "{{" in text and _UNRENDERED.search(text) else ""
+
+
+def _whole_lines(blocks: Iterable[str]) -> Iterator[str]:
+    """Re-cut blocks so that each one ends at a line end: a boundary never spans two blocks."""
+    carry: list[str] = []
+    for block in blocks:
+        cut = block.rfind("\n") + 1
+        if cut == 0:
+            carry.append(block)
+            continue
+        carry.append(block[:cut])
+        yield "".join(carry)
+        carry = [block[cut:]] if cut < len(block) else []
+    if carry:
+        yield "".join(carry)
+
+
+def _split(blocks: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(line offset, text) of each document, cut at `---` and `...` lines."""
+    parts: list[str] = []
+    line_offset = 0
+    for block in blocks:
+        position = 0
+        for match in _BOUNDARY.finditer(block):
+            parts.append(block[position : match.start()])
+            text = "".join(parts)
+            if text.strip():
+                yield line_offset, text
+            line_offset += text.count("\n")
+            if match.group().startswith("."):
+                line_offset += 1
+                position = match.end()
+            else:
+                position = match.start()
+            parts = []
+        parts.append(block[position:])
+    text = "".join(parts)
+    if text.strip():
+        yield line_offset, text

@@ -1,0 +1,66 @@
+"""What a run produces: findings located in files, and the run's summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .model import ObjectRef
+
+
+@dataclass(slots=True)
+class Finding:
+    """One problem at the file, line and column the user has to change."""
+
+    rule: str
+    severity: str
+    message: str
+    file: str
+    line: int
+    column: int
+    object: ObjectRef | None
+    fix: str
+    template: str | None = None  # Helm template from the `# Source:` comment of the document
+
+    def sort_key(self) -> tuple[Any, ...]:
+        return (self.line, self.column, self.rule, self.message)
+
+    def to_json(self) -> dict[str, Any]:
+        obj = None
+        if self.object is not None:
+            obj = {
+                "apiVersion": self.object.api_version,
+                "kind": self.object.kind,
+                "namespace": self.object.namespace,
+                "name": self.object.name,
+            }
+        result: dict[str, Any] = {
+            "rule": self.rule,
+            "severity": self.severity,
+            "message": self.message,
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "object": obj,
+            "fix": self.fix,
+        }
+        if self.template:
+            result["template"] = self.template
+        return result
+
+
+@dataclass
+class RunResult:
+    """Everything the reporters need: findings in a stable order and what was (not) checked."""
+
+    findings: list[Finding] = field(default_factory=list)
+    files: int = 0
+    objects: int = 0
+    skipped_rules: dict[str, str] = field(default_factory=dict)  # rule id -> why it did not run
+    notes: list[str] = field(default_factory=list)  # run-level messages for the summary
+
+    def counts(self) -> dict[str, int]:
+        counts = {"error": 0, "warning": 0, "info": 0}
+        for finding in self.findings:
+            counts[finding.severity] += 1
+        return counts

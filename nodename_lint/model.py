@@ -1,0 +1,217 @@
+"""Kubernetes objects found in documents, with lazy access to the parts rules read.
+
+A Manifest wraps the composed node of one object (a document, or one item of a List). Rules read
+plain values (`pod_spec`, `metadata`, `data`); the engine turns the paths rules report into the
+line and column of the node the user has to change.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from yaml import MappingNode, Node, ScalarNode, SequenceNode
+
+from .documents import Document
+from .yamlnodes import child, lookup, scalar_value, to_python
+
+Path = tuple[str | int, ...]
+
+# Where the Pod spec lives in each workload kind (core API groups only).
+POD_SPEC_PATHS: dict[str, Path] = {
+    "Pod": ("spec",),
+    "Deployment": ("spec", "template", "spec"),
+    "ReplicaSet": ("spec", "template", "spec"),
+    "StatefulSet": ("spec", "template", "spec"),
+    "DaemonSet": ("spec", "template", "spec"),
+    "Job": ("spec", "template", "spec"),
+    "ReplicationController": ("spec", "template", "spec"),
+    "CronJob": ("spec", "jobTemplate", "spec", "template", "spec"),
+    "PodTemplate": ("template", "spec"),
+}
+_WORKLOAD_GROUPS = {"v1", "apps/v1", "apps/v1beta1", "apps/v1beta2", "extensions/v1beta1", "batch/v1", "batch/v1beta1"}
+CLUSTER_SCOPED_KINDS = frozenset(
+    {
+        "Namespace", "Node", "PersistentVolume", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition",
+        "StorageClass", "PriorityClass", "APIService", "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
+        "RuntimeClass", "IngressClass", "CSIDriver", "CSINode", "VolumeAttachment", "ComponentStatus",
+        "CertificateSigningRequest", "FlowSchema", "PriorityLevelConfiguration", "ClusterTrustBundle",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRef:
+    """What kubectl would call the object: apiVersion, kind, namespace and name."""
+
+    api_version: str
+    kind: str
+    namespace: str | None
+    name: str
+
+    def describe(self) -> str:
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {where}{self.name or '<unnamed>'}"
+
+
+class Manifest:
+    """One Kubernetes object of a file, read lazily from its YAML nodes."""
+
+    __slots__ = ("path", "document", "node", "api_version", "kind", "is_static_pod", "_namespace_default", "_cache")
+
+    def __init__(
+        self,
+        path: str,
+        document: Document,
+        node: MappingNode,
+        api_version: str,
+        kind: str,
+        *,
+        default_namespace: str = "default",
+        is_static_pod: bool = False,
+    ) -> None:
+        self.path = path  # as the user named the file; "<stdin>" for standard input
+        self.document = document
+        self.node = node
+        self.api_version = api_version
+        self.kind = kind
+        self.is_static_pod = is_static_pod
+        self._namespace_default = default_namespace
+        self._cache: dict[str, Any] = {}
+
+    # --- plain values -------------------------------------------------------------------------
+    def get(self, path: Path) -> Any:
+        """The plain value at `path` (None when absent)."""
+        node: Node | None = self.node
+        for step in path:
+            found = child(node, step)
+            if found is None:
+                return None
+            node = found[1]
+        return to_python(node)
+
+    def _cached(self, key: str, path: Path) -> Any:
+        if key not in self._cache:
+            self._cache[key] = self.get(path)
+        return self._cache[key]
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        value = self._cached("metadata", ("metadata",))
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def data(self) -> Any:
+        """The whole object as plain values (costly for big objects: prefer the narrower views)."""
+        return self._cached("data", ())
+
+    @property
+    def name(self) -> str:
+        name = self.metadata.get("name")
+        return name if isinstance(name, str) else ""
+
+    @property
+    def namespace(self) -> str | None:
+        """metadata.namespace, else the run's default namespace; None for cluster-scoped kinds."""
+        if self.kind in CLUSTER_SCOPED_KINDS:
+            return None
+        namespace = self.metadata.get("namespace")
+        return namespace if isinstance(namespace, str) and namespace else self._namespace_default
+
+    @property
+    def annotations(self) -> dict[str, Any]:
+        value = self.metadata.get("annotations")
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def pod_spec_path(self) -> Path | None:
+        """Where this object's Pod spec lives, or None for kinds that run no Pods."""
+        if self.api_version not in _WORKLOAD_GROUPS:
+            return None
+        return POD_SPEC_PATHS.get(self.kind)
+
+    @property
+    def pod_spec(self) -> dict[str, Any] | None:
+        """The Pod spec as plain values (None for kinds without one, {} when it is not a mapping)."""
+        path = self.pod_spec_path
+        if path is None:
+            return None
+        value = self._cached("pod_spec", path)
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def pod_template_metadata(self) -> dict[str, Any]:
+        """The metadata of a workload's Pod template ({} for a Pod)."""
+        path = self.pod_spec_path
+        if path is None or len(path) < 2:
+            return {}
+        value = self._cached("template_metadata", (*path[:-1], "metadata"))
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def is_pod(self) -> bool:
+        return self.kind == "Pod" and self.pod_spec_path is not None
+
+    @property
+    def is_workload_template(self) -> bool:
+        return self.pod_spec_path is not None and self.kind != "Pod"
+
+    @property
+    def ref(self) -> ObjectRef:
+        return ObjectRef(self.api_version, self.kind, self.namespace, self.name)
+
+    # --- locations ----------------------------------------------------------------------------
+    def locate(self, path: Path) -> tuple[int, int]:
+        """1-based (line, column) in the stream of the deepest node on `path` that exists.
+
+        For a mapping key the key itself is pointed at (`nodeName:`), for a list item its start.
+        """
+        node: Node | None = self.node
+        mark_node: Node = self.node
+        for step in path:
+            found = child(node, step)
+            if found is None:
+                break
+            mark_node, node = found
+        mark = mark_node.start_mark
+        return self.document.line_offset + mark.line + 1, mark.column + 1
+
+
+def scalar_at(node: Node | None, key: str) -> str | None:
+    """A string scalar value in a mapping node, without converting anything else."""
+    pair = lookup(node, key)
+    if pair is None or not isinstance(pair[1], ScalarNode):
+        return None
+    value = scalar_value(pair[1])
+    return value if isinstance(value, str) else None
+
+
+def objects_in(
+    path: str, document: Document, *, default_namespace: str = "default", is_static_pod: bool = False
+) -> Iterator[Manifest]:
+    """The Kubernetes objects of one document: itself, or the items of a List.
+
+    A document without a string apiVersion and kind (Helm values, CI configs) yields nothing.
+    """
+    root = document.root
+    api_version = scalar_at(root, "apiVersion")
+    kind = scalar_at(root, "kind")
+    if not api_version or not kind:
+        return
+    assert isinstance(root, MappingNode)
+    if kind.endswith("List"):
+        items = lookup(root, "items")
+        if items is not None and isinstance(items[1], SequenceNode):
+            item_kind = kind[: -len("List")] or None
+            for item in items[1].value:
+                if isinstance(item, MappingNode):
+                    item_api = scalar_at(item, "apiVersion") or (api_version if item_kind else None)
+                    kind_of_item = scalar_at(item, "kind") or item_kind
+                    if item_api and kind_of_item:
+                        yield Manifest(
+                            path, document, item, item_api, kind_of_item,
+                            default_namespace=default_namespace, is_static_pod=is_static_pod,
+                        )
+            return
+    yield Manifest(path, document, root, api_version, kind, default_namespace=default_namespace, is_static_pod=is_static_pod)

@@ -1,0 +1,25 @@
+"""The rule catalogue: every module of nodename_lint.rules that defines RULE."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import lru_cache
+
+from .rule import Rule
+
+
+@lru_cache(maxsize=1)
+def all_rules() -> dict[str, Rule]:
+    """Rules by id, in catalogue order (offline rules first, then cluster rules, then by id)."""
+    from . import rules as package
+
+    found: list[Rule] = []
+    for module_info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{module_info.name}")
+        rule = getattr(module, "RULE", None)
+        if isinstance(rule, Rule):
+            rule.module = module.__name__
+            found.append(rule)
+    found.sort(key=lambda rule: (rule.is_cluster_rule, rule.id))
+    return {rule.id: rule for rule in found}

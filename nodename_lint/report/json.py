@@ -1,0 +1,27 @@
+"""`--format json`: a stable machine-readable document (fields documented in README)."""
+
+from __future__ import annotations
+
+import json
+
+from .. import __version__
+from ..findings import RunResult
+
+
+def render(result: RunResult, *, color: bool = False) -> str:
+    counts = result.counts()
+    document = {
+        "version": __version__,
+        "findings": [finding.to_json() for finding in result.findings],
+        "summary": {
+            "files": result.files,
+            "objects": result.objects,
+            "findings": len(result.findings),
+            "errors": counts["error"],
+            "warnings": counts["warning"],
+            "infos": counts["info"],
+            "skipped_rules": [{"rule": rule, "reason": reason} for rule, reason in result.skipped_rules.items()],
+            "notes": list(result.notes),
+        },
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"

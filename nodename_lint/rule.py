@@ -1,0 +1,121 @@
+"""What a rule is: documentation, examples and a check function, in one module under rules/.
+
+A rule never reads files, never fetches cluster data and never computes line numbers: it receives
+a Manifest and a Context (with the cluster state when there is one) and yields Violations that
+name a path inside the object. The engine locates them, applies configuration and suppressions.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Iterable, Literal
+
+from .model import Manifest, Path
+
+if TYPE_CHECKING:
+    from .cluster.state import ClusterState
+
+Severity = Literal["error", "warning", "info"]
+SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
+SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+# Cluster data a rule can need; a rule whose data is missing is skipped and the summary says why.
+ClusterData = Literal["nodes", "namespaces", "pods", "live-pods"]
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """A problem a rule found: where in the object (a path), what the cluster will do, how to fix."""
+
+    path: Path
+    message: str
+    fix: str = ""
+    severity: Severity | None = None  # overrides the rule's default (e.g. per taint effect)
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Run-wide inputs handed to every rule."""
+
+    cluster: "ClusterState | None" = None
+    default_namespace: str = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """A documented manifest that must make the rule fire (`fails=True`) or stay silent.
+
+    `cluster` is a cluster state as `kubectl get nodes,namespaces,pods -A -o yaml` prints it;
+    `static_pod` lints the manifest as a file of the kubelet's staticPodPath.
+    """
+
+    title: str
+    manifest: str
+    fails: bool
+    cluster: str | None = None
+    static_pod: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "manifest", textwrap.dedent(self.manifest).lstrip("\n"))
+        if self.cluster is not None:
+            object.__setattr__(self, "cluster", textwrap.dedent(self.cluster).lstrip("\n"))
+
+
+CheckObject = Callable[[Manifest, Context], Iterable[Violation]]
+# File and folder checks see several objects at once and say which one each violation is about.
+CheckFile = Callable[[list[Manifest], Context], Iterable[tuple[Manifest, Violation]]]
+
+
+@dataclass
+class Rule:
+    """A rule's identity, documentation and check functions.
+
+    `doc` is Markdown with the sections "What it does", "Why is this bad?" (what the cluster does)
+    and "How to fix"; `fix` says what --fix changes, empty when the rule has no automatic fix.
+    """
+
+    id: str
+    severity: Severity
+    summary: str
+    doc: str
+    examples: tuple[Example, ...]
+    needs: frozenset[str] = frozenset()
+    static_pods_only: bool = False
+    fix: str = ""
+    check_object: CheckObject | None = None
+    check_file: CheckFile | None = None
+    check_folder: CheckFile | None = None
+    module: str = field(default="", repr=False)
+
+    def check(self, function: CheckObject) -> CheckObject:
+        """Decorator: register the per-object check."""
+        self.check_object = function
+        return function
+
+    def file_check(self, function: CheckFile) -> CheckFile:
+        """Decorator: register a check that sees all objects of one file together."""
+        self.check_file = function
+        return function
+
+    def folder_check(self, function: CheckFile) -> CheckFile:
+        """Decorator: register a check that sees the static Pods of one folder together."""
+        self.check_folder = function
+        return function
+
+    @property
+    def is_cluster_rule(self) -> bool:
+        return bool(self.needs)
+
+    def documentation(self) -> str:
+        """The whole documentation as Markdown, examples included (what `explain` prints)."""
+        parts = [f"# {self.id}", "", f"{self.summary}", "", f"Default severity: {self.severity}."]
+        if self.needs:
+            parts.append(f"Needs cluster state: {', '.join(sorted(self.needs))}.")
+        parts.append(f"Automatic fix: {self.fix}" if self.fix else "Automatic fix: none.")
+        parts += ["", textwrap.dedent(self.doc).strip(), ""]
+        for example in self.examples:
+            verdict = "Fails" if example.fails else "Passes"
+            parts += [f"## Example ({verdict}): {example.title}", "", "```yaml", example.manifest.rstrip(), "```", ""]
+            if example.cluster:
+                parts += ["With this cluster state:", "", "```yaml", example.cluster.rstrip(), "```", ""]
+        return "\n".join(parts).rstrip() + "\n"

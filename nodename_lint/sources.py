@@ -1,0 +1,140 @@
+"""Which files to lint: paths, folders (recursively), stdin and static Pod folders."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import stat
+import sys
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+STATIC_POD_MARKER = "etc/kubernetes/manifests/"
+STDIN = "-"
+STDIN_NAME = "<stdin>"
+STDIN_BLOCK = 1 << 20
+
+
+class UsageError(Exception):
+    """A problem with what the user asked for (exit code 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One input: a file path (as the user will read it) or stdin."""
+
+    path: str
+    is_static_pod: bool = False
+
+    @property
+    def display(self) -> str:
+        return STDIN_NAME if self.path == STDIN else self.path
+
+
+def is_static_pod_path(path: str, static_dirs: Iterable[str]) -> bool:
+    """A file the kubelet would read as a static Pod: directly inside a static Pod folder."""
+    normalized = path.replace(os.sep, "/")
+    if STATIC_POD_MARKER in normalized or normalized.startswith(STATIC_POD_MARKER[1:]):
+        return True
+    parent = os.path.realpath(os.path.dirname(path) or ".")
+    return any(parent == os.path.realpath(folder) for folder in static_dirs)
+
+
+def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Iterable[str] = ()) -> Iterator[Source]:
+    """Sources in a stable order; raises UsageError for a path that does not exist.
+
+    Folders are walked recursively for *.yaml, *.yml and *.json, skipping hidden entries,
+    following symlinks once (a cycle is never entered twice) and never opening FIFOs or devices.
+    Static Pod folders yield every non-hidden regular file directly inside, like the kubelet.
+    """
+    static_dirs = list(static_dirs)
+    exclude = list(exclude)
+    seen: set[str] = set()
+    requested = list(paths) + [folder for folder in static_dirs if folder not in paths]
+    for path in requested:
+        if path == STDIN:
+            yield Source(STDIN)
+            continue
+        if not os.path.lexists(path):
+            raise UsageError(f"{path}: no such file or folder")
+        if os.path.isdir(path):
+            found = _walk(path, static_dirs, exclude, set())
+        else:
+            found = iter([Source(path, is_static_pod_path(path, static_dirs))])
+        for source in found:
+            key = os.path.realpath(source.path)
+            if key not in seen:
+                seen.add(key)
+                yield source
+
+
+def _excluded(path: str, patterns: list[str]) -> bool:
+    normalized = os.path.normpath(path).replace(os.sep, "/")
+    return any(fnmatch.fnmatch(normalized, pattern) or fnmatch.fnmatch(normalized, pattern.rstrip("/") + "/*")
+               for pattern in patterns)
+
+
+def _walk(folder: str, static_dirs: list[str], exclude: list[str], visited: set[tuple[int, int]]) -> Iterator[Source]:
+    try:
+        info = os.stat(folder)
+    except OSError:
+        return
+    identity = (info.st_dev, info.st_ino)
+    if identity in visited:
+        return
+    visited.add(identity)
+    try:
+        with os.scandir(folder) as scan:
+            entries = sorted(scan, key=lambda entry: entry.name)
+    except OSError as exc:
+        print(f"nodename-lint: {folder}: cannot list folder: {exc.strerror}", file=sys.stderr)
+        return
+    static_folder = is_static_pod_path(os.path.join(folder, "x"), static_dirs)
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        path = entry.path
+        if exclude and _excluded(path, exclude):
+            continue
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            continue  # dangling symlink or a file that vanished
+        if stat.S_ISDIR(mode):
+            yield from _walk(path, static_dirs, exclude, visited)
+        elif stat.S_ISREG(mode) and (static_folder or entry.name.endswith(MANIFEST_SUFFIXES)):
+            yield Source(path, static_folder)
+
+
+def read_blocks(source: Source) -> Iterator[str]:
+    """The text of a source, in blocks; stdin is streamed. Raises OSError or UnicodeDecodeError."""
+    from .documents import decode
+
+    if source.path == STDIN:
+        yield from _stdin_blocks()
+        return
+    with open(source.path, "rb") as handle:
+        data = handle.read()
+    try:
+        text = decode(data)
+    except UnicodeDecodeError as exc:
+        exc.line = data.count(b"\n", 0, exc.start) + 1  # type: ignore[attr-defined]
+        raise
+    yield text
+
+
+def _stdin_blocks() -> Iterator[str]:
+    import codecs
+
+    stream = sys.stdin.buffer
+    first = stream.read(STDIN_BLOCK)
+    if first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        decoder = codecs.getincrementaldecoder("utf-16")()
+    else:
+        decoder = codecs.getincrementaldecoder("utf-8-sig")()
+    block = first
+    while block:
+        yield decoder.decode(block)
+        block = stream.read(STDIN_BLOCK)
+    yield decoder.decode(b"", final=True)

@@ -1,0 +1,85 @@
+"""
+## What it does
+Checks that `spec.nodeName` (in a Pod or a Pod template) is a valid node name: a string that is
+a lowercase RFC 1123 subdomain of at most 253 characters.
+
+## Why is this bad?
+The API server validates `spec.nodeName` with `ValidateNodeName` and refuses the whole object:
+`kubectl apply` fails with `spec.nodeName: Invalid value` and nothing is created. A number or a
+list where the name should be fails even earlier, when the request is decoded. For a workload
+the Deployment is accepted but every Pod it tries to create is refused (FailedCreate events).
+
+## How to fix
+Write the node's name exactly as `kubectl get nodes` prints it: node names are lowercase.
+"""
+
+from nodename_lint.model import Manifest
+from nodename_lint.podspec import dns1123_subdomain_error, dotted, is_dns1123_subdomain, node_name_value, spec_path
+from nodename_lint.rule import Context, Example, Rule, Violation
+
+RULE = Rule(
+    id="invalid-node-name",
+    severity="error",
+    summary="spec.nodeName is not a valid node name (lowercase RFC 1123 subdomain): the API rejects the object.",
+    doc=__doc__,
+    fix="lowercases the name when the result is valid (and, with cluster state, names a real node).",
+    examples=(
+        Example(
+            "an upper-case node name",
+            """
+            apiVersion: v1
+            kind: Pod
+            metadata:
+              name: debug
+            spec:
+              nodeName: Worker_2
+              containers:
+                - name: shell
+                  image: busybox:1.37
+            """,
+            fails=True,
+        ),
+        Example(
+            "a valid node name",
+            """
+            apiVersion: v1
+            kind: Pod
+            metadata:
+              name: debug
+            spec:
+              nodeName: worker-2.example.com
+              containers:
+                - name: shell
+                  image: busybox:1.37
+            """,
+            fails=False,
+        ),
+    ),
+)
+
+
+@RULE.check
+def check(obj: Manifest, context: Context):
+    value = node_name_value(obj)
+    if value is None or value == "":
+        return
+    path = spec_path(obj, "nodeName")
+    field = dotted(path)
+    refused = "the API server refuses the object" if obj.is_pod else f"the API server refuses every Pod {obj.kind} {obj.name} creates (FailedCreate)"
+    if not isinstance(value, str):
+        yield Violation(
+            path,
+            f"{field} must be a string, not {type(value).__name__} {value!r}: {refused} when decoding it",
+            fix="quote the node name as kubectl get nodes prints it",
+        )
+        return
+    error = dns1123_subdomain_error(value)
+    if error is None:
+        return
+    lowered = value.lower()
+    fix = (
+        f"node names are lowercase: use {lowered!r}"
+        if is_dns1123_subdomain(lowered)
+        else "use the node's name exactly as kubectl get nodes prints it"
+    )
+    yield Violation(path, f'{field}: Invalid value: "{value}": {error}; {refused}', fix=fix)

@@ -1,0 +1,105 @@
+"""
+## What it does
+Flags a Pod manifest saved from a mirror Pod: it carries the annotation
+`kubernetes.io/config.mirror` or an ownerReference of kind Node (what `kubectl get pod -o yaml`
+shows for the static Pods of the control plane).
+
+## Why is this bad?
+A mirror Pod is only the API's reflection of a static Pod that the kubelet runs from a file in
+its `staticPodPath` (`/etc/kubernetes/manifests`). Applying the saved copy does not change the
+static Pod: it creates an ordinary Pod pinned to the node, next to the real one, and the API may
+refuse the Node ownerReference. Deleting the mirror Pod does not stop the static Pod either:
+the kubelet recreates the reflection a few seconds later. Only the file on the node controls it.
+
+## How to fix
+Edit the static Pod's file on the node. To turn this copy back into a static Pod manifest, drop
+`status`, the `kubernetes.io/config.*` annotations, `ownerReferences`, `uid`,
+`resourceVersion`, `creationTimestamp`, `managedFields`, the `-<node>` suffix of the name and
+`spec.nodeName` (`nodename-lint --fix` does this).
+"""
+
+from nodename_lint.model import Manifest
+from nodename_lint.podspec import pinned_node
+from nodename_lint.rule import Context, Example, Rule, Violation
+
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+
+RULE = Rule(
+    id="mirror-pod-manifest",
+    severity="warning",
+    summary="A manifest saved from a mirror Pod: applying it creates an ordinary Pod, not the static Pod.",
+    doc=__doc__,
+    fix="turns the file into the static Pod manifest it came from: drops status, the kubernetes.io/config.* "
+    "annotations, ownerReferences, uid, resourceVersion, creationTimestamp, managedFields, the node-name "
+    "suffix of the name and the defaulted nodeName.",
+    examples=(
+        Example(
+            "kube-scheduler saved with kubectl get pod -o yaml",
+            """
+            apiVersion: v1
+            kind: Pod
+            metadata:
+              name: kube-scheduler-kind-control-plane
+              namespace: kube-system
+              annotations:
+                kubernetes.io/config.hash: 6d2b3c
+                kubernetes.io/config.mirror: 6d2b3c
+                kubernetes.io/config.source: file
+              ownerReferences:
+                - apiVersion: v1
+                  kind: Node
+                  name: kind-control-plane
+                  uid: 0b1c2d3e-0000-4000-8000-000000000001
+                  controller: true
+            spec:
+              nodeName: kind-control-plane
+              containers:
+                - name: kube-scheduler
+                  image: registry.k8s.io/kube-scheduler:v1.32.2
+            """,
+            fails=True,
+        ),
+        Example(
+            "the static Pod manifest itself",
+            """
+            apiVersion: v1
+            kind: Pod
+            metadata:
+              name: kube-scheduler
+              namespace: kube-system
+            spec:
+              containers:
+                - name: kube-scheduler
+                  image: registry.k8s.io/kube-scheduler:v1.32.2
+            """,
+            fails=False,
+        ),
+    ),
+)
+
+
+@RULE.check
+def check(obj: Manifest, context: Context):
+    if not obj.is_pod:
+        return
+    if MIRROR_ANNOTATION in obj.annotations:
+        path: tuple = ("metadata", "annotations", MIRROR_ANNOTATION)
+        evidence = f"annotation {MIRROR_ANNOTATION}"
+    else:
+        owners = obj.metadata.get("ownerReferences")
+        index = next(
+            (i for i, owner in enumerate(owners) if isinstance(owner, dict) and owner.get("kind") == "Node"), None
+        ) if isinstance(owners, list) else None
+        if index is None:
+            return
+        path = ("metadata", "ownerReferences", index, "kind")
+        evidence = "an ownerReference to a Node"
+    node = pinned_node(obj) or "its node"
+    yield Violation(
+        path,
+        f"this Pod was saved from the mirror Pod of a static Pod ({evidence}): applying it creates an ordinary "
+        f"Pod pinned to {node} next to the static one, and changes nothing in the static Pod, which only its "
+        "file in /etc/kubernetes/manifests on the node controls",
+        fix="edit the static Pod's file on the node instead; nodename-lint --fix turns this copy back into that "
+        "static Pod manifest",
+    )

@@ -1,0 +1,105 @@
+"""
+## What it does
+Flags a workload (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob,
+ReplicationController, PodTemplate) whose Pod template sets `spec.nodeName`.
+
+## Why is this bad?
+`nodeName` lives in the Pod's own spec, so in a template it is copied into every Pod the
+controller creates. The scheduler only picks up Pods with an empty `nodeName`: it skips all of
+them, and every replica lands on that one node. If the node goes down, every replica goes down
+with it. If the kubelet rejects the Pods (OutOfcpu, OutOfmemory, NodeAffinity), they go straight
+to Failed and the controller keeps creating replacements that fail the same way. A DaemonSet with
+`nodeName` runs on that node only.
+
+## How to fix
+Let the scheduler place the Pods and constrain it instead: a `nodeSelector` on the
+`kubernetes.io/hostname` label (or a group label such as `node-role`), or a required
+`nodeAffinity`. The scheduler then still checks taints, resources and spreading.
+"""
+
+from nodename_lint.model import Manifest
+from nodename_lint.podspec import HOSTNAME_LABEL, dotted, pinned_node, spec_path, workload_noun
+from nodename_lint.rule import Context, Example, Rule, Violation
+
+RULE = Rule(
+    id="nodename-in-template",
+    severity="error",
+    summary="A workload's Pod template sets spec.nodeName: every replica skips the scheduler and lands on one node.",
+    doc=__doc__,
+    fix="replaces spec.nodeName with a nodeSelector on kubernetes.io/hostname (merged into an existing "
+    "nodeSelector), or with a required nodeAffinity term when the nodeSelector names another hostname.",
+    examples=(
+        Example(
+            "a Deployment pinned to one node",
+            """
+            apiVersion: apps/v1
+            kind: Deployment
+            metadata:
+              name: web
+            spec:
+              replicas: 3
+              selector:
+                matchLabels: {app: web}
+              template:
+                metadata:
+                  labels: {app: web}
+                spec:
+                  nodeName: worker-2
+                  containers:
+                    - name: nginx
+                      image: nginx:1.27.3-alpine
+            """,
+            fails=True,
+        ),
+        Example(
+            "use instead: a nodeSelector on the hostname label",
+            """
+            apiVersion: apps/v1
+            kind: Deployment
+            metadata:
+              name: web
+            spec:
+              replicas: 3
+              selector:
+                matchLabels: {app: web}
+              template:
+                metadata:
+                  labels: {app: web}
+                spec:
+                  nodeSelector:
+                    kubernetes.io/hostname: worker-2
+                  containers:
+                    - name: nginx
+                      image: nginx:1.27.3-alpine
+            """,
+            fails=False,
+        ),
+    ),
+)
+
+
+@RULE.check
+def check(obj: Manifest, context: Context):
+    node = pinned_node(obj)
+    if node is None or not obj.is_workload_template:
+        return
+    path = spec_path(obj, "nodeName")
+    if obj.kind == "DaemonSet":
+        effect = (
+            f"the DaemonSet controller runs a Pod on node {node} only, not on every node, and the "
+            "scheduler never checks it"
+        )
+    else:
+        replicas = obj.get(("spec", "replicas"))
+        count = f" ({replicas})" if isinstance(replicas, int) and replicas > 1 else ""
+        effect = (
+            f"{workload_noun(obj)}{count} skips the scheduler and lands on node {node}; if {node} goes down "
+            "they all go down, and if its kubelet rejects them (OutOfcpu, NodeAffinity) the controller keeps "
+            "creating replacements that fail the same way"
+        )
+    yield Violation(
+        path,
+        f"{dotted(path)} is set in a Pod template: {effect}",
+        fix=f"remove nodeName and use nodeSelector {{{HOSTNAME_LABEL}: {node}}} or a required nodeAffinity, "
+        "so the scheduler still checks taints and resources",
+    )

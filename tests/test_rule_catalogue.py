@@ -1,0 +1,70 @@
+"""The catalogue's contract: every rule documented alike, every documented example is a test."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from nodename_lint.docs import TABLE_END, TABLE_START, rule_table_markdown
+from nodename_lint.engine import Linter
+from nodename_lint.registry import all_rules
+from nodename_lint.rule import SEVERITIES, Context
+
+from .conftest import ROOT, run_cli
+
+RULES = list(all_rules().values())
+EXAMPLES = [(rule, example) for rule in RULES for example in rule.examples]
+
+
+def _cluster_state(text: str | None):
+    if text is None:
+        return None
+    from nodename_lint.cluster.from_file import load_state_text
+
+    return load_state_text(text, source="documented example")
+
+
+@pytest.mark.parametrize(
+    "rule, example", EXAMPLES, ids=[f"{rule.id}:{'fails' if e.fails else 'passes'}:{e.title}" for rule, e in EXAMPLES]
+)
+def test_documented_example(rule, example):
+    linter = Linter({rule.id: rule.severity}, Context(cluster=_cluster_state(example.cluster)))
+    result = linter.collect([linter.lint_text(example.manifest, "example.yaml", is_static_pod=example.static_pod)])
+    fired = [finding for finding in result.findings if finding.rule == rule.id]
+    assert not result.skipped_rules, result.skipped_rules
+    assert bool(fired) == example.fails, [f.message for f in fired]
+    for finding in fired:
+        assert finding.line >= 1 and finding.column >= 1
+        assert finding.message and finding.fix, "every finding says what happens and how to fix it"
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[rule.id for rule in RULES])
+def test_rule_is_documented_like_the_others(rule):
+    assert re.fullmatch(r"[a-z]+(-[a-z0-9]+)*", rule.id)
+    assert rule.severity in SEVERITIES
+    assert rule.summary.endswith("."), "summaries are sentences"
+    for heading in ("## What it does", "## Why is this bad?", "## How to fix"):
+        assert heading in rule.doc, f"{rule.id} lacks {heading!r}"
+    assert any(e.fails for e in rule.examples) and any(not e.fails for e in rule.examples), (
+        "each rule documents at least one failing and one passing example"
+    )
+    assert rule.module.endswith(rule.id.replace("-", "_")), "one module per rule, named after its id"
+
+
+def test_readme_rule_table_is_in_sync():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = readme.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0].strip()
+    assert table == rule_table_markdown().strip(), "regenerate with `nodename-lint rules --markdown`"
+
+
+def test_rules_and_explain_commands():
+    listing = run_cli("rules")
+    assert listing.returncode == 0
+    for rule in RULES:
+        assert rule.id in listing.stdout
+    explained = run_cli("explain", "nodename-in-template")
+    assert explained.returncode == 0
+    assert "## Why is this bad?" in explained.stdout and "```yaml" in explained.stdout
+    unknown = run_cli("explain", "no-such-rule")
+    assert unknown.returncode == 2 and "unknown rule id" in unknown.stderr and "Traceback" not in unknown.stderr
