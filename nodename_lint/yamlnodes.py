@@ -76,7 +76,7 @@ def scalar_value(node: ScalarNode) -> Any:
 
     A plain scalar with a tag of its own (`!foo bar`) is a string, as go-yaml decodes it.
     """
-    if node.style is None and node.tag.startswith("tag:yaml.org,2002:"):
+    if not node.style and node.tag.startswith("tag:yaml.org,2002:"):
         return resolve_plain(node.value)
     return node.value
 
@@ -85,7 +85,7 @@ def key_text(node: Node) -> str | None:
     """A mapping key as the string JSON will carry; None for keys that are not scalars."""
     if not isinstance(node, ScalarNode):
         return None
-    if node.style is not None:
+    if node.style:
         return node.value
     value = resolve_plain(node.value)
     if isinstance(value, str):
@@ -101,7 +101,7 @@ def mapping_pairs(node: MappingNode) -> Iterator[tuple[Node, Node]]:
     """Key/value node pairs of a mapping with merge keys (`<<`) expanded; explicit keys come first."""
     merged: list[Node] = []
     for key, value in node.value:
-        if isinstance(key, ScalarNode) and key.value == MERGE_KEY and key.style is None:
+        if isinstance(key, ScalarNode) and key.value == MERGE_KEY and not key.style:
             merged.append(value)
         else:
             yield key, value
