@@ -107,8 +107,10 @@ def load_config(path: str | None, rule_ids: list[str]) -> Config:
             node = found[1]
         where = "/".join(str(step) for step in error.absolute_path) or "top level"
         message = error.message
-        if error.validator == "propertyNames":
+        if "propertyNames" in error.schema_path:
             message = f"unknown rule id {error.instance!r} (see `nodename-lint rules`)"
+            key = child(node, str(error.instance))
+            line = key[0].start_mark.line + 1 if key else line
         raise UsageError(f"{path}:{line}: invalid config at {where}: {message}")
     base = os.path.dirname(os.path.abspath(path))
     config = Config(path=path, namespace=data.get("namespace"), fail_on=data.get("fail-on"))

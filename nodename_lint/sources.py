@@ -60,6 +60,8 @@ def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Ite
             raise UsageError(f"{path}: no such file or folder")
         if os.path.isdir(path):
             found = _walk(path, static_dirs, exclude, set())
+        elif exclude and _excluded(path, exclude):
+            continue  # a hook passes every changed file: the config's exclude applies to them too
         else:
             found = iter([Source(path, is_static_pod_path(path, static_dirs))])
         for source in found:
@@ -70,7 +72,8 @@ def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Ite
 
 
 def _excluded(path: str, patterns: list[str]) -> bool:
-    normalized = os.path.normpath(path).replace(os.sep, "/")
+    """Patterns are absolute globs (config paths are anchored at the config file's folder)."""
+    normalized = os.path.abspath(path).replace(os.sep, "/")
     return any(fnmatch.fnmatch(normalized, pattern) or fnmatch.fnmatch(normalized, pattern.rstrip("/") + "/*")
                for pattern in patterns)
 

@@ -1,0 +1,136 @@
+"""Configuration file, --select/--ignore, --fail-on, and both inline suppressions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .conftest import lint_yaml, run_cli
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: debug
+spec:
+  nodeName: Kind-Worker
+  containers: []
+"""
+
+
+def _rules(result):
+    return sorted(f["rule"] for f in json.loads(result.stdout)["findings"])
+
+
+def test_config_disables_rules_and_sets_severities(tmp_path):
+    (tmp_path / "pod.yaml").write_text(POD)
+    (tmp_path / ".nodename-lint.yaml").write_text(
+        "rules:\n  nodename-on-pod: off\n  invalid-node-name: warning\n"
+    )
+    (tmp_path / "sub").mkdir()
+    result = run_cli("../pod.yaml", "--format", "json", cwd=tmp_path / "sub")  # found in a parent folder
+    findings = json.loads(result.stdout)["findings"]
+    assert [(f["rule"], f["severity"]) for f in findings] == [("invalid-node-name", "warning")]
+    assert result.returncode == 0, "warnings do not fail by default"
+    assert run_cli("../pod.yaml", "--fail-on", "warning", cwd=tmp_path / "sub").returncode == 1
+
+
+def test_config_exclude_static_dirs_namespace_and_fail_on(tmp_path):
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "pod.yaml").write_text(POD)
+    (tmp_path / "nodes").mkdir()
+    (tmp_path / "nodes" / "agent").write_text(POD.replace("Kind-Worker", "kind-worker"))
+    (tmp_path / "pod.yaml").write_text(POD)
+    (tmp_path / "cfg.yaml").write_text(
+        "exclude: [vendor/*]\nstatic-pod-dirs: [nodes]\nnamespace: team-a\nfail-on: info\n"
+        "rules: {invalid-node-name: {enabled: false}}\n"
+    )
+    result = run_cli(".", "--config", "cfg.yaml", "--format", "json", cwd=tmp_path)
+    findings = json.loads(result.stdout)["findings"]
+    assert [(f["file"], f["rule"]) for f in findings] == [("./pod.yaml", "nodename-on-pod")]
+    assert findings[0]["object"]["namespace"] == "team-a"
+    assert result.returncode == 1, "fail-on: info from the config"
+    assert json.loads(result.stdout)["summary"]["files"] == 3  # nodes/agent is read as a static Pod
+
+
+@pytest.mark.parametrize(
+    "config, expected",
+    [
+        ("rules:\n  no-such-rule: off\n", "cfg.yaml:2: invalid config at rules: unknown rule id 'no-such-rule'"),
+        ("rules:\n  nodename-on-pod: loud\n", "cfg.yaml:2: invalid config at rules/nodename-on-pod"),
+        ("exclude: vendor\n", "cfg.yaml:1: invalid config at exclude: 'vendor' is not of type 'array'"),
+        ("colour: red\n", "cfg.yaml:1: invalid config at top level: Additional properties are not allowed"),
+        ("rules: [\n", "cfg.yaml:2:1: invalid YAML in the config file"),
+    ],
+)
+def test_bad_config_is_a_usage_error_with_its_line(tmp_path, config, expected):
+    (tmp_path / "cfg.yaml").write_text(config)
+    (tmp_path / "pod.yaml").write_text(POD)
+    result = run_cli("pod.yaml", "--config", "cfg.yaml", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"nodename-lint: {expected}"), result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_select_and_ignore(tmp_path):
+    (tmp_path / "pod.yaml").write_text(POD)
+    assert _rules(run_cli("pod.yaml", "--format", "json", "--select", "nodename-on-pod", cwd=tmp_path)) == ["nodename-on-pod"]
+    assert _rules(run_cli("pod.yaml", "--format", "json", "--ignore", "nodename-on-pod,yaml-syntax", cwd=tmp_path)) == [
+        "invalid-node-name"
+    ]
+    unknown = run_cli("pod.yaml", "--select", "nodename-on-pods", cwd=tmp_path)
+    assert unknown.returncode == 2 and "unknown rule id 'nodename-on-pods'" in unknown.stderr
+
+
+def test_unknown_flag_is_a_usage_error():
+    result = run_cli("--no-such-flag")
+    assert result.returncode == 2 and "No such option" in result.stderr
+
+
+def test_comment_on_the_line_or_the_line_above_suppresses():
+    same_line = POD.replace("nodeName: Kind-Worker", "nodeName: Kind-Worker  # nodename-lint: ignore[invalid-node-name]")
+    assert [f.rule for f in lint_yaml(same_line)] == ["nodename-on-pod"]
+    above = POD.replace("  nodeName:", "  # nodename-lint: ignore[nodename-on-pod, invalid-node-name]\n  nodeName:")
+    assert lint_yaml(above) == []
+    everything = POD.replace("  nodeName:", "  # nodename-lint: ignore\n  nodeName:")
+    assert lint_yaml(everything) == []
+    two_lines_above = POD.replace("spec:\n", "spec:  # nodename-lint: ignore\n  hostPID: true\n")
+    assert len(lint_yaml(two_lines_above)) == 2, "a directive covers its own line and the next one only"
+    other_rule = POD.replace("  nodeName:", "  # nodename-lint: ignore[nodename-in-template]\n  nodeName:")
+    assert len(lint_yaml(other_rule)) == 2
+
+
+def test_annotation_suppresses_on_the_object_and_on_a_pod_template():
+    annotated = POD.replace("  name: debug\n", "  name: debug\n  annotations:\n    nodename-lint.io/ignore: invalid-node-name\n")
+    assert [f.rule for f in lint_yaml(annotated)] == ["nodename-on-pod"]
+    all_rules = POD.replace("  name: debug\n", "  name: debug\n  annotations: {nodename-lint.io/ignore: all}\n")
+    assert lint_yaml(all_rules) == []
+    deployment = """
+    apiVersion: apps/v1
+    kind: Deployment
+    metadata: {name: web}
+    spec:
+      template:
+        metadata:
+          annotations: {nodename-lint.io/ignore: "nodename-in-template"}
+        spec:
+          nodeName: worker-1
+          containers: []
+    """
+    assert lint_yaml(deployment) == []
+
+
+def test_syntax_findings_can_be_suppressed_by_comment():
+    text = "apiVersion: v1\nkind: Pod\n# nodename-lint: ignore[yaml-syntax]\nmetadata: {name: [\n"
+    assert [f.rule for f in lint_yaml(text)] == ["yaml-syntax"], "the parser stops on a later line"
+    text = "apiVersion: v1\nkind: Pod\nmetadata:\n  labels:\n    # nodename-lint: ignore[yaml-syntax]\n    a: {{x}}\n"
+    assert lint_yaml(text) == []
+
+
+def test_exclude_applies_to_files_named_on_the_command_line(tmp_path):
+    (tmp_path / "vendor").mkdir()
+    (tmp_path / "vendor" / "pod.yaml").write_text(POD)
+    (tmp_path / ".nodename-lint.yaml").write_text("exclude: [vendor/*]\n")
+    result = run_cli("vendor/pod.yaml", cwd=tmp_path)
+    assert result.returncode == 0 and "0 files" in result.stdout
