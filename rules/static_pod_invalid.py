@@ -109,6 +109,10 @@ RULE = Rule(
     ),
 )
 
+_KINDS = {
+    "serviceaccounts": "ServiceAccount", "secrets": "Secret", "configmaps": "ConfigMap",
+    "persistentvolumeclaims": "PersistentVolumeClaim", "clustertrustbundles": "ClusterTrustBundle",
+}
 _REFUSED = "the kubelet refuses this static Pod (static pods may not reference {what})"
 
 
@@ -144,7 +148,8 @@ def _pod_violations(obj: Manifest) -> Iterator[Violation]:
     for path, what in _api_references(spec):
         yield Violation(
             spec_path(obj, *path), _REFUSED.format(what=what) + " and the API server would not accept its mirror Pod",
-            fix=f"remove the {what} reference: static Pods run without the API server; use files on the node (hostPath)",
+            fix=f"remove this {_KINDS[what]} reference: a static Pod runs without the API server; put what it needs "
+            "in files on the node and mount them with hostPath",
         )
     for field, why in (
         ("ephemeralContainers", "static Pods cannot have ephemeral containers"),
