@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from . import __version__
+from .report import FORMATS
 from .sources import UsageError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -37,10 +38,22 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
+def _format_output_options(command: Any) -> Any:
+    """`--output-FORMAT FILE` for every format: one run writes several reports (text here, SARIF there)."""
+    for name in reversed(FORMATS):
+        command = click.option(
+            f"--output-{name}", f"output_{name}", type=click.Path(dir_okay=False),
+            help=f"Write the {name} report to FILE (implies --format {name}).",
+        )(command)
+    return command
+
+
 @main.command("lint")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--format", "formats", multiple=True, type=click.Choice(["text", "json"]), help="Output format (repeatable).")
+@click.option("--format", "formats", multiple=True, type=click.Choice(FORMATS), help="Output format (repeatable).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE instead of stdout.")
+@_format_output_options
+@click.option("--changed-since", metavar="REF", default=None, help="Report only findings in files changed since git REF (committed or not).")
 @click.option("--fail-on", type=click.Choice(SEVERITY_CHOICES), default=None, help="Lowest severity that makes the exit code 1 [default: error].")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config file [default: .nodename-lint.yaml here or in a parent].")
 @click.option("--select", multiple=True, help="Run only these rule ids (comma-separated, repeatable).")
@@ -50,13 +63,15 @@ def _split_ids(values: tuple[str, ...]) -> list[str]:
 @click.option("--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set].")
 def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str | None, fail_on: str | None,
                  config_path: str | None, select: tuple[str, ...], ignore: tuple[str, ...], namespace: str | None,
-                 static_pod_dirs: tuple[str, ...], color: bool | None) -> None:
+                 static_pod_dirs: tuple[str, ...], color: bool | None, changed_since: str | None,
+                 **format_outputs: str | None) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
+    outputs = {name: format_outputs[f"output_{name}"] for name in FORMATS if format_outputs[f"output_{name}"]}
     try:
         code = run_lint(
             paths=list(paths) or ["."], formats=list(formats) or ["text"], output=output, fail_on=fail_on,
             config_path=config_path, select=_split_ids(select), ignore=_split_ids(ignore), namespace=namespace,
-            static_pod_dirs=list(static_pod_dirs), color=color,
+            static_pod_dirs=list(static_pod_dirs), color=color, outputs=outputs, changed_since=changed_since,
         )
     except UsageError as exc:
         click.echo(f"nodename-lint: {exc}", err=True)
@@ -66,12 +81,15 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
 
 def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_on: str | None, config_path: str | None,
              select: list[str], ignore: list[str], namespace: str | None, static_pod_dirs: list[str],
-             color: bool | None, cluster: Any = None) -> int:
-    """The whole lint run; returns the exit code. Raises UsageError for exit code 2."""
+             color: bool | None, cluster: Any = None, outputs: dict[str, str] | None = None,
+             changed_since: str | None = None) -> int:
+    """The whole lint run; returns the exit code. Raises UsageError for exit code 2.
+
+    FORMATS go to OUTPUT (stdout when None); OUTPUTS sends a format to its own file.
+    """
     from .config import find_config, load_config, resolve_severities
     from .engine import Linter
     from .registry import all_rules
-    from .report import renderer
     from .rule import SEVERITY_RANK, Context
     from .sources import discover
 
@@ -84,19 +102,41 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
     linter = Linter(severities, context)
     sources = list(discover(paths, [*static_pod_dirs, *config.static_pod_dirs], config.exclude))
     result = linter.lint_sources(sources)
+    if changed_since:
+        from .changes import keep_changed_files
+
+        keep_changed_files(result, changed_since)
     for note in result.notes:
         click.echo(f"nodename-lint: {note}", err=True)
-    use_color = _use_color(color, output)
-    for name in dict.fromkeys(formats):
-        text = renderer(name)(result, color=use_color and name == "text")
-        if output:
-            with open(output, "w", encoding="utf-8") as handle:
-                handle.write(text)
-        else:
-            click.echo(text, nl=False)
+    _write_reports(result, formats, output, outputs or {}, color)
     threshold = SEVERITY_RANK[fail_on or config.fail_on or "error"]
     failing = any(SEVERITY_RANK[finding.severity] >= threshold for finding in result.findings)
     return EXIT_FINDINGS if failing else EXIT_CLEAN
+
+
+def _write_reports(result: Any, formats: list[str], output: str | None, outputs: dict[str, str],
+                   color: bool | None) -> None:
+    """Render each format once to its destination; two formats never share one file."""
+    from .report import renderer
+
+    destinations = {name: outputs.get(name, output) for name in dict.fromkeys([*formats, *outputs])}
+    files = [file for file in destinations.values() if file]
+    shared = sorted({file for file in files if files.count(file) > 1})
+    if shared:
+        names = [name for name, file in destinations.items() if file == shared[0]]
+        raise UsageError(f"{shared[0]}: {' and '.join(names)} reports cannot share one file; "
+                         f"give each its own with --output-FORMAT FILE")
+    use_color = _use_color(color, destinations.get("text"))
+    for name, file in destinations.items():
+        text = renderer(name)(result, color=use_color and name == "text")
+        if file is None:
+            click.echo(text, nl=False, color=use_color)  # click strips ANSI codes off a terminal unless told
+            continue
+        try:
+            with open(file, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:
+            raise UsageError(f"{file}: cannot write the {name} report: {exc.strerror or exc}") from None
 
 
 def _use_color(flag: bool | None, output: str | None) -> bool:

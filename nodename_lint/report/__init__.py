@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import importlib
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from ..findings import RunResult
+if TYPE_CHECKING:
+    from ..findings import RunResult
 
-FORMATS = ("text", "json")
+# The command line offers these as --format NAME and --output-NAME FILE; importing this package is cheap.
+FORMATS = ("text", "json", "sarif", "github", "markdown")
 
 
 class Renderer(Protocol):
-    def __call__(self, result: RunResult, *, color: bool = False) -> str: ...
+    def __call__(self, result: "RunResult", *, color: bool = False) -> str: ...
 
 
 def renderer(name: str) -> Renderer:

@@ -1,0 +1,50 @@
+"""`--changed-since REF`: keep only findings in files changed since a git commit (pull-request review).
+
+The whole input is still linted (folder-wide static Pod checks need every file); only the report
+is narrowed, so a finding in an untouched file does not block someone else's pull request.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+from .findings import RunResult
+from .sources import STDIN_NAME, UsageError
+
+
+def _git(*args: str) -> str:
+    try:
+        completed = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+    except OSError as exc:
+        raise UsageError(f"--changed-since needs git: {exc.strerror or exc}") from None
+    if completed.returncode != 0:
+        detail = completed.stderr.strip().splitlines()
+        raise UsageError(f"git {' '.join(args[:2])} failed: {detail[-1] if detail else 'exit ' + str(completed.returncode)}")
+    return completed.stdout
+
+
+def changed_files(ref: str) -> set[str]:
+    """Real paths of the files that differ between the merge base of REF and HEAD and the working tree.
+
+    Committed, staged and unstaged changes count, and so do untracked files.
+    """
+    top = _git("rev-parse", "--show-toplevel").strip()
+    try:
+        base = _git("merge-base", ref, "HEAD").strip()
+    except UsageError:
+        raise UsageError(f"--changed-since {ref}: git does not know this commit or it shares no history with HEAD; "
+                         "fetch it (in GitHub Actions: actions/checkout with fetch-depth: 0)") from None
+    names = _git("-C", top, "diff", "--name-only", "-z", base, "--").split("\0")
+    names += _git("-C", top, "ls-files", "--others", "--exclude-standard", "-z").split("\0")
+    return {os.path.realpath(os.path.join(top, name)) for name in names if name}
+
+
+def keep_changed_files(result: RunResult, ref: str) -> None:
+    """Drop the findings of files that did not change since REF (stdin findings stay); say how many."""
+    changed = changed_files(ref)
+    kept = [f for f in result.findings if f.file == STDIN_NAME or os.path.realpath(f.file) in changed]
+    hidden = len(result.findings) - len(kept)
+    result.findings = kept
+    if hidden:
+        result.notes.append(f"{hidden} finding{'s' if hidden != 1 else ''} in files unchanged since {ref} not reported")

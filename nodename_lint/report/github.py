@@ -1,0 +1,37 @@
+"""`--format github`: GitHub Actions workflow commands that annotate the exact lines of a pull request.
+
+`::error file=deploy/web.yaml,line=17,col=7,title=nodename-lint nodename-in-template::message`;
+warnings become `::warning`, infos `::notice`. Files are relative to the repository root, as
+GitHub expects. Values are escaped by the workflow-command rules (%, CR, LF; in properties also
+`:` and `,`), so a message can never end the command early or inject another one.
+"""
+
+from __future__ import annotations
+
+from ..findings import Finding, RunResult
+from .locations import repository_path, repository_root
+
+COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def render(result: RunResult, *, color: bool = False) -> str:
+    root = repository_root()
+    return "".join(annotation(finding, repository_path(finding.file, root)) + "\n" for finding in result.findings)
+
+
+def annotation(finding: Finding, path: str | None) -> str:
+    """One workflow command; without a repository path (stdin) it is shown on the run, not on a file."""
+    properties = {"line": finding.line, "col": finding.column, "title": f"nodename-lint {finding.rule}"}
+    if path is not None:
+        properties = {"file": path, **properties}
+    message = finding.message + (f"\nfix: {finding.fix}" if finding.fix else "")
+    joined = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items())
+    return f"::{COMMANDS[finding.severity]} {joined}::{escape_data(message)}"
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
