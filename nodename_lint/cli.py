@@ -34,6 +34,31 @@ def main() -> None:
     """
 
 
+def live_options(command: Any) -> Any:
+    """The options that point nodename-lint at a live cluster (shared by `lint` and `snapshot`)."""
+    for option in reversed([
+        click.option("--context", "kube_context", metavar="NAME", help="Read cluster state live from this kubeconfig context."),
+        click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig file [default: KUBECONFIG, else ~/.kube/config]."),
+        click.option("--in-cluster", is_flag=True, help="Use the Pod's service account (inside a cluster)."),
+        click.option("--request-timeout", type=click.FloatRange(min=0.1), default=5.0, show_default=True, metavar="SECONDS",
+                     help="Connect and read timeout of each API request."),
+    ]):
+        command = option(command)
+    return command
+
+
+def _live(kube_context: str | None, kubeconfig: str | None, in_cluster: bool, request_timeout: float,
+          live: bool = True) -> Any:
+    """LiveOptions when the user asked for a live cluster, else None (never because KUBECONFIG is set)."""
+    if not (live or kube_context or kubeconfig or in_cluster):
+        return None
+    from .cluster.live import LiveOptions
+
+    if in_cluster and (kube_context or kubeconfig):
+        raise UsageError("--in-cluster cannot be combined with --context or --kubeconfig")
+    return LiveOptions(kubeconfig=kubeconfig, context=kube_context, in_cluster=in_cluster, request_timeout=request_timeout)
+
+
 def _split_ids(values: tuple[str, ...]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
@@ -61,14 +86,18 @@ def _format_output_options(command: Any) -> Any:
 @click.option("--namespace", "-n", default=None, help="Namespace for objects that do not set one [default: default].")
 @click.option("--static-pod-dir", "static_pod_dirs", multiple=True, type=click.Path(file_okay=False), help="A kubelet staticPodPath folder; its files are checked as static Pods (repeatable).")
 @click.option("--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set].")
+@click.option("--live", is_flag=True, help="Read cluster state from the current kubeconfig context.")
+@live_options
 def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str | None, fail_on: str | None,
                  config_path: str | None, select: tuple[str, ...], ignore: tuple[str, ...], namespace: str | None,
                  static_pod_dirs: tuple[str, ...], color: bool | None, changed_since: str | None,
-                 **format_outputs: str | None) -> None:
+                 live: bool, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
+                 request_timeout: float, **format_outputs: str | None) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
     outputs = {name: format_outputs[f"output_{name}"] for name in FORMATS if format_outputs[f"output_{name}"]}
     try:
         code = run_lint(
+            live=_live(kube_context, kubeconfig, in_cluster, request_timeout, live),
             paths=list(paths) or ["."], formats=list(formats) or ["text"], output=output, fail_on=fail_on,
             config_path=config_path, select=_split_ids(select), ignore=_split_ids(ignore), namespace=namespace,
             static_pod_dirs=list(static_pod_dirs), color=color, outputs=outputs, changed_since=changed_since,
@@ -82,10 +111,11 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
 def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_on: str | None, config_path: str | None,
              select: list[str], ignore: list[str], namespace: str | None, static_pod_dirs: list[str],
              color: bool | None, cluster: Any = None, outputs: dict[str, str] | None = None,
-             changed_since: str | None = None) -> int:
+             changed_since: str | None = None, live: Any = None) -> int:
     """The whole lint run; returns the exit code. Raises UsageError for exit code 2.
 
-    FORMATS go to OUTPUT (stdout when None); OUTPUTS sends a format to its own file.
+    FORMATS go to OUTPUT (stdout when None); OUTPUTS sends a format to its own file. LIVE
+    (LiveOptions) reads the cluster state from the API for what the manifests name.
     """
     from .config import find_config, load_config, resolve_severities
     from .engine import Linter
@@ -98,9 +128,19 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
         raise UsageError(f"{config_path}: no such config file")
     config = load_config(config_path or find_config(), list(catalogue))
     severities = resolve_severities({rule.id: rule.severity for rule in catalogue.values()}, config, select, ignore)
-    context = Context(cluster=cluster, default_namespace=namespace or config.namespace or "default")
-    linter = Linter(severities, context)
     sources = list(discover(paths, [*static_pod_dirs, *config.static_pod_dirs], config.exclude))
+    live_cluster = None
+    if live is not None:
+        from .cluster.live import LiveCluster
+
+        live_cluster = LiveCluster(live)  # resolves the kubeconfig; no request yet
+    default_namespace = namespace or config.namespace or (live_cluster and live_cluster.namespace) or "default"
+    if live_cluster is not None:
+        from .cluster.live import referenced
+
+        cluster = live_cluster.state_for(referenced(sources, default_namespace))
+    context = Context(cluster=cluster, default_namespace=default_namespace)
+    linter = Linter(severities, context)
     result = linter.lint_sources(sources)
     if changed_since:
         from .changes import keep_changed_files
@@ -145,6 +185,28 @@ def _use_color(flag: bool | None, output: str | None) -> bool:
     if output or os.environ.get("NO_COLOR"):
         return False
     return sys.stdout.isatty()
+
+
+@main.command("snapshot")
+@live_options
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
+              help="Write the List to FILE (JSON when it ends in .json, else YAML) [default: stdout].")
+def snapshot_command(kube_context: str | None, kubeconfig: str | None, in_cluster: bool, request_timeout: float,
+                     output: str | None) -> None:
+    """Save nodes, namespaces and non-terminated Pods of a live cluster for --cluster-state."""
+    from .cluster.live import LiveCluster, write_snapshot
+
+    try:
+        live = LiveCluster(_live(kube_context, kubeconfig, in_cluster, request_timeout))
+        state = live.snapshot()
+        write_snapshot(state, output, live.source)
+    except UsageError as exc:
+        click.echo(f"nodename-lint: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    if output:
+        counts = {kind: sum(1 for item in state["items"] if item["kind"] == kind) for kind in ("Node", "Namespace", "Pod")}
+        click.echo(f"nodename-lint: wrote {output} from {live.source}: {counts['Node']} nodes, "
+                   f"{counts['Namespace']} namespaces, {counts['Pod']} non-terminated Pods", err=True)
 
 
 @main.command("rules")

@@ -1,0 +1,43 @@
+"""A loopback Kubernetes API server for tests and benchmarks, and kubeconfig files that point at it."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .objects import kind_cluster, kind_namespace, kind_node, kind_pod
+from .server import ApiServer, Fault, Request, SilentServer, free_port
+
+__all__ = ["ApiServer", "Fault", "Request", "SilentServer", "free_port", "kind_cluster", "kind_namespace",
+           "kind_node", "kind_pod", "write_kubeconfig", "cluster_entry"]
+
+TOKEN = "nodename-lint-token"
+
+
+def cluster_entry(server: str, ca_pem: bytes | None = None, **extra: Any) -> dict[str, Any]:
+    """A kubeconfig `clusters[].cluster` with the CA inline, as kind writes it."""
+    entry: dict[str, Any] = {"server": server, **extra}
+    if ca_pem is not None:
+        entry["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
+    return entry
+
+
+def write_kubeconfig(path: Path, clusters: dict[str, dict[str, Any]], users: dict[str, dict[str, Any]],
+                     contexts: dict[str, tuple[str, str]], current: str | None = None) -> Path:
+    """A kubeconfig file in kubectl's layout; contexts map name -> (cluster, user)."""
+    config: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "preferences": {},
+        "clusters": [{"name": name, "cluster": entry} for name, entry in clusters.items()],
+        "users": [{"name": name, "user": entry} for name, entry in users.items()],
+        "contexts": [{"name": name, "context": {"cluster": cluster, "user": user}}
+                     for name, (cluster, user) in contexts.items()],
+    }
+    if current is not None:
+        config["current-context"] = current
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return path

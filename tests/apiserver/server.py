@@ -1,0 +1,480 @@
+"""A real HTTPS server on 127.0.0.1 that speaks the part of the Kubernetes API nodename-lint uses.
+
+There is no kube-apiserver binary on the test machines, so this implements, over real TLS with a
+self-signed CA (trustme), what the official client and kubectl send: discovery (/api, /api/v1,
+/apis, /version), list and get of nodes, namespaces and Pods (cluster-wide and namespaced),
+fieldSelector (=, ==, != on the fields the API server supports for each resource), labelSelector,
+limit/continue pagination with 410 Gone for an expired continue token, bearer-token auth (401),
+RBAC denials per verb and resource (403), and injected faults. Every request is recorded so tests
+can prove the tool sent nothing but GET.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import socket
+import ssl
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Iterable
+from urllib.parse import parse_qs, urlsplit
+
+import trustme
+
+# resource -> (kind, namespaced, field selectors the real API server accepts)
+RESOURCES: dict[str, tuple[str, bool, frozenset[str]]] = {
+    "nodes": ("Node", False, frozenset({"metadata.name", "spec.unschedulable"})),
+    "namespaces": ("Namespace", False, frozenset({"metadata.name", "status.phase"})),
+    "pods": ("Pod", True, frozenset({
+        "metadata.name", "metadata.namespace", "spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+        "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName",
+    })),
+}
+VERSION = {
+    "major": "1", "minor": "33", "gitVersion": "v1.33.1", "gitCommit": "8adc0f041b8e7ad1d30e29cc59c6ae7a15e19828",
+    "gitTreeState": "clean", "buildDate": "2025-05-15T08:19:08Z", "goVersion": "go1.24.2", "compiler": "gc",
+    "platform": "linux/amd64",
+}
+EXPIRED_CONTINUE = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new list "
+    "without the continue parameter, or use the continue token in this response to retrieve the remainder of the "
+    "results. Continuing with the provided token results in an inconsistent list - objects that were created, "
+    "modified, or deleted between the time the first chunk was returned and now may show up in the list."
+)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request as the server saw it."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    authorization: str | None
+
+
+@dataclass
+class Fault:
+    """Misbehave on the next `times` requests that match.
+
+    action: "status:<code>" (a Status error, with Retry-After for 429), "hang" (read the request,
+    never answer), "truncate" (promise more bytes than sent, then close), "malformed" (200 with a
+    body that is not JSON), "gone" (410 Expired, only for requests that carry a continue token).
+    """
+
+    action: str
+    path: str = ""  # a prefix of the request path; "" matches every request
+    times: int = 1_000_000
+    continue_only: bool = False
+
+    def matches(self, request: Request) -> bool:
+        if self.times <= 0 or not request.path.startswith(self.path):
+            return False
+        return not self.continue_only or bool(request.query.get("continue"))
+
+
+def status_body(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                            "message": message, "reason": reason, "code": code}
+    if details:
+        body["details"] = details
+    return body
+
+
+class ApiError(Exception):
+    def __init__(self, code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.body = status_body(code, reason, message, details)
+        self.code = code
+
+
+def _dig(obj: dict[str, Any], dotted: str) -> str:
+    value: Any = obj
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def parse_field_selector(text: str, allowed: frozenset[str], resource: str) -> list[tuple[str, str, bool]]:
+    """[(field, value, equal)] from `a=b,c!=d`; unsupported fields are a 400 as on a real server."""
+    terms = []
+    for part in filter(None, text.split(",")):
+        match = re.fullmatch(r"([^=!]+)(==|=|!=)(.*)", part)
+        if not match:
+            raise ApiError(400, "BadRequest", f'invalid field selector: "{part}"')
+        name, operator, value = match.groups()
+        if name not in allowed:
+            raise ApiError(400, "BadRequest", f'Unable to find "/v1, Resource={resource}" that match label selector "", '
+                           f'field selector "{text}": field label not supported: {name}')
+        terms.append((name, value, operator != "!="))
+    return terms
+
+
+_LABEL_TERM = re.compile(r"\s*(!?)([A-Za-z0-9./_-]+)\s*(?:(==|=|!=)\s*([A-Za-z0-9._-]*)|\s+(in|notin)\s*\(([^)]*)\))?\s*")
+
+
+def parse_label_selector(text: str) -> Callable[[dict[str, str]], bool]:
+    """A predicate over labels for `a=b`, `a!=b`, `a`, `!a`, `a in (x,y)`, `a notin (x)`."""
+    checks: list[Callable[[dict[str, str]], bool]] = []
+    position = 0
+    while position < len(text):
+        match = _LABEL_TERM.match(text, position)
+        if not match or match.end() == position:
+            raise ApiError(400, "BadRequest", f"unable to parse requirement: {text!r}")
+        negate, key, operator, value, set_op, values = match.groups()
+        if operator:
+            equal = operator != "!="
+            checks.append(lambda labels, k=key, v=value, eq=equal: (labels.get(k) == v) == eq)
+        elif set_op:
+            options = {item.strip() for item in values.split(",")}
+            if set_op == "in":
+                checks.append(lambda labels, k=key, o=options: labels.get(k) in o)
+            else:
+                checks.append(lambda labels, k=key, o=options: labels.get(k) not in o)
+        else:
+            checks.append(lambda labels, k=key, n=bool(negate): (k in labels) != n)
+        position = match.end()
+        if position < len(text):
+            if text[position] != ",":
+                raise ApiError(400, "BadRequest", f"unable to parse requirement: {text!r}")
+            position += 1
+    return lambda labels: all(check(labels) for check in checks)
+
+
+class Store:
+    """The objects of one resource, in etcd key order, with an index of Pods by node."""
+
+    def __init__(self, resource: str, objects: Iterable[dict[str, Any]]) -> None:
+        self.resource = resource
+        self.kind, self.namespaced, self.fields = RESOURCES[resource]
+        self.objects = sorted(objects, key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
+        self.encoded = [json.dumps(o, separators=(",", ":")).encode() for o in self.objects]
+        self.by_node: dict[str, list[int]] = {}
+        self.by_key: dict[tuple[str, str], int] = {}
+        for index, obj in enumerate(self.objects):
+            self.by_key[(obj["metadata"].get("namespace", ""), obj["metadata"]["name"])] = index
+            if resource == "pods":
+                self.by_node.setdefault(obj.get("spec", {}).get("nodeName", ""), []).append(index)
+        self.cache: dict[tuple[str, str, str], list[int]] = {}
+
+    def select(self, namespace: str, field_selector: str, label_selector: str) -> list[int]:
+        key = (namespace, field_selector, label_selector)
+        if key not in self.cache:
+            terms = parse_field_selector(field_selector, self.fields, self.resource)
+            if namespace:
+                terms.append(("metadata.namespace", namespace, True))
+            candidates: Iterable[int] = range(len(self.objects))
+            node_terms = [value for name, value, equal in terms if name == "spec.nodeName" and equal]
+            if node_terms:
+                candidates = self.by_node.get(node_terms[0], [])
+            labels = parse_label_selector(label_selector) if label_selector else None
+            chosen = []
+            for index in candidates:
+                obj = self.objects[index]
+                if all((_dig(obj, name) == value) == equal for name, value, equal in terms) and (
+                        labels is None or labels(obj["metadata"].get("labels") or {})):
+                    chosen.append(index)
+            if len(self.cache) > 64:
+                self.cache.clear()
+            self.cache[key] = chosen
+        return self.cache[key]
+
+
+class ApiServer:
+    """The loopback API server. Use as a context manager; `url`, `ca_pem` and `requests` for tests."""
+
+    resource_version = "123456"
+
+    def __init__(self, nodes: Iterable[dict[str, Any]] = (), namespaces: Iterable[dict[str, Any]] = (),
+                 pods: Iterable[dict[str, Any]] = (), *, tokens: Iterable[str] = ("nodename-lint-token",),
+                 ca: trustme.CA | None = None, host: str = "127.0.0.1") -> None:
+        self.stores = {"nodes": Store("nodes", nodes), "namespaces": Store("namespaces", namespaces),
+                       "pods": Store("pods", pods)}
+        self.tokens = set(tokens)
+        self.forbidden: set[tuple[str, str]] = set()  # (verb, resource), e.g. ("list", "pods")
+        self.faults: list[Fault] = []
+        self.requests: list[Request] = []
+        self.continue_epoch = 0
+        self.ca = ca or trustme.CA()
+        self.host = host
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+
+    # --- lifecycle ----------------------------------------------------------------------------
+    def __enter__(self) -> "ApiServer":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        self.ca.issue_cert("127.0.0.1", "localhost", "kubernetes.default.svc").configure_cert(context)
+        server = _Server((self.host, 0), _Handler)
+        server.api = self
+        server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
+        self._httpd = server
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None
+        return self._httpd.server_address[1]
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def ca_pem(self) -> bytes:
+        return self.ca.cert_pem.bytes()
+
+    # --- what tests assert --------------------------------------------------------------------
+    @property
+    def methods(self) -> set[str]:
+        return {request.method for request in self.requests}
+
+    def api_requests(self) -> list[Request]:
+        """Requests for resources (discovery excluded)."""
+        return [r for r in self.requests if r.path.startswith("/api/v1/")]
+
+    def expire_continue_tokens(self) -> None:
+        """Like an etcd compaction: every continue token issued so far now gets 410 Gone."""
+        self.continue_epoch += 1
+
+    # --- request handling ---------------------------------------------------------------------
+    def record(self, request: Request) -> Fault | None:
+        with self._lock:
+            self.requests.append(request)
+            for fault in self.faults:
+                if fault.matches(request):
+                    fault.times -= 1
+                    return fault
+        return None
+
+    def authenticate(self, authorization: str | None) -> str:
+        if not self.tokens:
+            return "system:anonymous"
+        if authorization and authorization.startswith("Bearer ") and authorization[7:] in self.tokens:
+            return "kubernetes-admin"
+        raise ApiError(401, "Unauthorized", "Unauthorized")
+
+    def respond(self, request: Request) -> tuple[int, bytes]:
+        """Status code and JSON body for a request that is not a fault."""
+        path = request.path.rstrip("/") or "/"
+        if path == "/version":
+            return 200, json.dumps(VERSION).encode()
+        user = self.authenticate(request.authorization)
+        if path == "/api":
+            return 200, json.dumps({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
+                {"clientCIDR": "0.0.0.0/0", "serverAddress": "172.18.0.2:6443"}]}).encode()
+        if path == "/apis":
+            return 200, json.dumps({"kind": "APIGroupList", "apiVersion": "v1", "groups": []}).encode()
+        if path == "/api/v1":
+            return 200, json.dumps(self._resource_list()).encode()
+        if request.method != "GET":
+            raise ApiError(405, "MethodNotAllowed", f"the server does not allow this method on the requested resource")
+        parts = path.split("/")[3:]  # after /api/v1
+        namespace = ""
+        if len(parts) >= 3 and parts[0] == "namespaces" and parts[2] in RESOURCES:
+            namespace, parts = parts[1], parts[2:]
+        if not parts or parts[0] not in RESOURCES or len(parts) > 2:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        resource = parts[0]
+        if namespace and not RESOURCES[resource][1]:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        verb = "get" if len(parts) == 2 else "list"
+        self._authorize(user, verb, resource, namespace)
+        store = self.stores[resource]
+        if verb == "get":
+            return self._get(store, namespace, parts[1])
+        return self._list(store, namespace, request.query)
+
+    def _resource_list(self) -> dict[str, Any]:
+        resources = []
+        for name, (kind, namespaced, _) in RESOURCES.items():
+            resources.append({"name": name, "singularName": kind.lower(), "namespaced": namespaced, "kind": kind,
+                              "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+                              "shortNames": {"nodes": ["no"], "namespaces": ["ns"], "pods": ["po"]}[name]})
+        return {"kind": "APIResourceList", "groupVersion": "v1", "resources": resources}
+
+    def _authorize(self, user: str, verb: str, resource: str, namespace: str) -> None:
+        if (verb, resource) in self.forbidden:
+            scope = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
+            raise ApiError(403, "Forbidden", f'{resource} is forbidden: User "{user}" cannot {verb} resource '
+                           f'"{resource}" in API group "" {scope}', {"kind": resource})
+
+    def _get(self, store: Store, namespace: str, name: str) -> tuple[int, bytes]:
+        index = store.by_key.get((namespace, name))
+        if index is None:
+            raise ApiError(404, "NotFound", f'{store.resource} "{name}" not found', {"name": name, "kind": store.resource})
+        head = json.dumps({"kind": store.kind, "apiVersion": "v1"})[:-1].encode()
+        return 200, head + b"," + store.encoded[index][1:]
+
+    def _list(self, store: Store, namespace: str, query: dict[str, str]) -> tuple[int, bytes]:
+        chosen = store.select(namespace, query.get("fieldSelector", ""), query.get("labelSelector", ""))
+        start = 0
+        token = query.get("continue")
+        if token:
+            try:
+                state = json.loads(base64.urlsafe_b64decode(token.encode()))
+                start, epoch = int(state["start"]), int(state["epoch"])
+            except (ValueError, KeyError, TypeError):
+                raise ApiError(400, "BadRequest", "continue key is not valid: illegal base64 data") from None
+            if epoch != self.continue_epoch:
+                raise ApiError(410, "Expired", EXPIRED_CONTINUE)
+        limit = int(query.get("limit") or 0)
+        end = min(len(chosen), start + limit) if limit > 0 else len(chosen)
+        metadata: dict[str, Any] = {"resourceVersion": self.resource_version}
+        if end < len(chosen):
+            metadata["continue"] = base64.urlsafe_b64encode(
+                json.dumps({"start": end, "epoch": self.continue_epoch}).encode()).decode()
+            metadata["remainingItemCount"] = len(chosen) - end
+        head = json.dumps({"kind": f"{store.kind}List", "apiVersion": "v1", "metadata": metadata})[:-1]
+        items = b",".join(store.encoded[index] for index in chosen[start:end])
+        return 200, head.encode() + b',"items":[' + items + b"]}"
+
+    def wait_stopping(self, seconds: float) -> None:
+        self._stopping.wait(seconds)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    api: ApiServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # clients that reject our certificate or hang up are part of the tests
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _handle(self) -> None:
+        api = self.server.api
+        url = urlsplit(self.path)
+        query = {key: values[-1] for key, values in parse_qs(url.query, keep_blank_values=True).items()}
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        request = Request(self.command, url.path, query, self.headers.get("Authorization"))
+        fault = api.record(request)
+        if fault is not None and self._fault(fault, request):
+            return
+        try:
+            code, body = api.respond(request)
+            extra: dict[str, str] = {}
+        except ApiError as exc:
+            code, body = exc.code, json.dumps(exc.body).encode()
+            extra = {"Retry-After": "1"} if code == 429 else {}
+        self._send(code, body, extra)
+
+    def _send(self, code: int, body: bytes, headers: dict[str, str] | None = None, length: int | None = None) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Audit-Id", "00000000-0000-0000-0000-000000000000")
+        self.send_header("Content-Length", str(len(body) if length is None else length))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _fault(self, fault: Fault, request: Request) -> bool:
+        action = fault.action
+        if action == "hang":
+            self.server.api.wait_stopping(60)
+            self.close_connection = True
+            return True
+        if action.startswith("status:"):
+            code = int(action.split(":")[1])
+            reason = {429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable"}.get(code, "InternalError")
+            message = {429: "storage is (re)initializing", 500: "an error on the server (\"etcdserver: request timed out\") "
+                       "has prevented the request from succeeding"}.get(code, "server error")
+            self._send(code, json.dumps(status_body(code, reason, message)).encode(),
+                       {"Retry-After": "0"} if code == 429 else {})
+            return True
+        if action == "gone":
+            self._send(410, json.dumps(status_body(410, "Expired", EXPIRED_CONTINUE)).encode())
+            return True
+        try:
+            code, body = self.server.api.respond(request)
+        except ApiError as exc:
+            code, body = exc.code, json.dumps(exc.body).encode()
+        if action == "truncate":
+            self._send(code, body[: len(body) // 2], length=len(body))
+            self.close_connection = True
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return True
+        if action == "malformed":
+            self._send(200, b'{"kind": "NodeList", "items": [{"metadata": {"name": "kind-worker"}, ]')
+            return True
+        raise ValueError(f"unknown fault {action!r}")
+
+    do_GET = _handle
+    do_POST = _handle
+    do_PUT = _handle
+    do_PATCH = _handle
+    do_DELETE = _handle
+
+
+class SilentServer:
+    """A TCP server that accepts connections and never says a word (not even a TLS handshake)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.connections: list[socket.socket] = []
+        self._stop = threading.Event()
+
+    def __enter__(self) -> "SilentServer":
+        threading.Thread(target=self._accept, daemon=True).start()
+        return self
+
+    def _accept(self) -> None:
+        self.sock.settimeout(0.1)
+        while not self._stop.is_set():
+            try:
+                connection, _ = self.sock.accept()
+                self.connections.append(connection)
+            except OSError:
+                continue
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        time.sleep(0.15)
+        for connection in self.connections:
+            connection.close()
+        self.sock.close()
+
+    @property
+    def url(self) -> str:
+        return f"https://127.0.0.1:{self.sock.getsockname()[1]}"
+
+
+def free_port() -> int:
+    """A loopback port that nothing listens on (for connection-refused tests)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
