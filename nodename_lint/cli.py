@@ -87,12 +87,14 @@ def _format_output_options(command: Any) -> Any:
 @click.option("--static-pod-dir", "static_pod_dirs", multiple=True, type=click.Path(file_okay=False), help="A kubelet staticPodPath folder; its files are checked as static Pods (repeatable).")
 @click.option("--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set].")
 @click.option("--live", is_flag=True, help="Read cluster state from the current kubeconfig context.")
+@click.option("--fix", is_flag=True, help="Fix what can be fixed in the files, then report what remains.")
+@click.option("--diff", is_flag=True, help="Print a unified diff of what --fix would change; write nothing.")
 @live_options
 def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str | None, fail_on: str | None,
                  config_path: str | None, select: tuple[str, ...], ignore: tuple[str, ...], namespace: str | None,
                  static_pod_dirs: tuple[str, ...], color: bool | None, changed_since: str | None,
                  live: bool, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
-                 request_timeout: float, **format_outputs: str | None) -> None:
+                 request_timeout: float, fix: bool, diff: bool, **format_outputs: str | None) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
     outputs = {name: format_outputs[f"output_{name}"] for name in FORMATS if format_outputs[f"output_{name}"]}
     try:
@@ -101,6 +103,7 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
             paths=list(paths) or ["."], formats=list(formats) or ["text"], output=output, fail_on=fail_on,
             config_path=config_path, select=_split_ids(select), ignore=_split_ids(ignore), namespace=namespace,
             static_pod_dirs=list(static_pod_dirs), color=color, outputs=outputs, changed_since=changed_since,
+            fix=fix, diff=diff,
         )
     except UsageError as exc:
         click.echo(f"nodename-lint: {exc}", err=True)
@@ -111,7 +114,7 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
 def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_on: str | None, config_path: str | None,
              select: list[str], ignore: list[str], namespace: str | None, static_pod_dirs: list[str],
              color: bool | None, cluster: Any = None, outputs: dict[str, str] | None = None,
-             changed_since: str | None = None, live: Any = None) -> int:
+             changed_since: str | None = None, live: Any = None, fix: bool = False, diff: bool = False) -> int:
     """The whole lint run; returns the exit code. Raises UsageError for exit code 2.
 
     FORMATS go to OUTPUT (stdout when None); OUTPUTS sends a format to its own file. LIVE
@@ -129,6 +132,10 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
     config = load_config(config_path or find_config(), list(catalogue))
     severities = resolve_severities({rule.id: rule.severity for rule in catalogue.values()}, config, select, ignore)
     sources = list(discover(paths, [*static_pod_dirs, *config.static_pod_dirs], config.exclude))
+    if fix or diff:
+        from .fix.command import check_fix_request
+
+        check_fix_request(sources, write=fix)
     live_cluster = None
     if live is not None:
         from .cluster.live import LiveCluster
@@ -141,6 +148,12 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
         cluster = live_cluster.state_for(referenced(sources, default_namespace))
     context = Context(cluster=cluster, default_namespace=default_namespace)
     linter = Linter(severities, context)
+    if fix or diff:
+        from .fix.command import fix_sources
+
+        would_change = fix_sources(linter, sources, write=fix, show_diff=diff)
+        if not fix:  # --diff alone: the diff is the output; exit 1 when there is something to fix
+            return EXIT_FINDINGS if would_change else EXIT_CLEAN
     result = linter.lint_sources(sources)
     if changed_since:
         from .changes import keep_changed_files

@@ -15,6 +15,7 @@ from .model import Manifest, Path
 
 if TYPE_CHECKING:
     from .cluster.state import ClusterState
+    from .fix.edits import FixStep
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
@@ -64,6 +65,8 @@ class Example:
 CheckObject = Callable[[Manifest, Context], Iterable[Violation]]
 # File and folder checks see several objects at once and say which one each violation is about.
 CheckFile = Callable[[list[Manifest], Context], Iterable[tuple[Manifest, Violation]]]
+# A fixer describes edits by path (nodename_lint.fix.edits) and never touches text; only --fix/--diff call it.
+FixObject = Callable[[Manifest, Context], Iterable["FixStep"]]
 
 
 @dataclass
@@ -85,6 +88,7 @@ class Rule:
     check_object: CheckObject | None = None
     check_file: CheckFile | None = None
     check_folder: CheckFile | None = None
+    fix_object: FixObject | None = None
     module: str = field(default="", repr=False)
 
     def check(self, function: CheckObject) -> CheckObject:
@@ -100,6 +104,11 @@ class Rule:
     def folder_check(self, function: CheckFile) -> CheckFile:
         """Decorator: register a check that sees the static Pods of one folder together."""
         self.check_folder = function
+        return function
+
+    def fixer(self, function: FixObject) -> FixObject:
+        """Decorator: register the automatic fix for objects this rule reported (what `fix` describes)."""
+        self.fix_object = function
         return function
 
     @property

@@ -11,8 +11,11 @@ the Deployment is accepted but every Pod it tries to create is refused (FailedCr
 
 ## How to fix
 Write the node's name exactly as `kubectl get nodes` prints it: node names are lowercase.
+`nodename-lint --fix` lowercases the name when that makes it valid; with a cluster state it does
+so only when a node of that name exists.
 """
 
+from nodename_lint.fix.edits import SetValue, Unfixable
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import dns1123_subdomain_error, dotted, is_dns1123_subdomain, node_name_value, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -83,3 +86,18 @@ def check(obj: Manifest, context: Context):
         else "use the node's name exactly as kubectl get nodes prints it"
     )
     yield Violation(path, f'{field}: Invalid value: "{value}": {error}; {refused}', fix=fix)
+
+
+@RULE.fixer
+def fix(obj: Manifest, context: Context):
+    value = node_name_value(obj)
+    if not isinstance(value, str) or value == "" or is_dns1123_subdomain(value):
+        return
+    lowered = value.lower()
+    cluster = context.cluster
+    if not is_dns1123_subdomain(lowered):
+        yield Unfixable(f"{value!r} is not a valid node name in lowercase either; write the name kubectl get nodes prints")
+    elif cluster is not None and cluster.nodes is not None and lowered not in cluster.nodes:
+        yield Unfixable(f"no node named {lowered!r} in the cluster state from {cluster.source}")
+    else:
+        yield SetValue(spec_path(obj, "nodeName"), lowered)

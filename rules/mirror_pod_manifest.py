@@ -18,11 +18,16 @@ Edit the static Pod's file on the node. To turn this copy back into a static Pod
 `spec.nodeName` (`nodename-lint --fix` does this).
 """
 
+from nodename_lint.fix.edits import Delete, SetValue
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import pinned_node
 from nodename_lint.rule import Context, Example, Rule, Violation
+from nodename_lint.yamlnodes import lookup
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+CONFIG_ANNOTATION_PREFIX = "kubernetes.io/config."
+# Fields the API server and the kubelet fill in; a static Pod manifest has none of them.
+SERVER_SET_METADATA = ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation", "ownerReferences")
 
 RULE = Rule(
     id="mirror-pod-manifest",
@@ -103,3 +108,31 @@ def check(obj: Manifest, context: Context):
         fix="edit the static Pod's file on the node instead; nodename-lint --fix turns this copy back into that "
         "static Pod manifest",
     )
+
+
+@RULE.fixer
+def fix(obj: Manifest, context: Context):
+    if not obj.is_pod:
+        return
+    if lookup(obj.node, "status") is not None:
+        yield Delete(("status",))
+    for key in SERVER_SET_METADATA:
+        if key in obj.metadata:
+            yield Delete(("metadata", key))
+    for key in obj.annotations:
+        if key.startswith(CONFIG_ANNOTATION_PREFIX):
+            yield Delete(("metadata", "annotations", key))
+    node = pinned_node(obj) or _owner_node(obj)
+    suffix = f"-{node.lower()}" if node else ""
+    if suffix and obj.name.endswith(suffix) and len(obj.name) > len(suffix):
+        yield SetValue(("metadata", "name"), obj.name[: -len(suffix)])  # the kubelet appended -<node>
+    if pinned_node(obj):
+        yield Delete(("spec", "nodeName"))  # the kubelet sets it to its own node
+
+
+def _owner_node(obj: Manifest) -> str | None:
+    owners = obj.metadata.get("ownerReferences")
+    for owner in owners if isinstance(owners, list) else ():
+        if isinstance(owner, dict) and owner.get("kind") == "Node" and isinstance(owner.get("name"), str):
+            return owner["name"]
+    return None

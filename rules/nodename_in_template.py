@@ -15,8 +15,12 @@ to Failed and the controller keeps creating replacements that fail the same way.
 Let the scheduler place the Pods and constrain it instead: a `nodeSelector` on the
 `kubernetes.io/hostname` label (or a group label such as `node-role`), or a required
 `nodeAffinity`. The scheduler then still checks taints, resources and spreading.
+`nodename-lint --fix` removes `nodeName` and adds `kubernetes.io/hostname: <node>` to the
+`nodeSelector` (creating it where `nodeName` was); when the `nodeSelector` already names another
+hostname it adds a required `nodeAffinity` term on the hostname instead. The rest of the spec stays.
 """
 
+from nodename_lint.fix.edits import Append, Delete, SetValue, Unfixable
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import HOSTNAME_LABEL, dotted, pinned_node, spec_path, workload_noun
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -103,3 +107,47 @@ def check(obj: Manifest, context: Context):
         fix=f"remove nodeName and use nodeSelector {{{HOSTNAME_LABEL}: {node}}} or a required nodeAffinity, "
         "so the scheduler still checks taints and resources",
     )
+
+
+REQUIRED_NODE_AFFINITY = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+
+
+@RULE.fixer
+def fix(obj: Manifest, context: Context):
+    node = pinned_node(obj)
+    if node is None or not obj.is_workload_template:
+        return
+    selector = obj.pod_spec.get("nodeSelector")
+    if selector is not None and not isinstance(selector, dict):
+        yield Unfixable("spec.nodeSelector is not a mapping")
+        return
+    hostname = _hostname_label(node, context)
+    current = (selector or {}).get(HOSTNAME_LABEL)
+    if current is None:
+        yield SetValue(spec_path(obj, "nodeSelector", HOSTNAME_LABEL), hostname, before="nodeName")
+    elif current != hostname:
+        yield from _require_hostname(obj, hostname)
+    yield Delete(spec_path(obj, "nodeName"))
+
+
+def _hostname_label(node: str, context: Context) -> str:
+    """The node's kubernetes.io/hostname label from the cluster state; by default the node's name."""
+    nodes = context.cluster.nodes if context.cluster is not None else None
+    info = nodes.get(node) if nodes else None
+    return (info.labels.get(HOSTNAME_LABEL) if info else None) or node
+
+
+def _require_hostname(obj: Manifest, hostname: str):
+    """Require the hostname in every nodeSelectorTerm: terms are ORed, expressions in a term ANDed."""
+    expression = {"key": HOSTNAME_LABEL, "operator": "In", "values": [hostname]}
+    required = spec_path(obj, *REQUIRED_NODE_AFFINITY)
+    terms = obj.get((*required, "nodeSelectorTerms"))
+    if not isinstance(terms, list) or not terms:
+        yield SetValue((*required, "nodeSelectorTerms"), [{"matchExpressions": [expression]}])
+        return
+    for index, term in enumerate(terms):
+        expressions = (*required, "nodeSelectorTerms", index, "matchExpressions")
+        if isinstance(term, dict) and isinstance(term.get("matchExpressions"), list):
+            yield Append(expressions, expression)
+        else:
+            yield SetValue(expressions, [expression])

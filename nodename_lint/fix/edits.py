@@ -1,0 +1,85 @@
+"""What a fixer asks for: small edits addressed by paths inside one object.
+
+A rule's fixer yields these; it never touches text. The runner turns them into minimal text
+splices (fix.splice) and checks the result against `apply_to_data`, the same edits applied to the
+object's plain values, so a splice that would change anything else is never written.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any, Union
+
+from ..model import Path
+
+
+@dataclass(frozen=True, slots=True)
+class SetValue:
+    """Set the value at `path`, creating missing mappings on the way.
+
+    A key that does not exist yet is added to its mapping before the sibling key `before` when
+    that exists (so a replacement lands where the old key was), else at the end.
+    """
+
+    path: Path
+    value: Any
+    before: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    """Remove the key or list item at `path`; a mapping left empty is removed from its parent too."""
+
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
+class Append:
+    """Add `item` at the end of the list at `path`."""
+
+    path: Path
+    item: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Unfixable:
+    """The fixer looked and will change nothing; `reason` tells the user why (and what to do)."""
+
+    reason: str
+
+
+Edit = Union[SetValue, Delete, Append]
+FixStep = Union[SetValue, Delete, Append, Unfixable]
+
+
+def apply_to_data(data: Any, edits: list[Edit], prefix: Path = ()) -> Any:
+    """The plain value of a document after `edits` (paths relative to the object at `prefix`)."""
+    result = copy.deepcopy(data)
+    for edit in edits:
+        path = (*prefix, *edit.path)
+        if isinstance(edit, SetValue):
+            parent = result
+            for step in path[:-1]:
+                if isinstance(step, str) and parent.get(step) is None:
+                    parent[step] = {}
+                parent = parent[step]
+            parent[path[-1]] = copy.deepcopy(edit.value)
+        elif isinstance(edit, Append):
+            _walk(result, path).append(copy.deepcopy(edit.item))
+        else:
+            _delete(result, path, len(prefix))
+    return result
+
+
+def _walk(data: Any, path: Path) -> Any:
+    for step in path:
+        data = data[step]
+    return data
+
+
+def _delete(data: Any, path: Path, keep: int) -> None:
+    parent = _walk(data, path[:-1])
+    del parent[path[-1]]
+    if isinstance(parent, dict) and not parent and len(path) - 1 > keep:
+        _delete(data, path[:-1], keep)
