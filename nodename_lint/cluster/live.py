@@ -417,7 +417,7 @@ class LiveCluster:
 
     def state_for(self, wanted: Referenced) -> ClusterState:
         """Nodes, namespaces, and only the Pods the rules need for these manifests."""
-        from .from_file import state_from_objects
+        from .from_file import StateError, state_from_objects
 
         conn = self.connection
         unavailable: dict[str, str] = {}
@@ -429,10 +429,16 @@ class LiveCluster:
             pods = self._read(unavailable, "pods", lambda: self._pods(pod_nodes, sorted(wanted.pods)))
         finally:
             conn.close()
-        return state_from_objects(
-            self.source, nodes=nodes, namespaces=namespaces, pods=pods,
-            pod_nodes=frozenset(pod_nodes) if pods is not None else None, unavailable=unavailable or None,
-        )
+        if "pods" in unavailable:
+            unavailable["live-pods"] = unavailable["pods"]  # nodename-immutable reads the same Pods
+        try:
+            return state_from_objects(
+                self.source, nodes=nodes, namespaces=namespaces, pods=pods,
+                pod_nodes=frozenset(pod_nodes) if pods is not None else None, unavailable=unavailable or None,
+            )
+        except StateError as exc:
+            raise ClusterUnavailable(f"the API server at {conn.host} returned an object nodename-lint cannot read "
+                                     f"({exc}); the cluster state cannot be trusted") from None
 
     def _pods(self, nodes: list[str], identities: list[tuple[str, str]]) -> list[dict[str, Any]]:
         pods: dict[tuple[str, str], dict[str, Any]] = {}

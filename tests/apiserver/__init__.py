@@ -9,12 +9,10 @@ from typing import Any
 import yaml
 
 from .objects import kind_cluster, kind_namespace, kind_node, kind_pod
-from .server import ApiServer, Fault, Request, SilentServer, free_port
+from .server import TOKEN, ApiServer, Fault, Request, SilentServer, free_port
 
-__all__ = ["ApiServer", "Fault", "Request", "SilentServer", "free_port", "kind_cluster", "kind_namespace",
+__all__ = ["TOKEN", "ApiServer", "Fault", "Request", "SilentServer", "free_port", "kind_cluster", "kind_namespace",
            "kind_node", "kind_pod", "write_kubeconfig", "cluster_entry"]
-
-TOKEN = "nodename-lint-token"
 
 
 def cluster_entry(server: str, ca_pem: bytes | None = None, **extra: Any) -> dict[str, Any]:

@@ -39,6 +39,7 @@ VERSION = {
     "gitTreeState": "clean", "buildDate": "2025-05-15T08:19:08Z", "goVersion": "go1.24.2", "compiler": "gc",
     "platform": "linux/amd64",
 }
+TOKEN = "nodename-lint-token"  # the bearer token ApiServer accepts by default
 EXPIRED_CONTINUE = (
     "The provided continue parameter is too old to display a consistent list result. You can start a new list "
     "without the continue parameter, or use the continue token in this response to retrieve the remainder of the "
@@ -194,7 +195,7 @@ class ApiServer:
     resource_version = "123456"
 
     def __init__(self, nodes: Iterable[dict[str, Any]] = (), namespaces: Iterable[dict[str, Any]] = (),
-                 pods: Iterable[dict[str, Any]] = (), *, tokens: Iterable[str] = ("nodename-lint-token",),
+                 pods: Iterable[dict[str, Any]] = (), *, tokens: Iterable[str] = (TOKEN,),
                  ca: trustme.CA | None = None, host: str = "127.0.0.1") -> None:
         self.stores = {"nodes": Store("nodes", nodes), "namespaces": Store("namespaces", namespaces),
                        "pods": Store("pods", pods)}

@@ -1,0 +1,197 @@
+"""The live path end to end: the real CLI, a real kubeconfig, the official client, the loopback HTTPS API server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from tests.apiserver import TOKEN, ApiServer, cluster_entry, write_kubeconfig
+from tests.apiserver.fixtures import api_server, kubeconfig  # noqa: F401  (pytest fixtures)
+from tests.conftest import run_cli
+
+NON_TERMINATED = "status.phase!=Succeeded,status.phase!=Failed"
+
+DEBUG_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: node-debugger
+spec:
+  nodeName: kind-worker
+  containers:
+    - name: shell
+      image: busybox:1.36
+      resources:
+        requests:
+          cpu: "100"
+"""
+TYPO_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      nodeName: kind-wroker
+      containers:
+        - name: web
+          image: nginx:1.27
+"""
+
+
+def _manifests(tmp_path: Path, **files: str) -> Path:
+    folder = tmp_path / "deploy"
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / f"{name}.yaml").write_text(text, encoding="utf-8")
+    return folder
+
+
+def test_live_run_reads_only_what_the_manifests_name(tmp_path: Path, api_server: ApiServer, kubeconfig: Path) -> None:
+    folder = _manifests(tmp_path, debug=DEBUG_POD, web=TYPO_DEPLOYMENT)
+    result = run_cli(str(folder), "--kubeconfig", str(kubeconfig), "--format", "json")
+    assert result.returncode == 1, result.stderr
+    findings = {(f["rule"], Path(f["file"]).name) for f in json.loads(result.stdout)["findings"]}
+    assert ("unknown-node", "web.yaml") in findings
+    assert ("insufficient-resources", "debug.yaml") in findings
+    calls = [(r.path, r.query.get("fieldSelector", "")) for r in api_server.requests]
+    assert calls == [
+        ("/api/v1/nodes", ""),
+        ("/api/v1/namespaces", ""),
+        # kind-wroker does not exist: no Pod list for it
+        ("/api/v1/pods", f"spec.nodeName=kind-worker,{NON_TERMINATED}"),
+        ("/api/v1/namespaces/default/pods", "metadata.name=node-debugger"),
+    ]
+    assert api_server.methods == {"GET"}
+    assert all(r.authorization == f"Bearer {TOKEN}" for r in api_server.requests)
+
+
+def test_kubeconfig_in_the_environment_alone_never_contacts_a_cluster(tmp_path: Path, api_server: ApiServer,
+                                                                     kubeconfig: Path) -> None:
+    folder = _manifests(tmp_path, debug=DEBUG_POD)
+    result = run_cli(str(folder), env={"KUBECONFIG": str(kubeconfig)})
+    assert api_server.requests == []
+    assert "unknown-node" in result.stdout and "no cluster state" in result.stdout  # named as skipped
+
+
+def test_live_uses_the_current_context_of_kubeconfig(tmp_path: Path, api_server: ApiServer, kubeconfig: Path) -> None:
+    folder = _manifests(tmp_path, web=TYPO_DEPLOYMENT)
+    result = run_cli(str(folder), "--live", env={"KUBECONFIG": str(kubeconfig)})
+    assert "did you mean kind-worker" in result.stdout, result.stdout + result.stderr
+    assert api_server.methods == {"GET"} and api_server.requests
+
+
+def test_kubeconfig_paths_merge_as_kubectl_does(tmp_path: Path, api_server: ApiServer) -> None:
+    """KUBECONFIG=a:b: the first file to set current-context or a name wins; users and clusters come from either."""
+    first = write_kubeconfig(tmp_path / "a", clusters={"kind-kind": cluster_entry(api_server.url, api_server.ca_pem)},
+                             users={}, contexts={"kind-kind": ("kind-kind", "admin")}, current="kind-kind")
+    second = write_kubeconfig(tmp_path / "b", clusters={"kind-kind": cluster_entry("https://127.0.0.1:1", None)},
+                              users={"admin": {"token": TOKEN}}, contexts={"other": ("kind-kind", "admin")},
+                              current="other")
+    folder = _manifests(tmp_path, web=TYPO_DEPLOYMENT)
+    missing = tmp_path / "does-not-exist"
+    result = run_cli(str(folder), "--live", env={"KUBECONFIG": f"{missing}:{first}:{second}"})
+    assert "did you mean kind-worker" in result.stdout, result.stderr
+    assert api_server.requests and all(r.authorization == f"Bearer {TOKEN}" for r in api_server.requests)
+
+
+def test_unknown_context_is_a_clear_error(tmp_path: Path, api_server: ApiServer, kubeconfig: Path) -> None:
+    folder = _manifests(tmp_path, debug=DEBUG_POD)
+    result = run_cli(str(folder), "--kubeconfig", str(kubeconfig), "--context", "kind-prod")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"nodename-lint: context 'kind-prod' is not in kubeconfig {kubeconfig} "
+        "(contexts: kind-kind, kind-wrong-token, other-ca, stopped-cluster)"
+    ]
+    assert api_server.requests == []
+
+
+def test_missing_kubeconfig_file(tmp_path: Path) -> None:
+    result = run_cli(str(tmp_path), "--kubeconfig", str(tmp_path / "nope"))
+    assert result.returncode == 2
+    assert "--kubeconfig" in result.stderr and "no such file" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_context_namespace_is_the_default_namespace(tmp_path: Path, api_server: ApiServer) -> None:
+    """kubectl apply puts an object without a namespace into the context's namespace; so does the lookup."""
+    config = write_kubeconfig(tmp_path / "kc", clusters={"c": cluster_entry(api_server.url, api_server.ca_pem)},
+                              users={"u": {"token": TOKEN}}, contexts={"team": ("c", "u")}, current="team")
+    data = yaml.safe_load(config.read_text())
+    data["contexts"][0]["context"]["namespace"] = "team-a"
+    config.write_text(yaml.safe_dump(data))
+    folder = _manifests(tmp_path, debug=DEBUG_POD)
+    run_cli(str(folder), "--kubeconfig", str(config))
+    assert ("/api/v1/namespaces/team-a/pods", "metadata.name=node-debugger") in [
+        (r.path, r.query.get("fieldSelector")) for r in api_server.requests]
+
+
+def test_insecure_skip_tls_verify_only_from_the_kubeconfig_and_with_a_warning(tmp_path: Path, api_server: ApiServer) -> None:
+    config = write_kubeconfig(
+        tmp_path / "kc", clusters={"c": cluster_entry(api_server.url, None, **{"insecure-skip-tls-verify": True})},
+        users={"u": {"token": TOKEN}}, contexts={"insecure": ("c", "u")}, current="insecure")
+    folder = _manifests(tmp_path, web=TYPO_DEPLOYMENT)
+    result = run_cli(str(folder), "--kubeconfig", str(config))
+    assert result.returncode == 1
+    assert "warning: TLS verification is off for cluster c (insecure-skip-tls-verify: true" in result.stderr
+    assert "InsecureRequestWarning" not in result.stderr
+
+
+def test_snapshot_is_a_trimmed_list_that_cluster_state_reads_back(tmp_path: Path, api_server: ApiServer,
+                                                                  kubeconfig: Path) -> None:
+    snapshot = tmp_path / "cluster.yaml"
+    result = run_cli("snapshot", "--kubeconfig", str(kubeconfig), "-o", str(snapshot))
+    assert result.returncode == 0, result.stderr
+    assert "3 nodes, 5 namespaces, 7 non-terminated Pods" in result.stderr
+    data = yaml.safe_load(snapshot.read_text())
+    assert data["apiVersion"] == "v1" and data["kind"] == "List"
+    kinds = [item["kind"] for item in data["items"]]
+    assert kinds.count("Node") == 3 and kinds.count("Namespace") == 5 and kinds.count("Pod") == 7
+    pods = [item for item in data["items"] if item["kind"] == "Pod"]
+    assert "done-job-x7k2p" not in {pod["metadata"]["name"] for pod in pods}  # Succeeded Pods use nothing
+    assert all(set(pod["spec"]) <= {"nodeName", "containers", "initContainers", "overhead", "resources"} for pod in pods)
+    node = next(item for item in data["items"] if item["kind"] == "Node")
+    assert set(node["status"]) == {"allocatable", "capacity", "conditions"} and "images" not in node["status"]
+    assert api_server.methods == {"GET"}
+    assert [r.query.get("fieldSelector", "") for r in api_server.requests if r.path == "/api/v1/pods"] == [NON_TERMINATED]
+
+    folder = _manifests(tmp_path, debug=DEBUG_POD, web=TYPO_DEPLOYMENT)
+    from_file = run_cli(str(folder), "--cluster-state", str(snapshot), "--format", "json")
+    live = run_cli(str(folder), "--kubeconfig", str(kubeconfig), "--format", "json")
+    assert _comparable(from_file.stdout, str(snapshot)) == _comparable(live.stdout, "context kind-kind")
+    assert _comparable(live.stdout, "")  # not vacuous
+
+
+def test_snapshot_to_stdout_as_yaml_and_to_json(tmp_path: Path, api_server: ApiServer, kubeconfig: Path) -> None:
+    result = run_cli("snapshot", "--kubeconfig", str(kubeconfig))
+    assert result.returncode == 0
+    assert yaml.safe_load(result.stdout)["kind"] == "List"
+    target = tmp_path / "state.json"
+    assert run_cli("snapshot", "--kubeconfig", str(kubeconfig), "-o", str(target)).returncode == 0
+    assert json.loads(target.read_text())["kind"] == "List"
+
+
+def _comparable(report: str, source: str) -> list[tuple[str, str, int, int, str, str]]:
+    """Findings without the words that name where the state came from."""
+    findings = json.loads(report)["findings"]
+    rows = []
+    for finding in findings:
+        message = finding["message"]
+        for name in (source, f"file {source}", "context kind-kind"):
+            if name:
+                message = message.replace(name, "<cluster>")
+        rows.append((finding["rule"], Path(finding["file"]).name, finding["line"], finding["column"],
+                     finding["severity"], message))
+    return sorted(rows)
+
+
+def test_request_timeout_flag_is_validated(tmp_path: Path) -> None:
+    result = run_cli(str(tmp_path), "--context", "x", "--request-timeout", "0")
+    assert result.returncode == 2 and "--request-timeout" in result.stderr
+
