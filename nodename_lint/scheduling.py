@@ -1,0 +1,360 @@
+"""What the kubelet and the scheduler compute for a Pod on a node, following the Kubernetes code.
+
+- Effective requests: `PodRequests` in kubernetes/component-helpers `resource/helpers.go`, after
+  the API server's defaulting (a container limit without a request becomes the request).
+- Toleration matching: `Toleration.ToleratesTaint` in k8s.io/api `core/v1/toleration.go`; the
+  eviction delay: `getMinTolerationTime` in `pkg/controller/tainteviction/taint_eviction.go`.
+- Required node affinity: `GetRequiredNodeAffinity(pod).Match(node)` in component-helpers
+  `scheduling/corev1/nodeaffinity` (nodeSelector AND one of the required terms).
+- Kubelet admission: `AdmissionCheck` (`pkg/scheduler/eventhandlers.go`) and `generalFilter`
+  (`pkg/kubelet/lifecycle/predicate.go`): resources first, then node affinity, then NoExecute
+  taints (not for static Pods); only the first failure is reported.
+- Scheduler filters for a Pod without nodeName, in the default profile's order: NodeUnschedulable,
+  TaintToleration, NodeAffinity, NodeResourcesFit; the first failing plugin decides per node.
+
+Rules call these with plain dicts (the Pod spec as written) and cluster-state NodeInfo objects.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from .cluster.state import NodeInfo, NodeUsage
+from .model import Path
+from .quantity import QuantityError, request_value
+
+NATIVE_ORDER = ("cpu", "memory", "ephemeral-storage")
+POD_LEVEL_RESOURCES = ("cpu", "memory")  # plus hugepages-*: IsSupportedPodLevelResource
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
+# Taints the node lifecycle controller manages for NotReady, unreachable and cordoned nodes: the
+# node-not-ready rule reports them, the DefaultTolerationSeconds admission plugin tolerates the
+# NoExecute ones for 300 s on every Pod.
+NODE_STATE_TAINTS = frozenset({NOT_READY_TAINT, UNREACHABLE_TAINT, UNSCHEDULABLE_TAINT})
+_INT64 = re.compile(r"[+-]?[0-9]+")
+
+
+class RequestError(ValueError):
+    """A request or limit in the manifest that is not a valid quantity (the API server rejects it)."""
+
+    def __init__(self, path: Path, error: QuantityError) -> None:
+        super().__init__(str(error))
+        self.path = path
+        self.error = error
+
+
+# --- effective requests ---------------------------------------------------------------------------
+def add_into(total: dict[str, int], more: dict[str, int]) -> None:
+    for resource, amount in more.items():
+        total[resource] = total.get(resource, 0) + amount
+
+
+def _max_into(total: dict[str, int], other: dict[str, int]) -> None:
+    for resource, amount in other.items():
+        if amount > total.get(resource, 0):
+            total[resource] = amount
+
+
+def _resource_list(resources: Any, path: Path, lenient: bool) -> dict[str, int]:
+    """Requests of one `resources` block, limits standing in for missing requests (API defaulting)."""
+    if not isinstance(resources, dict):
+        return {}
+    requests = resources.get("requests") if isinstance(resources.get("requests"), dict) else {}
+    limits = resources.get("limits") if isinstance(resources.get("limits"), dict) else {}
+    result: dict[str, int] = {}
+    for key, values in (("limits", limits), ("requests", requests)):  # requests win over limits
+        for resource, raw in values.items():
+            if raw is None or not isinstance(resource, str):
+                continue
+            try:
+                result[resource] = request_value(resource, raw)
+            except QuantityError as exc:
+                if not lenient:
+                    raise RequestError((*path, key, resource), exc) from None
+                result.pop(resource, None)
+    return result
+
+
+def _containers(spec: dict[str, Any], key: str) -> Iterable[tuple[int, dict[str, Any]]]:
+    containers = spec.get(key)
+    if isinstance(containers, list):
+        for index, container in enumerate(containers):
+            if isinstance(container, dict):
+                yield index, container
+
+
+def pod_requests(spec: dict[str, Any], *, lenient: bool = False) -> dict[str, int]:
+    """The Pod's effective requests (PodRequests): cpu in millicores, the rest in units.
+
+    Raises RequestError (with the path inside the Pod spec) for an invalid quantity unless
+    `lenient`, which skips it (for Pods already running, which the API server accepted).
+    """
+    total: dict[str, int] = {}
+    for index, container in _containers(spec, "containers"):
+        add_into(total, _resource_list(container.get("resources"), ("containers", index, "resources"), lenient))
+    sidecars: dict[str, int] = {}
+    init_max: dict[str, int] = {}
+    for index, container in _containers(spec, "initContainers"):
+        own = _resource_list(container.get("resources"), ("initContainers", index, "resources"), lenient)
+        if container.get("restartPolicy") == "Always":  # a sidecar runs alongside the containers
+            add_into(total, own)
+            add_into(sidecars, own)
+            current = dict(sidecars)
+        else:
+            current = dict(own)
+            add_into(current, sidecars)
+        _max_into(init_max, current)
+    _max_into(total, init_max)
+    pod_level = _resource_list(spec.get("resources"), ("resources",), lenient)
+    for resource, amount in pod_level.items():
+        if resource in POD_LEVEL_RESOURCES or resource.startswith("hugepages-"):
+            total[resource] = amount
+    add_into(total, _resource_list({"requests": spec.get("overhead")}, ("overhead",), lenient))
+    return {resource: amount for resource, amount in total.items() if amount}
+
+
+def request_path(spec: dict[str, Any], resource: str) -> Path:
+    """Where to point at a resource's request: pod-level, else the container asking the most."""
+    pod_level = spec.get("resources")
+    if isinstance(pod_level, dict):
+        for key in ("requests", "limits"):
+            block = pod_level.get(key)
+            if isinstance(block, dict) and resource in block:
+                return ("resources", key, resource)
+    best: tuple[int, Path] = (-1, ())
+    for key in ("containers", "initContainers"):
+        for index, container in _containers(spec, key):
+            amounts = _resource_list(container.get("resources"), (), lenient=True)
+            resources = container.get("resources") or {}
+            where = "requests" if resource in (resources.get("requests") or {}) else "limits"
+            if amounts.get(resource, 0) > best[0]:
+                best = (amounts[resource], (key, index, "resources", where, resource))
+    return best[1] or ("containers",)
+
+
+# --- taints and tolerations -----------------------------------------------------------------------
+def tolerates(toleration: Any, taint: dict[str, Any]) -> bool:
+    """Toleration.ToleratesTaint: effect and key must match when set; Equal compares values."""
+    if not isinstance(toleration, dict):
+        return False
+    effect, key = toleration.get("effect") or "", toleration.get("key") or ""
+    if effect and effect != taint.get("effect"):
+        return False
+    if key and key != taint.get("key"):
+        return False
+    operator = toleration.get("operator") or "Equal"
+    if operator == "Equal":
+        return (toleration.get("value") or "") == (taint.get("value") or "")
+    return operator == "Exists"
+
+
+def tolerations_of(spec: dict[str, Any]) -> list[Any]:
+    tolerations = spec.get("tolerations")
+    return tolerations if isinstance(tolerations, list) else []
+
+
+def untolerated(taints: Iterable[dict[str, Any]], tolerations: list[Any], effects: Iterable[str]) -> list[dict[str, Any]]:
+    """The taints with one of `effects` that no toleration tolerates."""
+    wanted = set(effects)
+    return [
+        taint for taint in taints
+        if taint.get("effect") in wanted and not any(tolerates(t, taint) for t in tolerations)
+    ]
+
+
+def eviction_delay(taints: Iterable[dict[str, Any]], tolerations: list[Any]) -> int | None:
+    """Seconds until the taint eviction controller evicts a Pod that tolerates these NoExecute taints.
+
+    None: tolerated forever. Follows getMinTolerationTime over the first matching toleration of
+    each taint; a tolerationSeconds <= 0 evicts at once (0).
+    """
+    used: list[dict[str, Any]] = []
+    for taint in taints:
+        match = next((t for t in tolerations if tolerates(t, taint)), None)
+        if match is not None:
+            used.append(match)
+    seconds = [t.get("tolerationSeconds") for t in used if isinstance(t.get("tolerationSeconds"), int)
+               and not isinstance(t.get("tolerationSeconds"), bool)]
+    if not seconds:
+        return None
+    return max(0, min(seconds))
+
+
+def taint_text(taint: dict[str, Any]) -> str:
+    """A taint as kubectl taint writes it: key=value:Effect."""
+    value = taint.get("value")
+    return f"{taint.get('key')}{'=' + str(value) if value else ''}:{taint.get('effect')}"
+
+
+# --- node affinity --------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class AffinityMismatch:
+    """Why the required node affinity does not match a node, and where in the Pod spec."""
+
+    path: Path
+    detail: str
+
+
+def _expression_mismatch(expression: Any, labels: dict[str, str], node_name: str, field: bool) -> str | None:
+    """None when one matchExpressions/matchFields requirement matches the node, else why not."""
+    if not isinstance(expression, dict):
+        return "the requirement is not a mapping"
+    key, operator = expression.get("key"), expression.get("operator")
+    values = expression.get("values") if isinstance(expression.get("values"), list) else []
+    values = [str(v) for v in values]
+    if field:
+        present, actual = key == "metadata.name", node_name
+        what = "metadata.name"
+    else:
+        present, actual = key in labels, labels.get(key)
+        what = f"label {key}"
+    shown = f"{what} is {actual!r}" if present else f"the node has no {what}"
+    if operator == "In":
+        return None if present and actual in values else f"{shown}, not one of {values}"
+    if operator == "NotIn":
+        return None if not present or actual not in values else f"{shown}, which NotIn excludes"
+    if operator == "Exists" and not field:
+        return None if present else shown
+    if operator == "DoesNotExist" and not field:
+        return None if not present else f"{shown}, which DoesNotExist excludes"
+    if operator in ("Gt", "Lt") and not field:
+        if not present or not _INT64.fullmatch(actual or "") or len(values) != 1 or not _INT64.fullmatch(values[0]):
+            return f"{shown}, not an integer {operator} {values}"
+        number, bound = int(actual), int(values[0])
+        ok = number > bound if operator == "Gt" else number < bound
+        return None if ok else f"{shown}, not {'greater' if operator == 'Gt' else 'less'} than {bound}"
+    return f"operator {operator!r} is not valid here"
+
+
+def _term_mismatch(term: Any, node: NodeInfo, path: Path) -> AffinityMismatch | None:
+    if not isinstance(term, dict) or not (term.get("matchExpressions") or term.get("matchFields")):
+        return AffinityMismatch(path, "an empty node selector term matches no node")
+    for key, is_field in (("matchExpressions", False), ("matchFields", True)):
+        requirements = term.get(key)
+        for index, expression in enumerate(requirements if isinstance(requirements, list) else []):
+            why = _expression_mismatch(expression, node.labels, node.name, is_field)
+            if why is not None:
+                return AffinityMismatch((*path, key, index), why)
+    return None
+
+
+def affinity_mismatch(spec: dict[str, Any], node: NodeInfo) -> AffinityMismatch | None:
+    """Why nodeSelector or the required node affinity rejects `node` (None when both match)."""
+    selector = spec.get("nodeSelector")
+    if isinstance(selector, dict):
+        for key, wanted in selector.items():
+            actual = node.labels.get(key)
+            if actual is None:
+                return AffinityMismatch(("nodeSelector", key), f"node {node.name} has no label {key}")
+            if actual != str(wanted):
+                return AffinityMismatch(
+                    ("nodeSelector", key), f"label {key} is {actual!r} on node {node.name}, not {str(wanted)!r}"
+                )
+    path: Path = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+    affinity = spec.get("affinity")
+    required = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+    required = required.get(path[2]) if isinstance(required, dict) else None
+    if not isinstance(required, dict):
+        return None
+    terms = required.get("nodeSelectorTerms")
+    terms = terms if isinstance(terms, list) else []
+    mismatches = [_term_mismatch(term, node, (*path, index)) for index, term in enumerate(terms)]
+    if any(m is None for m in mismatches):
+        return None
+    if len(mismatches) == 1:
+        first = mismatches[0]
+        assert first is not None
+        return AffinityMismatch(first.path, f"{first.detail} on node {node.name}")
+    details = "; ".join(f"term {i + 1}: {m.detail}" for i, m in enumerate(mismatches) if m is not None)
+    return AffinityMismatch(path, f"none of the required node affinity terms matches node {node.name} ({details})")
+
+
+# --- resources ------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Shortage:
+    """InsufficientResource: what the kubelet reports as OutOf<resource> and the scheduler as Insufficient."""
+
+    resource: str
+    requested: int
+    used: int
+    capacity: int
+
+    @property
+    def kubelet_reason(self) -> str:
+        return f"OutOf{self.resource}"
+
+    @property
+    def kubelet_message(self) -> str:
+        return (
+            f"Node didn't have enough resource: {self.resource}, requested: {self.requested}, "
+            f"used: {self.used}, capacity: {self.capacity}"
+        )
+
+    @property
+    def scheduler_reason(self) -> str:
+        return "Too many pods" if self.resource == "pods" else f"Insufficient {self.resource}"
+
+    @property
+    def never_fits(self) -> bool:
+        """True when the node could not take it even empty."""
+        return self.requested > self.capacity
+
+
+def is_extended_resource(name: str) -> bool:
+    """IsExtendedResourceName: a domain-qualified name outside kubernetes.io, not `requests.*`."""
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
+
+
+def shortages(requests: dict[str, int], node: NodeInfo, usage: NodeUsage | None, *, kubelet: bool) -> list[Shortage]:
+    """noderesources.Fits in order: pods count, cpu, memory, ephemeral-storage, scalar resources.
+
+    `usage` None compares with allocatable alone. The kubelet first drops extended resources
+    the node does not advertise at all (removeMissingExtendedResources).
+    """
+    capacity = node.capacity
+    used_pods = usage.pods if usage else 0
+    requested = usage.requested if usage else {}
+    found: list[Shortage] = []
+    if used_pods + 1 > capacity.get("pods", 0):
+        found.append(Shortage("pods", 1, used_pods, capacity.get("pods", 0)))
+    scalars = sorted(r for r in requests if r not in NATIVE_ORDER and r != "pods")
+    for resource in (*NATIVE_ORDER, *scalars):
+        amount = requests.get(resource, 0)
+        if amount <= 0:
+            continue
+        if kubelet and is_extended_resource(resource) and resource not in node.allocatable:
+            continue
+        available = capacity.get(resource, 0)
+        if amount > available - requested.get(resource, 0):
+            found.append(Shortage(resource, amount, requested.get(resource, 0), available))
+    return found
+
+
+# --- the scheduler's filters ----------------------------------------------------------------------
+UNSCHEDULABLE_REASON = "node(s) were unschedulable"
+TAINT_REASON = "node(s) had untolerated taint(s)"
+AFFINITY_REASON = "node(s) didn't match Pod's node affinity/selector"
+
+
+def scheduler_rejections(spec: dict[str, Any], requests: dict[str, int], node: NodeInfo,
+                         usage: NodeUsage | None) -> list[str]:
+    """The reasons the default scheduler's first failing filter gives for `node` ([] when it fits)."""
+    tolerations = tolerations_of(spec)
+    if node.unschedulable and not any(
+        tolerates(t, {"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"}) for t in tolerations
+    ):
+        return [UNSCHEDULABLE_REASON]
+    if untolerated(node.taints, tolerations, ("NoSchedule", "NoExecute")):
+        return [TAINT_REASON]
+    if affinity_mismatch(spec, node) is not None:
+        return [AFFINITY_REASON]
+    return [shortage.scheduler_reason for shortage in shortages(requests, node, usage, kubelet=False)]
+
+
+def no_node_available_message(total: int, counts: dict[str, int]) -> str:
+    """The FailedScheduling event's opening, reasons sorted as the scheduler sorts them."""
+    reasons = sorted(f"{count} {reason}" for reason, count in counts.items())
+    return f"0/{total} nodes are available: {', '.join(reasons)}."

@@ -1,0 +1,163 @@
+"""
+## What it does
+Flags a Pod or a workload template pinned with `spec.nodeName` to a node that cannot fit it:
+its requests exceed the node's allocatable cpu, memory, ephemeral-storage, Pod count or an
+extended resource, minus what the non-terminated Pods already there request. It predicts the
+kubelet's rejection with its exact reason (`OutOfcpu`, `OutOfmemory`, `OutOfephemeral-storage`,
+`OutOfpods`, `OutOf<resource>`) and message, and says whether the Pod can never fit that node or
+does not fit now. For a template, all replicas land on the node: they are counted.
+
+Requests are computed as the kubelet does (`PodRequests`): containers summed, sidecars
+(restartable init containers) added, the largest init container counted, `spec.overhead` added,
+Pod-level `spec.resources` taking precedence; a limit without a request counts as the request
+(API defaulting). Quantities are read exactly as apimachinery does (cpu rounded up to millicores,
+the rest up to whole units). A request that is not a valid quantity is left to the API server,
+which rejects the manifest; this rule then skips the object.
+
+## Why is this bad?
+With `nodeName` the scheduler never checks resources, but the kubelet does on admission. The Pod
+goes straight to phase Failed with the reason in kubectl's STATUS column (`OutOfcpu`) and
+`Pod was rejected: Node didn't have enough resource: cpu, requested: 100000, used: 950,
+capacity: 4000`. It is never retried or moved to another node. A controller keeps creating
+replacements that are rejected the same way, and failed Pods pile up.
+
+## How to fix
+Lower the request, pick a node with room (`kubectl describe node` shows allocatable and
+allocated resources), or drop `nodeName` and let the scheduler place the Pod.
+"""
+
+from nodename_lint.model import Manifest
+from nodename_lint.podspec import spec_path
+from nodename_lint.rule import Context, Example, Rule, Violation
+
+_CLUSTER = """
+    apiVersion: v1
+    kind: List
+    items:
+      - apiVersion: v1
+        kind: Node
+        metadata:
+          name: kind-worker
+        status:
+          allocatable: {cpu: "4", memory: 8039064Ki, pods: "110", ephemeral-storage: 61255492Ki}
+      - apiVersion: v1
+        kind: Pod
+        metadata:
+          name: web-5d8f7c9b6d-2lq8x
+          namespace: default
+        spec:
+          nodeName: kind-worker
+          containers:
+            - name: nginx
+              image: nginx:1.27.3-alpine
+              resources:
+                requests: {cpu: 950m, memory: 512Mi}
+        status:
+          phase: Running
+"""
+
+_POD = """
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: bigcpu
+    spec:
+      nodeName: kind-worker
+      containers:
+        - name: stress
+          image: busybox:1.37
+          resources:
+            requests:
+              cpu: "{cpu}"
+"""
+
+RULE = Rule(
+    id="insufficient-resources",
+    severity="error",
+    summary="The pinned node cannot fit the Pod's requests: the kubelet rejects it with OutOfcpu, OutOfmemory, ...",
+    doc=__doc__,
+    needs=frozenset({"nodes"}),
+    examples=(
+        Example("100 cpu on a 4-cpu node", _POD.replace("{cpu}", "100"), fails=True, cluster=_CLUSTER),
+        Example("a request that fits", _POD.replace("{cpu}", "500m"), fails=False, cluster=_CLUSTER),
+    ),
+)
+
+
+@RULE.check
+def check(obj: Manifest, context: Context):
+    from nodename_lint.cluster.state import NodeUsage
+    from nodename_lint.cluster.targets import pinned_target, pods_noun, replica_count
+    from nodename_lint.quantity import describe
+    from nodename_lint.scheduling import RequestError, add_into, pod_requests, request_path, shortages
+
+    target = pinned_target(obj, context)
+    if target is None or target[1] is None:
+        return
+    name, node, cluster = target
+    spec = obj.pod_spec or {}
+    try:
+        requests = pod_requests(spec)
+    except RequestError:
+        return
+    usage = cluster.usage(name)
+    replicas = replica_count(obj)
+    current = NodeUsage(usage.pods, dict(usage.requested)) if usage else NodeUsage(0, {})
+    for admitted in range(min(replicas, 100_000)):
+        found = shortages(requests, node, current, kubelet=True)
+        if found:
+            break
+        current.pods += 1
+        add_into(current.requested, requests)
+    else:
+        return
+    shortage = found[0]
+    resource = shortage.resource
+    if replicas == 1:
+        head = f"{pods_noun(obj)} would be rejected by the kubelet on {name} with {shortage.kubelet_reason}"
+    elif admitted == 0:
+        head = f"none of {pods_noun(obj)} fits on {name}: each would be rejected by the kubelet with {shortage.kubelet_reason}"
+    else:
+        head = (
+            f"only {admitted} of {pods_noun(obj)} fit on {name}: replica {admitted + 1} would be rejected by the "
+            f"kubelet with {shortage.kubelet_reason}"
+        )
+    others = "the Pods already there" + (f" and the first {admitted} replicas" if admitted else "")
+    if resource == "pods":
+        detail = f"the node already runs {shortage.used} of the {shortage.capacity} Pods it allows"
+        fix = f"pick another node, or drop nodeName and let the scheduler choose"
+    elif shortage.never_fits:
+        detail = (
+            f"it requests {describe(resource, shortage.requested)} and the node has "
+            f"{describe(resource, shortage.capacity)} allocatable, so it can never fit there"
+        )
+        fix = (
+            f"lower the {resource} request below {describe(resource, shortage.capacity)} or pin to a node with "
+            f"more allocatable {resource}"
+        )
+    else:
+        free = shortage.capacity - shortage.used
+        detail = (
+            f"it requests {describe(resource, shortage.requested)} but only {describe(resource, free)} of "
+            f"{describe(resource, shortage.capacity)} allocatable is free now ({describe(resource, shortage.used)} "
+            f"requested by {others}), so it does not fit now"
+        )
+        fix = f"lower the {resource} request to at most {describe(resource, free)} or pick another node"
+    if replicas > 1:
+        fix += ", or run fewer replicas, or use a nodeSelector instead of nodeName so the scheduler spreads them"
+    if usage is None:
+        detail += (
+            f" (the Pods already on {name} are not in the cluster state {cluster.source}: only allocatable was "
+            "compared)"
+        )
+    fate = (
+        "the Pod goes to Failed and is never retried or moved"
+        if obj.is_pod
+        else "rejected Pods go to Failed and the controller keeps creating replacements that fail the same way"
+    )
+    path = spec_path(obj, "nodeName") if resource == "pods" else spec_path(obj, *request_path(spec, resource))
+    yield Violation(
+        path,
+        f"{head}: {detail}; {fate} (kubelet: \"Pod was rejected: {shortage.kubelet_message}\")",
+        fix=fix,
+    )

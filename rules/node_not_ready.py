@@ -1,0 +1,115 @@
+"""
+## What it does
+Flags a Pod or a workload template pinned with `spec.nodeName` to a node that is NotReady or
+Unknown (its Ready condition), cordoned (`spec.unschedulable`), or tainted
+`node.kubernetes.io/not-ready` or `node.kubernetes.io/unreachable`.
+
+## Why is this bad?
+Cordon and the NoSchedule not-ready taints only stop the scheduler, and `nodeName` bypasses the
+scheduler: the Pod is bound to the node anyway. On a node whose kubelet is down or unreachable,
+nothing starts it and it stays Pending; with the NoExecute not-ready/unreachable taint the taint
+eviction controller evicts it after 300 s (the toleration the API server adds by default). A
+cordoned node is usually being drained or maintained: the Pod lands there and dies with it.
+
+## How to fix
+Wait until the node is Ready and uncordoned (`kubectl uncordon NODE`), pick a Ready node from
+`kubectl get nodes`, or drop `nodeName` and let the scheduler choose.
+"""
+
+from nodename_lint.model import Manifest
+from nodename_lint.podspec import spec_path
+from nodename_lint.rule import Context, Example, Rule, Violation
+
+_CLUSTER = """
+    apiVersion: v1
+    kind: List
+    items:
+      - apiVersion: v1
+        kind: Node
+        metadata:
+          name: kind-worker
+        status:
+          conditions:
+            - {type: Ready, status: "True"}
+      - apiVersion: v1
+        kind: Node
+        metadata:
+          name: kind-worker4
+        spec:
+          unschedulable: true
+        status:
+          conditions:
+            - {type: Ready, status: Unknown, reason: NodeStatusUnknown}
+"""
+
+_POD = """
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: debug
+    spec:
+      nodeName: {node}
+      containers:
+        - name: shell
+          image: busybox:1.37
+"""
+
+RULE = Rule(
+    id="node-not-ready",
+    severity="warning",
+    summary="The pinned node is NotReady, unreachable or cordoned: nodeName bypasses cordon, and the Pod may never start.",
+    doc=__doc__,
+    needs=frozenset({"nodes"}),
+    examples=(
+        Example("a cordoned node whose kubelet stopped reporting", _POD.replace("{node}", "kind-worker4"), fails=True, cluster=_CLUSTER),
+        Example("a Ready node", _POD.replace("{node}", "kind-worker"), fails=False, cluster=_CLUSTER),
+    ),
+)
+
+_READY_TEXT = {
+    "False": "NotReady (its kubelet reports it is not ready)",
+    "Unknown": "Unknown (its kubelet stopped reporting)",
+}
+
+
+@RULE.check
+def check(obj: Manifest, context: Context):
+    from nodename_lint.cluster.targets import pinned_target, pods_noun
+    from nodename_lint.scheduling import NOT_READY_TAINT, UNREACHABLE_TAINT, taint_text, tolerations_of, untolerated
+
+    target = pinned_target(obj, context)
+    if target is None or target[1] is None:
+        return
+    name, node, _ = target
+    problems: list[str] = []
+    ready = node.conditions.get("Ready")
+    if ready != "True":
+        problems.append(
+            f"node {name} is " + _READY_TEXT.get(ready or "", "not Ready (it has no Ready condition)")
+            + ", so nothing may ever start the Pod there"
+        )
+    state_taints = [t for t in node.taints if t.get("key") in (NOT_READY_TAINT, UNREACHABLE_TAINT)]
+    if state_taints:
+        evicting = untolerated(
+            [t for t in state_taints if t.get("effect") == "NoExecute"],
+            [t for t in tolerations_of(obj.pod_spec or {}) if not isinstance(t, dict) or "tolerationSeconds" not in t],
+            ("NoExecute",),
+        )
+        text = ", ".join(taint_text(t) for t in state_taints)
+        problems.append(
+            f"it has taint {text}"
+            + ("; the taint eviction controller evicts the Pod after 300 s (the default toleration)" if evicting else "")
+        )
+    if node.unschedulable:
+        problems.append(
+            f"node {name} is cordoned (spec.unschedulable), which stops the scheduler but not nodeName: the Pod lands "
+            "on a node that is being drained or maintained"
+        )
+    if not problems:
+        return
+    yield Violation(
+        spec_path(obj, "nodeName"),
+        f"{pods_noun(obj)} is pinned to a node that is not usable: " + "; ".join(problems),
+        fix=f"wait until {name} is Ready and uncordoned (kubectl uncordon {name}), pick a Ready node, "
+        "or drop nodeName and let the scheduler choose",
+    )

@@ -1,0 +1,104 @@
+"""
+## What it does
+Flags a Pod or a workload template pinned with `spec.nodeName` whose `nodeSelector` or required
+node affinity (`requiredDuringSchedulingIgnoredDuringExecution`: matchExpressions with In,
+NotIn, Exists, DoesNotExist, Gt, Lt; matchFields on `metadata.name`) does not match that node.
+It names the label that is missing or different, and the nodes that would match.
+
+## Why is this bad?
+`nodeName` skips the scheduler, but the kubelet still checks the required node affinity on
+admission. The Pod goes straight to phase Failed with status `NodeAffinity` ("Pod was rejected:
+Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"), and it is
+never retried or moved. The selector and the pinned node contradict each other: one of them is
+wrong. (The kubelet checks resources first: when the Pod does not fit either, it reports
+`OutOfcpu` etc. instead, see insufficient-resources.)
+
+## How to fix
+Pin the Pod to a node that has the labels (the message lists some), label the node
+(`kubectl label node NODE key=value`), or drop `nodeName` and let the selector choose the node.
+"""
+
+from nodename_lint.model import Manifest
+from nodename_lint.podspec import spec_path
+from nodename_lint.rule import Context, Example, Rule, Violation
+
+_CLUSTER = """
+    apiVersion: v1
+    kind: List
+    items:
+      - apiVersion: v1
+        kind: Node
+        metadata:
+          name: kind-worker
+          labels: {kubernetes.io/hostname: kind-worker, disktype: hdd}
+      - apiVersion: v1
+        kind: Node
+        metadata:
+          name: kind-worker2
+          labels: {kubernetes.io/hostname: kind-worker2, disktype: ssd}
+"""
+
+_POD = """
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: badsel
+    spec:
+      nodeName: {node}
+      nodeSelector:
+        disktype: ssd
+      containers:
+        - name: nginx
+          image: nginx:1.27.3-alpine
+"""
+
+RULE = Rule(
+    id="node-selector-mismatch",
+    severity="error",
+    summary="nodeSelector or required node affinity does not match the pinned node: the kubelet rejects the Pod with NodeAffinity.",
+    doc=__doc__,
+    needs=frozenset({"nodes"}),
+    examples=(
+        Example("nodeSelector disktype=ssd on an hdd node", _POD.replace("{node}", "kind-worker"), fails=True, cluster=_CLUSTER),
+        Example("the selector matches the pinned node", _POD.replace("{node}", "kind-worker2"), fails=False, cluster=_CLUSTER),
+    ),
+)
+
+MAX_LISTED = 3
+
+
+@RULE.check
+def check(obj: Manifest, context: Context):
+    from nodename_lint.cluster.targets import pinned_target, pods_noun
+    from nodename_lint.scheduling import RequestError, affinity_mismatch, pod_requests, shortages
+
+    target = pinned_target(obj, context)
+    if target is None or target[1] is None:
+        return
+    name, node, cluster = target
+    assert cluster.nodes is not None
+    spec = obj.pod_spec or {}
+    mismatch = affinity_mismatch(spec, node)
+    if mismatch is None:
+        return
+    matching = [other for other in cluster.nodes.values() if affinity_mismatch(spec, other) is None]
+    try:
+        earlier = shortages(pod_requests(spec), node, cluster.usage(name), kubelet=True)
+    except RequestError:
+        earlier = []
+    first = f" (it reports {earlier[0].kubelet_reason} first: see insufficient-resources)" if earlier else ""
+    fate = "the Pod goes to Failed and is never retried or moved" if obj.is_pod else (
+        "rejected Pods go to Failed and the controller keeps creating replacements that fail the same way"
+    )
+    if matching:
+        names = ", ".join(n.name for n in matching[:MAX_LISTED]) + (", ..." if len(matching) > MAX_LISTED else "")
+        fix = f"pin to a node that matches ({names}), label {name} to match, or drop nodeName and let the selector choose"
+    else:
+        fix = f"no node of the cluster matches the selector: fix the selector or label {name}, or drop nodeName"
+    yield Violation(
+        spec_path(obj, *mismatch.path),
+        f"{pods_noun(obj)} would be rejected by the kubelet on {name} with NodeAffinity{first}: {mismatch.detail}; "
+        f"{fate} (kubelet: \"Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node "
+        "affinity/selector\")",
+        fix=fix,
+    )

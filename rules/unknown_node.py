@@ -1,0 +1,110 @@
+"""
+## What it does
+Flags a Pod or a workload template whose `spec.nodeName` names no node of the cluster, and
+suggests the closest existing names ("did you mean kind-worker?").
+
+## Why is this bad?
+The scheduler only picks up Pods with an empty `nodeName`, so it ignores this one: no
+FailedScheduling event. No kubelet has that name, so none picks it up either. The Pod sits in
+Pending with no events at all, until PodGC (kube-controller-manager) treats it as orphaned and
+force-deletes it, about 40 s after the node was confirmed missing ("PodGC is force deleting Pod",
+no event). From the outside the Pod is created and silently vanishes. In a workload template,
+every replica does this, and the controller keeps recreating them.
+
+## How to fix
+Use a name from `kubectl get nodes` (a manifest copied from another cluster keeps that cluster's
+node names), or better, drop `nodeName` and let the scheduler choose with a `nodeSelector` on
+`kubernetes.io/hostname`.
+"""
+
+from nodename_lint.model import Manifest
+from nodename_lint.podspec import dotted, spec_path
+from nodename_lint.rule import Context, Example, Rule, Violation
+
+_CLUSTER = """
+    apiVersion: v1
+    kind: List
+    items:
+      - apiVersion: v1
+        kind: Node
+        metadata:
+          name: kind-control-plane
+      - apiVersion: v1
+        kind: Node
+        metadata:
+          name: kind-worker
+"""
+
+RULE = Rule(
+    id="unknown-node",
+    severity="error",
+    summary="spec.nodeName names no node of the cluster: the Pod sits in Pending with no events and PodGC deletes it.",
+    doc=__doc__,
+    needs=frozenset({"nodes"}),
+    examples=(
+        Example(
+            "a typo in the node name",
+            """
+            apiVersion: v1
+            kind: Pod
+            metadata:
+              name: pinned
+            spec:
+              nodeName: kind-wroker
+              containers:
+                - name: nginx
+                  image: nginx:1.27.3-alpine
+            """,
+            fails=True,
+            cluster=_CLUSTER,
+        ),
+        Example(
+            "a node that exists",
+            """
+            apiVersion: v1
+            kind: Pod
+            metadata:
+              name: pinned
+            spec:
+              nodeName: kind-worker
+              containers:
+                - name: nginx
+                  image: nginx:1.27.3-alpine
+            """,
+            fails=False,
+            cluster=_CLUSTER,
+        ),
+    ),
+)
+
+
+@RULE.check
+def check(obj: Manifest, context: Context):
+    from nodename_lint.cluster.names import closest_node_names
+    from nodename_lint.cluster.targets import pinned_target, pods_noun
+
+    target = pinned_target(obj, context)
+    if target is None or target[1] is not None:
+        return
+    name, _, cluster = target
+    assert cluster.nodes is not None
+    suggestions = closest_node_names(name, cluster.nodes)
+    path = spec_path(obj, "nodeName")
+    guess = f"; did you mean {' or '.join(suggestions)}?" if suggestions else ""
+    count = len(cluster.nodes)
+    fate = (
+        "it stays Pending with no events (the scheduler ignores Pods with nodeName and no kubelet has that name) "
+        "until PodGC force-deletes it about 40 s later"
+    )
+    if obj.is_workload_template:
+        fate += ", and the controller keeps recreating the replicas, which vanish the same way"
+    if len(suggestions) == 1:
+        fix = f"set {dotted(path)} to {suggestions[0]}"
+    else:
+        fix = f"set {dotted(path)} to a node from `kubectl get nodes`"
+    yield Violation(
+        path,
+        f"node {name} does not exist in the cluster ({cluster.source}, {count} node{'s' if count != 1 else ''}): "
+        f"{pods_noun(obj)} would never run; {fate}{guess}",
+        fix=fix + ", or drop nodeName and use a nodeSelector on kubernetes.io/hostname",
+    )

@@ -1,0 +1,125 @@
+"""
+## What it does
+Flags a Pod or a workload template pinned with `spec.nodeName` to a node that has a taint the
+Pod does not tolerate. Tolerations are matched exactly as Kubernetes does (`Equal` compares the
+value, `Exists` does not; an empty key with `Exists` tolerates every taint; an empty effect
+matches every effect). Severity depends on the effect:
+
+- `NoExecute` (error): the kubelet rejects the Pod on admission with `TaintToleration`. A
+  toleration with `tolerationSeconds` only delays it: the taint eviction controller evicts the
+  Pod that many seconds after it starts (at once for 0 or less).
+- `NoSchedule` and `PreferNoSchedule` (warning): only the scheduler reads them, and `nodeName`
+  bypasses the scheduler, so the Pod lands on a node that was reserved for other workloads.
+
+The taints the node lifecycle controller sets for NotReady, unreachable and cordoned nodes
+(`node.kubernetes.io/not-ready`, `unreachable`, `unschedulable`) are reported by node-not-ready.
+Static Pods are not checked: the kubelet skips the taint check for them.
+
+## Why is this bad?
+A NoExecute taint means "nothing without a toleration runs here": the Pod goes to Failed, or is
+evicted later. A NoSchedule taint usually marks dedicated or control-plane nodes; nodeName walks
+past it silently, which is rarely what the owner of that node wants.
+
+## How to fix
+If the Pod belongs on that node, add a matching toleration (for NoExecute without
+`tolerationSeconds`). Otherwise pick an untainted node, or drop `nodeName` and let the scheduler
+respect the taint.
+"""
+
+from nodename_lint.model import Manifest
+from nodename_lint.podspec import spec_path
+from nodename_lint.rule import Context, Example, Rule, Violation
+
+_CLUSTER = """
+    apiVersion: v1
+    kind: List
+    items:
+      - apiVersion: v1
+        kind: Node
+        metadata:
+          name: kind-worker3
+        spec:
+          taints:
+            - {key: maintenance, value: kernel-upgrade, effect: NoExecute}
+"""
+
+_POD = """
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: debug
+    spec:
+      nodeName: kind-worker3
+      containers:
+        - name: shell
+          image: busybox:1.37
+"""
+
+RULE = Rule(
+    id="untolerated-taint",
+    severity="error",
+    summary="The pinned node has a taint the Pod does not tolerate: rejected or evicted (NoExecute), or placed past the taint (NoSchedule).",
+    doc=__doc__,
+    needs=frozenset({"nodes"}),
+    examples=(
+        Example("a NoExecute taint without a toleration", _POD, fails=True, cluster=_CLUSTER),
+        Example(
+            "the Pod tolerates the taint",
+            _POD + "      tolerations:\n        - {key: maintenance, operator: Exists, effect: NoExecute}\n",
+            fails=False,
+            cluster=_CLUSTER,
+        ),
+    ),
+)
+
+
+@RULE.check
+def check(obj: Manifest, context: Context):
+    from nodename_lint.cluster.targets import pinned_target, pods_noun
+    from nodename_lint.scheduling import NODE_STATE_TAINTS, eviction_delay, taint_text, tolerations_of, untolerated
+
+    target = pinned_target(obj, context)
+    if target is None or target[1] is None:
+        return
+    name, node, _ = target
+    spec = obj.pod_spec or {}
+    tolerations = tolerations_of(spec)
+    taints = [taint for taint in node.taints if taint.get("key") not in NODE_STATE_TAINTS]
+    if not taints:
+        return
+    noun = pods_noun(obj)
+    where = spec_path(obj, "tolerations") if "tolerations" in spec else spec_path(obj, "nodeName")
+    rejected = untolerated(taints, tolerations, ("NoExecute",))
+    if rejected:
+        listed = ", ".join(taint_text(t) for t in rejected)
+        yield Violation(
+            where,
+            f"{noun} would be rejected by the kubelet on {name} with TaintToleration: the node has taint {listed} "
+            "and the Pod does not tolerate it; "
+            + ("the Pod goes to Failed and is never retried or moved" if obj.is_pod else
+               "rejected Pods go to Failed and the controller keeps creating replacements that fail the same way"),
+            fix=f"add a toleration for {listed} (without tolerationSeconds) if the Pod belongs there, "
+            "or pick another node, or drop nodeName",
+        )
+    else:
+        no_execute = [taint for taint in taints if taint.get("effect") == "NoExecute"]
+        delay = eviction_delay(no_execute, tolerations) if no_execute else None
+        if delay is not None:
+            listed = ", ".join(taint_text(t) for t in no_execute)
+            when = "at once" if delay == 0 else f"{delay} s after it starts"
+            yield Violation(
+                where,
+                f"{noun} tolerates taint {listed} of {name} only for a while: the kubelet admits it, and the taint "
+                f"eviction controller evicts it {when} (tolerationSeconds)",
+                fix="drop tolerationSeconds from the toleration if the Pod must stay, or pick another node",
+            )
+    soft = untolerated(taints, tolerations, ("NoSchedule", "PreferNoSchedule"))
+    if soft:
+        listed = ", ".join(taint_text(t) for t in soft)
+        yield Violation(
+            where,
+            f"nodeName bypasses the scheduler, so taint {listed} does not keep {noun} off {name}: it lands on a node "
+            "reserved for other workloads",
+            fix=f"add a toleration for {listed} if the Pod belongs there, else pick an untainted node or drop nodeName",
+            severity="warning",
+        )
