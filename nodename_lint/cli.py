@@ -87,6 +87,8 @@ def _format_output_options(command: Any) -> Any:
 @click.option("--static-pod-dir", "static_pod_dirs", multiple=True, type=click.Path(file_okay=False), help="A kubelet staticPodPath folder; its files are checked as static Pods (repeatable).")
 @click.option("--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set].")
 @click.option("--live", is_flag=True, help="Read cluster state from the current kubeconfig context.")
+@click.option("--cluster-state", "cluster_state", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Cluster state saved by `kubectl get nodes,namespaces,pods -A -o yaml` (or -o json, or `nodename-lint snapshot`).")
 @click.option("--fix", is_flag=True, help="Fix what can be fixed in the files, then report what remains.")
 @click.option("--diff", is_flag=True, help="Print a unified diff of what --fix would change; write nothing.")
 @live_options
@@ -94,12 +96,14 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
                  config_path: str | None, select: tuple[str, ...], ignore: tuple[str, ...], namespace: str | None,
                  static_pod_dirs: tuple[str, ...], color: bool | None, changed_since: str | None,
                  live: bool, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
-                 request_timeout: float, fix: bool, diff: bool, **format_outputs: str | None) -> None:
+                 request_timeout: float, fix: bool, diff: bool, cluster_state: str | None,
+                 **format_outputs: str | None) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
     outputs = {name: format_outputs[f"output_{name}"] for name in FORMATS if format_outputs[f"output_{name}"]}
     try:
+        live_options = _live(kube_context, kubeconfig, in_cluster, request_timeout, live)
         code = run_lint(
-            live=_live(kube_context, kubeconfig, in_cluster, request_timeout, live),
+            live=live_options, cluster=_cluster_from_file(cluster_state, live_options),
             paths=list(paths) or ["."], formats=list(formats) or ["text"], output=output, fail_on=fail_on,
             config_path=config_path, select=_split_ids(select), ignore=_split_ids(ignore), namespace=namespace,
             static_pod_dirs=list(static_pod_dirs), color=color, outputs=outputs, changed_since=changed_since,
@@ -109,6 +113,17 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
         click.echo(f"nodename-lint: {exc}", err=True)
         code = EXIT_USAGE
     sys.exit(code)
+
+
+def _cluster_from_file(path: str | None, live_options: Any) -> Any:
+    """The ClusterState saved in `--cluster-state FILE` (None without the option)."""
+    if path is None:
+        return None
+    if live_options is not None:
+        raise UsageError("--cluster-state cannot be combined with --context, --kubeconfig, --live or --in-cluster")
+    from .cluster.from_file import load_state_file
+
+    return load_state_file(path)
 
 
 def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_on: str | None, config_path: str | None,
