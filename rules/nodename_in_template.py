@@ -20,7 +20,7 @@ Let the scheduler place the Pods and constrain it instead: a `nodeSelector` on t
 hostname it adds a required `nodeAffinity` term on the hostname instead. The rest of the spec stays.
 """
 
-from nodename_lint.fix.edits import Append, Delete, SetValue, Unfixable
+from nodename_lint.fix.edits import Append, Delete, ReplaceEntry, SetValue, Unfixable
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import HOSTNAME_LABEL, dotted, pinned_node, spec_path, workload_noun
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -123,8 +123,11 @@ def fix(obj: Manifest, context: Context):
         return
     hostname = _hostname_label(node, context)
     current = (selector or {}).get(HOSTNAME_LABEL)
+    if "nodeSelector" not in obj.pod_spec:  # the new nodeSelector takes nodeName's place (and its comment)
+        yield ReplaceEntry(spec_path(obj, "nodeName"), "nodeSelector", {HOSTNAME_LABEL: hostname})
+        return
     if current is None:
-        yield SetValue(spec_path(obj, "nodeSelector", HOSTNAME_LABEL), hostname, before="nodeName")
+        yield SetValue(spec_path(obj, "nodeSelector", HOSTNAME_LABEL), hostname)
     elif current != hostname:
         yield from _require_hostname(obj, hostname)
     yield Delete(spec_path(obj, "nodeName"))

@@ -16,15 +16,19 @@ from ..model import Path
 
 @dataclass(frozen=True, slots=True)
 class SetValue:
-    """Set the value at `path`, creating missing mappings on the way.
-
-    A key that does not exist yet is added to its mapping before the sibling key `before` when
-    that exists (so a replacement lands where the old key was), else at the end.
-    """
+    """Set the value at `path`, creating missing mappings on the way (new keys go at the end)."""
 
     path: Path
     value: Any
-    before: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaceEntry:
+    """Put `key: value` where the key at `path` was; a comment on that key's line stays."""
+
+    path: Path
+    key: str
+    value: Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,8 +53,8 @@ class Unfixable:
     reason: str
 
 
-Edit = Union[SetValue, Delete, Append]
-FixStep = Union[SetValue, Delete, Append, Unfixable]
+Edit = Union[SetValue, ReplaceEntry, Delete, Append]
+FixStep = Union[SetValue, ReplaceEntry, Delete, Append, Unfixable]
 
 
 def apply_to_data(data: Any, edits: list[Edit], prefix: Path = ()) -> Any:
@@ -67,6 +71,10 @@ def apply_to_data(data: Any, edits: list[Edit], prefix: Path = ()) -> Any:
             parent[path[-1]] = copy.deepcopy(edit.value)
         elif isinstance(edit, Append):
             _walk(result, path).append(copy.deepcopy(edit.item))
+        elif isinstance(edit, ReplaceEntry):
+            parent = _walk(result, path[:-1])
+            del parent[path[-1]]
+            parent[edit.key] = copy.deepcopy(edit.value)
         else:
             _delete(result, path, len(prefix))
     return result

@@ -18,7 +18,7 @@ from ..model import Path
 from ..podspec import dotted
 from ..yamlnodes import key_text, resolve_plain
 from . import render
-from .edits import Append, Delete, Edit, SetValue
+from .edits import Append, Delete, Edit, ReplaceEntry, SetValue
 
 
 class SpliceError(Exception):
@@ -94,6 +94,8 @@ class Planner:
                 splices.append(self._set(obj_node, edit))
             elif isinstance(edit, Append):
                 splices.append(self._append(_node_at(obj_node, edit.path), edit.item))
+            elif isinstance(edit, ReplaceEntry):
+                splices += self._replace_key(obj_node, edit)
         splices += self._deletes(obj_node, [edit.path for edit in edits if isinstance(edit, Delete)])
         return splices
 
@@ -109,7 +111,7 @@ class Planner:
             found = _entry(node, step)
             rest = edit.path[depth + 1 :]
             if found is None:
-                return self._insert_entry(node, step, _nest(rest, edit.value), edit.before)
+                return self._insert_entry(node, step, _nest(rest, edit.value))
             index, value = found, node.value[found][1]
             if not rest:
                 if isinstance(value, ScalarNode) and not isinstance(edit.value, (dict, list)):
@@ -133,21 +135,35 @@ class Planner:
         lines = render.block_entry(key_source, value, self.layout, key.start_mark.column)
         return Splice(key.start_mark.index, self._line_end(_content_end(key, old)), lines[key.start_mark.column :])
 
-    def _insert_entry(self, mapping: MappingNode, key: str, value: Any, before: str | None) -> Splice:
+    def _replace_key(self, obj_node: MappingNode, edit: ReplaceEntry) -> list[Splice]:
+        mapping = _node_at(obj_node, edit.path[:-1])
+        index = _entry(mapping, edit.path[-1]) if isinstance(mapping, MappingNode) else None
+        if index is None or not isinstance(edit.path[-1], str):
+            raise SpliceError(f"{_dotted(edit.path)} is not written in this object")
+        key, value = mapping.value[index]
+        end = _content_end(key, value)
+        if mapping.flow_style:
+            entry = f"{render.key(edit.key, self.layout)}: {render.flow(edit.value, self.layout)}"
+            return [Splice(key.start_mark.index, end, entry)]
+        column = key.start_mark.column
+        first, _, rest = render.block_entry(render.key(edit.key, self.layout), edit.value, self.layout, column
+                                            ).partition(self.layout.newline)
+        line_end = self._line_end(end)  # the first line keeps what followed the old value (a comment)
+        if not self.text[:line_end].endswith("\n"):
+            rest = self.layout.newline + rest if rest else rest
+        return [Splice(key.start_mark.index, end, first[column:]), Splice(line_end, line_end, rest)]
+
+    def _insert_entry(self, mapping: MappingNode, key: str, value: Any) -> Splice:
         if mapping.flow_style:
             return self._insert_flow_entry(mapping, key, value)
         if not mapping.value:
             raise SpliceError("an empty block mapping")
         column = mapping.value[0][0].start_mark.column
         text = render.block_entry(render.key(key, self.layout), value, self.layout, column)
-        sibling = _entry(mapping, before) if before else None
-        if sibling is not None and self._starts_line(mapping.value[sibling][0].start_mark.index):
-            position = self._line_start(mapping.value[sibling][0].start_mark.index)
-        else:
-            last_key, last_value = mapping.value[-1]
-            position = self._line_end(_content_end(last_key, last_value))
-            if not self.text[:position].endswith("\n"):
-                text = self.layout.newline + text
+        last_key, last_value = mapping.value[-1]
+        position = self._line_end(_content_end(last_key, last_value))
+        if not self.text[:position].endswith("\n"):
+            text = self.layout.newline + text
         return Splice(position, position, text)
 
     def _insert_flow_entry(self, mapping: MappingNode, key: str, value: Any) -> Splice:
