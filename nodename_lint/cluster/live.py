@@ -309,14 +309,16 @@ class ApiConnection:
             detail = text.split("certificate verify failed:")[-1].split("(_ssl")[0].strip(" )") if "certificate verify failed" in text else text
             return (f"TLS verification of the API server {self.host} failed ({detail}): the certificate is not signed "
                     f"by the certificate-authority of {self.source}; fix certificate-authority-data in the kubeconfig")
-        if any(isinstance(e, u3.ConnectTimeoutError) for e in chain):
+        if any(isinstance(e, ConnectionRefusedError) for e in chain) or "Connection refused" in text:
+            return f"cannot connect to the API server {self.host} of {self.source}: connection refused; is the cluster running?"
+        if any(isinstance(e, u3.ConnectTimeoutError) and not isinstance(e, u3.NewConnectionError) for e in chain):
             return (f"the API server {self.host} of {self.source} did not accept a connection within "
                     f"{self.timeout:g}s (--request-timeout)")
         if any(isinstance(e, (u3.ReadTimeoutError, TimeoutError)) for e in chain):
             return (f"the API server {self.host} did not answer {what} within {self.timeout:g}s (--request-timeout); "
                     "the cluster state cannot be read")
-        if any(isinstance(e, (u3.NewConnectionError, ConnectionRefusedError)) for e in chain):
-            return f"cannot connect to the API server {self.host} of {self.source}: connection refused; is the cluster running?"
+        if any(isinstance(e, u3.NewConnectionError) for e in chain):
+            return f"cannot connect to the API server {self.host} of {self.source}: {text}"
         if any(isinstance(e, (u3.ProtocolError, u3.IncompleteRead)) for e in chain):
             return (f"the API server {self.host} broke off its reply to {what} ({text}); "
                     "the cluster state cannot be trusted")
