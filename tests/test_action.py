@@ -1,0 +1,226 @@
+"""action.yml, run step by step as the GitHub runner runs a composite action.
+
+The workspace is a git repository with a base branch and a pull request merged onto it (as
+actions/checkout leaves it); GITHUB_EVENT_PATH holds a pull_request payload; each step gets its
+own GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files and runs with `bash --noprofile --norc -eo pipefail`
+after `${{ inputs.* }}` and `${{ steps.*.outputs.* }}` are substituted. The install step runs as
+written: it skips pip when python3 already imports this very checkout (the editable install of
+the test run); one test makes it install for real into a virtualenv.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .conftest import ROOT
+from .test_precommit import GIT_IDENTITY, snapshot_working_tree
+from .test_sarif import BROKEN_DEPLOYMENT, assert_valid_sarif
+
+EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+DEBUG_POD = (ROOT / "examples" / "deploy" / "debug-pod.yaml").read_text(encoding="utf-8")
+CLEAN_DEPLOYMENT = BROKEN_DEPLOYMENT.replace(
+    "      nodeName: worker-2\n", "      nodeSelector:\n        kubernetes.io/hostname: worker-2\n")
+
+
+@dataclass
+class ActionRun:
+    exit_code: int
+    stdout: str
+    stderr: str
+    outputs: dict[str, str]
+    summary: str
+    step_outputs: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def annotations(self) -> list[str]:
+        return [line for line in self.stdout.splitlines() if re.match(r"::(error|warning|notice) ", line)]
+
+
+def _read_outputs(path: Path) -> dict[str, str]:
+    """GITHUB_OUTPUT as the runner reads it: `name=value` lines and `name<<DELIMITER` blocks."""
+    outputs: dict[str, str] = {}
+    lines = iter(path.read_text(encoding="utf-8").splitlines())
+    for line in lines:
+        if "<<" in line and ("=" not in line or line.index("<<") < line.index("=")):
+            name, delimiter = line.split("<<", 1)
+            outputs[name] = "\n".join(iter(lambda: next(lines), delimiter))
+        elif "=" in line:
+            name, value = line.split("=", 1)
+            outputs[name] = value
+    return outputs
+
+
+def _substitute(text: str, inputs: dict[str, str], steps: dict[str, dict[str, str]]) -> str:
+    def evaluate(match: re.Match[str]) -> str:
+        expression = match.group(1)
+        if m := re.fullmatch(r"inputs\.([\w-]+)", expression):
+            return inputs[m.group(1)]
+        if m := re.fullmatch(r"steps\.([\w-]+)\.outputs\.([\w-]+)", expression):
+            return steps.get(m.group(1), {}).get(m.group(2), "")
+        raise AssertionError(f"the test runner does not know the expression {expression!r}")
+
+    return EXPRESSION.sub(evaluate, text)
+
+
+def run_action(workspace: Path, tmp_path: Path, event: dict, action_path: Path = ROOT, **given: str) -> ActionRun:
+    action = yaml.safe_load((action_path / "action.yml").read_text(encoding="utf-8"))
+    assert action["runs"]["using"] == "composite"
+    declared = action["inputs"]
+    unknown = set(given) - {name.replace("-", "_") for name in declared}
+    assert not unknown, f"not inputs of action.yml: {unknown}"
+    inputs = {name: given.get(name.replace("-", "_"), spec.get("default", "")) for name, spec in declared.items()}
+    runner = tmp_path / "runner"
+    runner.mkdir(exist_ok=True)
+    event_path = runner / "event.json"
+    event_path.write_text(json.dumps(event), encoding="utf-8")
+    base_env = {
+        **os.environ, **GIT_IDENTITY,
+        "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]),
+        "CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_ACTION_PATH": str(action_path), "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event_path), "GITHUB_BASE_REF": event["pull_request"]["base"]["ref"],
+        "GITHUB_HEAD_REF": event["pull_request"]["head"]["ref"], "RUNNER_TEMP": str(runner),
+    }
+    base_env.pop("NO_COLOR", None)
+    steps: dict[str, dict[str, str]] = {}
+    stdout, stderr, summary, exit_code = [], [], [], 0
+    for index, step in enumerate(action["runs"]["steps"]):
+        assert step["shell"] == "bash"
+        output_file, summary_file = runner / f"output-{index}", runner / f"summary-{index}"
+        output_file.write_text("", encoding="utf-8")  # the runner gives every step fresh files
+        summary_file.write_text("", encoding="utf-8")
+        script = runner / f"step-{index}.sh"
+        script.write_text(_substitute(step["run"], inputs, steps), encoding="utf-8")
+        env = {**base_env, "GITHUB_OUTPUT": str(output_file), "GITHUB_STEP_SUMMARY": str(summary_file)}
+        env.update({name: _substitute(str(value), inputs, steps) for name, value in (step.get("env") or {}).items()})
+        completed = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+                                   cwd=workspace, env=env, capture_output=True, text=True, timeout=900)
+        stdout.append(completed.stdout)
+        stderr.append(completed.stderr)
+        summary.append(summary_file.read_text(encoding="utf-8"))
+        if "id" in step:
+            steps[step["id"]] = _read_outputs(output_file)
+        if completed.returncode != 0:
+            exit_code = completed.returncode
+            break  # the runner skips the remaining steps of a failed composite action
+    outputs = {name: _substitute(spec["value"], inputs, steps) for name, spec in action["outputs"].items()}
+    return ActionRun(exit_code, "".join(stdout), "".join(stderr), outputs, "".join(summary), steps)
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, **GIT_IDENTITY}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def pull_request(tmp_path: Path) -> tuple[Path, dict]:
+    """main has a Deployment pinned to a node (an error nobody touches in this PR); the PR adds a
+    diagnostic Pod (an info) and edits web.yaml cleanly. HEAD is the merge commit, as on GitHub."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    _git(workspace, "init", "-q", "-b", "main")
+    _write(workspace, {"deploy/legacy.yaml": BROKEN_DEPLOYMENT, "deploy/web.yaml": CLEAN_DEPLOYMENT})
+    _git(workspace, "add", ".")
+    _git(workspace, "commit", "-q", "-m", "base")
+    base_sha = _git(workspace, "rev-parse", "HEAD")
+    _git(workspace, "checkout", "-q", "-b", "add-debug-pod")
+    _write(workspace, {"deploy/debug-pod.yaml": DEBUG_POD,
+                       "deploy/web.yaml": CLEAN_DEPLOYMENT.replace("namespace: shop", "namespace: store")})
+    _git(workspace, "add", ".")
+    _git(workspace, "commit", "-q", "-m", "add a debug pod")
+    head_sha = _git(workspace, "rev-parse", "HEAD")
+    _git(workspace, "checkout", "-q", "--detach", "main")
+    _git(workspace, "merge", "-q", "--no-ff", "-m", "Merge add-debug-pod into main", "add-debug-pod")
+    event = {
+        "action": "synchronize", "number": 7,
+        "pull_request": {"number": 7, "base": {"ref": "main", "sha": base_sha},
+                         "head": {"ref": "add-debug-pod", "sha": head_sha}},
+    }
+    return workspace, event
+
+
+def test_action_annotates_summarises_and_fails_on_errors(pull_request, tmp_path: Path):
+    workspace, event = pull_request
+    run = run_action(workspace, tmp_path, event, paths="deploy", sarif_file="results/nodename-lint.sarif")
+    assert f"nodename-lint is already installed from {ROOT}" in run.stdout
+    assert run.exit_code == 1, run.stderr
+    assert run.annotations() == [
+        "::notice file=deploy/debug-pod.yaml,line=8,col=3,title=nodename-lint nodename-on-pod::"
+        + run.annotations()[0].split("::", 2)[2],
+        "::error file=deploy/legacy.yaml,line=13,col=7,title=nodename-lint nodename-in-template::"
+        + run.annotations()[1].split("::", 2)[2],
+    ]
+    assert "every replica of Deployment web" in run.annotations()[1] and "%0Afix: " in run.annotations()[1]
+    sarif_path = workspace / "results" / "nodename-lint.sarif"
+    assert run.outputs == {"sarif-file": str(sarif_path), "findings": "2", "errors": "1", "warnings": "0",
+                           "infos": "1", "exit-code": "1"}
+    log = assert_valid_sarif(sarif_path.read_text(encoding="utf-8"))
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]]
+    assert uris == ["deploy/debug-pod.yaml", "deploy/legacy.yaml"]
+    assert "Found 2 problems (1 error, 0 warnings, 1 info)" in run.summary
+    assert ("| :x: error | [`nodename-in-template`](https://github.com/nodename-lint/nodename-lint/blob/main/docs/"
+            "rules/nodename-in-template.md) | `deploy/legacy.yaml:13:7` |") in run.summary
+
+
+def test_only_changed_reports_the_files_of_the_pull_request(pull_request, tmp_path: Path):
+    workspace, event = pull_request
+    run = run_action(workspace, tmp_path, event, only_changed="true")
+    assert run.exit_code == 0, "the only error is in a file the pull request does not touch"
+    assert [a.split(" ", 1)[1].split(",")[0] for a in run.annotations()] == ["file=deploy/debug-pod.yaml"]
+    assert run.outputs["findings"] == "1" and run.outputs["exit-code"] == "0"
+    assert os.path.dirname(run.outputs["sarif-file"]) == str(tmp_path / "runner"), "default: in RUNNER_TEMP"
+    log = assert_valid_sarif(Path(run.outputs["sarif-file"]).read_text(encoding="utf-8"))
+    assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["nodename-on-pod"]
+    assert "1 finding in files unchanged since" in run.summary
+
+    strict = run_action(workspace, tmp_path, event, only_changed="true", fail_on="info")
+    assert strict.exit_code == 1 and strict.outputs["exit-code"] == "1"
+
+
+def test_only_changed_without_the_base_commit_reports_everything_and_says_why(pull_request, tmp_path: Path):
+    workspace, event = pull_request
+    event["pull_request"]["base"] = {"ref": "release-9", "sha": "1" * 40}
+    run = run_action(workspace, tmp_path, event, only_changed="true")
+    assert "::warning title=nodename-lint::only-changed: the pull request's base commit is not in this checkout" in run.stdout
+    assert run.outputs["findings"] == "2" and run.exit_code == 1
+
+
+def test_config_and_usage_errors_reach_the_log_not_a_traceback(pull_request, tmp_path: Path):
+    workspace, event = pull_request
+    _write(workspace, {"lint.yaml": "rules:\n  nodename-in-template: warning\n"})
+    run = run_action(workspace, tmp_path, event, config="lint.yaml")
+    assert run.exit_code == 0 and run.outputs["warnings"] == "1"
+    assert any(a.startswith("::warning file=deploy/legacy.yaml,line=13") for a in run.annotations())
+
+    missing = run_action(workspace, tmp_path, event, paths="manifests")
+    assert missing.exit_code == 2 and missing.outputs["exit-code"] == "2"
+    assert "nodename-lint: manifests: no such file or folder" in missing.stderr
+    assert "Traceback" not in missing.stderr and missing.outputs["sarif-file"] == ""
+
+
+def test_install_step_installs_the_action_checkout_into_a_virtualenv(pull_request, tmp_path: Path):
+    """The real install: pip installs a copy of this checkout (and its dependencies from the index)."""
+    workspace, event = pull_request
+    action_path = tmp_path / "action"
+    snapshot_working_tree(action_path)
+    run = run_action(workspace, tmp_path, event, action_path=action_path, paths="deploy")
+    python = run.step_outputs["install"].get("python", "")
+    if not python and any(word in run.stderr for word in ("NewConnectionError", "Could not find a version")):
+        pytest.skip("pip could not reach the package index")
+    assert python == str(tmp_path / "runner" / "nodename-lint-venv" / "bin" / "python"), run.stderr
+    assert "already installed" not in run.stdout
+    assert run.exit_code == 1 and run.outputs["findings"] == "2", run.stderr

@@ -1,0 +1,138 @@
+"""The pre-commit hook, run by the real `pre-commit` on real `git commit`s.
+
+The hook repository is a snapshot of this working tree (committed into a temporary repository),
+so the test exercises the code as it is now, uncommitted edits included. pre-commit builds the
+hook's virtualenv with pip from the package index once per test module.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+from .test_sarif import BROKEN_DEPLOYMENT
+
+# What pip needs to install the package (pyproject's readme included), the hook and the action.
+PACKAGE_PARTS = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "action.yml", "nodename_lint/", "rules/")
+GIT_IDENTITY = {
+    "GIT_AUTHOR_NAME": "test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
+}
+CLEAN_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  nodeSelector:
+    kubernetes.io/hostname: worker-2
+  containers:
+    - name: nginx
+      image: nginx:1.27.3-alpine
+"""
+HELM_VALUES = "replicaCount: 3\nnodeName: Worker_2\nimage:\n  tag: 1.27.3\n"
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess[str]:
+    completed = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    if check and completed.returncode != 0:
+        raise AssertionError(f"{args} failed ({completed.returncode}):\n{completed.stdout}\n{completed.stderr}")
+    return completed
+
+
+def snapshot_working_tree(repo: Path) -> str:
+    """Commit what the package is built from, as it is in this working tree, into a new repository at REPO.
+
+    Returns the commit. Tracked and untracked (not ignored) files count, so uncommitted edits are tested.
+    """
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *PACKAGE_PARTS],
+        cwd=ROOT, check=True, capture_output=True, text=True,
+    ).stdout.split("\0")
+    for name in listed:
+        if name and (ROOT / name).is_file():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, repo / name)
+    env = {**os.environ, **GIT_IDENTITY}
+    _run(["git", "init", "-q"], repo, env)
+    _run(["git", "add", "."], repo, env)
+    _run(["git", "commit", "-q", "-m", "snapshot of the working tree"], repo, env)
+    return _run(["git", "rev-parse", "HEAD"], repo, env).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def hook_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    pre_commit_home = tmp_path_factory.mktemp("pre-commit-home")
+    env = {**os.environ, **GIT_IDENTITY, "PRE_COMMIT_HOME": str(pre_commit_home), "NO_COLOR": "1",
+           "PRE_COMMIT_COLOR": "never"}
+    env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
+    return env
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory: pytest.TempPathFactory, hook_env: dict[str, str]) -> tuple[Path, str]:
+    """This working tree's current state as a one-commit repository: (path, commit)."""
+    repo = tmp_path_factory.mktemp("hook-repo")
+    return repo, snapshot_working_tree(repo)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory, hook_env: dict[str, str], hook_repo: tuple[Path, str]) -> Path:
+    """A user's repository with the hook installed as README shows (`pre-commit install`)."""
+    repo_path, commit = hook_repo
+    project = tmp_path_factory.mktemp("project")
+    _run(["git", "init", "-q"], project, hook_env)
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {repo_path}\n    rev: {commit}\n    hooks:\n      - id: nodename-lint\n", encoding="utf-8")
+    _run([sys.executable, "-m", "pre_commit", "install"], project, hook_env)
+    installed = _run([sys.executable, "-m", "pre_commit", "install-hooks"], project, hook_env, check=False)
+    if installed.returncode != 0:
+        log = installed.stdout + installed.stderr
+        if any(word in log for word in ("NewConnectionError", "Could not find a version", "Temporary failure in name")):
+            pytest.skip("pre-commit could not install the hook's dependencies from the package index")
+        raise AssertionError(log)
+    _run(["git", "add", ".pre-commit-config.yaml"], project, hook_env)
+    _run(["git", "commit", "-q", "-m", "pre-commit config"], project, hook_env)
+    return project
+
+
+def _commit(project: Path, env: dict[str, str], name: str, text: str) -> subprocess.CompletedProcess[str]:
+    path = project / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    _run(["git", "add", name], project, env)
+    return _run(["git", "commit", "-m", f"add {name}"], project, env, check=False)
+
+
+def test_commit_with_a_mistake_fails_with_the_finding_at_its_line(project: Path, hook_env: dict[str, str]):
+    completed = _commit(project, hook_env, "deploy/web.yaml", BROKEN_DEPLOYMENT)
+    output = completed.stdout + completed.stderr
+    assert completed.returncode != 0, output
+    assert "nodename-lint" in output and "Failed" in output
+    assert "deploy/web.yaml:13:7: error[nodename-in-template]" in output
+    assert "fix: remove nodeName" in output
+    head = _run(["git", "log", "--format=%s", "-1"], project, hook_env).stdout.strip()
+    assert head == "pre-commit config", "the commit was refused"
+    _run(["git", "reset", "-q", "--", "deploy/web.yaml"], project, hook_env)
+    (project / "deploy" / "web.yaml").unlink()
+
+
+def test_clean_manifest_and_non_kubernetes_yaml_pass(project: Path, hook_env: dict[str, str]):
+    def hook_line(completed: subprocess.CompletedProcess[str]) -> str:
+        output = completed.stdout + completed.stderr
+        assert completed.returncode == 0, output
+        return next(line for line in output.splitlines() if line.startswith("nodename-lint."))
+
+    assert hook_line(_commit(project, hook_env, "deploy/pod.yaml", CLEAN_POD)).endswith("Passed")
+    # Helm values with a key that would be a mistake in a Pod: not a Kubernetes object, so ignored
+    assert hook_line(_commit(project, hook_env, "chart/values.yaml", HELM_VALUES)).endswith("Passed")
+    # a file of another type is not passed to the hook at all
+    assert hook_line(_commit(project, hook_env, "notes.txt", "nodeName: Worker_2\n")).endswith("(no files to check)Skipped")
