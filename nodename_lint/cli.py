@@ -91,12 +91,14 @@ def _format_output_options(command: Any) -> Any:
               help="Cluster state saved by `kubectl get nodes,namespaces,pods -A -o yaml` (or -o json, or `nodename-lint snapshot`).")
 @click.option("--fix", is_flag=True, help="Fix what can be fixed in the files, then report what remains.")
 @click.option("--diff", is_flag=True, help="Print a unified diff of what --fix would change; write nothing.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Worker processes [default: one per core for large inputs (2 MB or more), else 1].")
 @live_options
 def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str | None, fail_on: str | None,
                  config_path: str | None, select: tuple[str, ...], ignore: tuple[str, ...], namespace: str | None,
                  static_pod_dirs: tuple[str, ...], color: bool | None, changed_since: str | None,
                  live: bool, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
-                 request_timeout: float, fix: bool, diff: bool, cluster_state: str | None,
+                 request_timeout: float, fix: bool, diff: bool, jobs: int | None, cluster_state: str | None,
                  **format_outputs: str | None) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
     outputs = {name: format_outputs[f"output_{name}"] for name in FORMATS if format_outputs[f"output_{name}"]}
@@ -107,7 +109,7 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
             paths=list(paths) or ["."], formats=list(formats) or ["text"], output=output, fail_on=fail_on,
             config_path=config_path, select=_split_ids(select), ignore=_split_ids(ignore), namespace=namespace,
             static_pod_dirs=list(static_pod_dirs), color=color, outputs=outputs, changed_since=changed_since,
-            fix=fix, diff=diff,
+            fix=fix, diff=diff, jobs=jobs,
         )
     except UsageError as exc:
         click.echo(f"nodename-lint: {exc}", err=True)
@@ -129,7 +131,8 @@ def _cluster_from_file(path: str | None, live_options: Any) -> Any:
 def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_on: str | None, config_path: str | None,
              select: list[str], ignore: list[str], namespace: str | None, static_pod_dirs: list[str],
              color: bool | None, cluster: Any = None, outputs: dict[str, str] | None = None,
-             changed_since: str | None = None, live: Any = None, fix: bool = False, diff: bool = False) -> int:
+             changed_since: str | None = None, live: Any = None, fix: bool = False, diff: bool = False,
+             jobs: int | None = None) -> int:
     """The whole lint run; returns the exit code. Raises UsageError for exit code 2.
 
     FORMATS go to OUTPUT (stdout when None); OUTPUTS sends a format to its own file. LIVE
@@ -137,6 +140,7 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
     """
     from .config import find_config, load_config, resolve_severities
     from .engine import Linter
+    from .parallel import lint_files
     from .registry import all_rules
     from .rule import SEVERITY_RANK, Context
     from .sources import discover
@@ -169,7 +173,7 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
         would_change = fix_sources(linter, sources, write=fix, show_diff=diff)
         if not fix:  # --diff alone: the diff is the output; exit 1 when there is something to fix
             return EXIT_FINDINGS if would_change else EXIT_CLEAN
-    result = linter.lint_sources(sources)
+    result = lint_files(linter, sources, jobs)
     if changed_since:
         from .changes import keep_changed_files
 
