@@ -14,9 +14,12 @@ every replica does this, and the controller keeps recreating them.
 ## How to fix
 Use a name from `kubectl get nodes` (a manifest copied from another cluster keeps that cluster's
 node names), or better, drop `nodeName` and let the scheduler choose with a `nodeSelector` on
-`kubernetes.io/hostname`.
+`kubernetes.io/hostname`. `nodename-lint --fix` (with a cluster state) rewrites `nodeName` to the
+one existing node that is clearly closest; when several are as close it changes nothing and
+lists them.
 """
 
+from nodename_lint.fix.edits import SetValue, Unfixable
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import dotted, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -41,6 +44,8 @@ RULE = Rule(
     summary="spec.nodeName names no node of the cluster: the Pod sits in Pending with no events and PodGC deletes it.",
     doc=__doc__,
     needs=frozenset({"nodes"}),
+    fix="rewrites spec.nodeName to the one existing node that is clearly closest (a typo, another case, a "
+    "missing prefix or suffix); when several are as close, changes nothing and lists them.",
     examples=(
         Example(
             "a typo in the node name",
@@ -108,3 +113,23 @@ def check(obj: Manifest, context: Context):
         f"{pods_noun(obj)} would never run; {fate}{guess}",
         fix=fix + ", or drop nodeName and use a nodeSelector on kubernetes.io/hostname",
     )
+
+
+@RULE.fixer
+def fix(obj: Manifest, context: Context):
+    from nodename_lint.cluster.names import closest_node_names
+    from nodename_lint.cluster.targets import pinned_target
+
+    target = pinned_target(obj, context)
+    if target is None or target[1] is not None:
+        return
+    name, _, cluster = target
+    assert cluster.nodes is not None
+    candidates = closest_node_names(name, cluster.nodes)
+    if len(candidates) == 1:
+        yield SetValue(spec_path(obj, "nodeName"), candidates[0])
+    elif candidates:
+        names = f"{', '.join(candidates[:-1])} and {candidates[-1]}"
+        yield Unfixable(f"node {name} is equally close to {names}: set the one you mean")
+    else:
+        yield Unfixable(f"no node of {cluster.source} has a name close to {name}: pick one from kubectl get nodes")

@@ -65,7 +65,7 @@ def fix_source(linter: Linter, source: Source, *, write: bool) -> FileFix:
     """Fix one file (or stdin, never written); with `write`, replace the file atomically."""
     result = FileFix(source)
     try:
-        raw = sys.stdin.buffer.read() if source.path == STDIN else _read(source.path)
+        raw = _read_stdin() if source.path == STDIN else _read(source.path)
         result.original = decode(raw)
     except (OSError, UnicodeDecodeError):
         result.fixed = result.original
@@ -203,6 +203,13 @@ def _replace_documents(text: str, documents: list[Document], edited: dict[int, _
         position = end
     parts.append(text[position:])
     return "".join(parts)
+
+
+def _read_stdin() -> bytes:
+    stream = sys.stdin.buffer
+    if stream.seekable():  # a redirected file, or stdin already buffered by the live pre-scan
+        stream.seek(0)
+    return stream.read()
 
 
 def _read(path: str) -> bytes:
