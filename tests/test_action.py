@@ -224,3 +224,27 @@ def test_install_step_installs_the_action_checkout_into_a_virtualenv(pull_reques
     assert python == str(tmp_path / "runner" / "nodename-lint-venv" / "bin" / "python"), run.stderr
     assert "already installed" not in run.stdout
     assert run.exit_code == 1 and run.outputs["findings"] == "2", run.stderr
+
+
+def test_cluster_state_input_runs_the_cluster_rules(pull_request, tmp_path: Path):
+    workspace, event = pull_request
+    (workspace / "cluster-state.yaml").write_text(
+        (ROOT / "examples" / "cluster" / "state.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    _write(workspace, {"deploy/debug-pod.yaml": DEBUG_POD.replace("kind-worker", "kind-wroker")})
+    run = run_action(workspace, tmp_path, event, paths="deploy", cluster_state="cluster-state.yaml")
+    assert run.exit_code == 1
+    assert any(a.startswith("::error file=deploy/debug-pod.yaml,line=8,col=3,title=nodename-lint unknown-node::")
+               for a in run.annotations()), run.stdout
+    assert "[`unknown-node`](https://github.com/nodename-lint/nodename-lint/blob/main/docs/rules/unknown-node.md)" in run.summary
+
+
+def test_example_workflow_uses_the_inputs_and_outputs_action_yml_declares():
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    workflow = yaml.safe_load((ROOT / "examples" / "github-workflow.yml").read_text(encoding="utf-8"))
+    steps = workflow["jobs"]["lint"]["steps"]
+    [lint] = [step for step in steps if step.get("uses", "").startswith("nodename-lint/nodename-lint@")]
+    assert set(lint["with"]) <= set(action["inputs"])
+    [upload] = [step for step in steps if step.get("uses", "").startswith("github/codeql-action/upload-sarif@")]
+    assert upload["with"]["sarif_file"] == "${{ steps.%s.outputs.sarif-file }}" % lint["id"]
+    assert "sarif-file" in action["outputs"]
+    assert workflow["permissions"]["security-events"] == "write"
