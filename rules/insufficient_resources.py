@@ -137,12 +137,15 @@ def check(obj: Manifest, context: Context):
         )
     else:
         free = shortage.capacity - shortage.used
+        if replicas > 1:  # what each replica may request for all of them to fit
+            free = (shortage.capacity - (usage.requested.get(resource, 0) if usage else 0)) // replicas
         detail = (
-            f"it requests {describe(resource, shortage.requested)} but only {describe(resource, free)} of "
-            f"{describe(resource, shortage.capacity)} allocatable is free now ({describe(resource, shortage.used)} "
+            f"it requests {describe(resource, shortage.requested)} but only "
+            f"{describe(resource, shortage.capacity - shortage.used)} of {describe(resource, shortage.capacity)} "
+            f"allocatable is free now ({describe(resource, shortage.used)} "
             f"requested by {others}), so it does not fit now"
         )
-        fix = f"lower the {resource} request to at most {describe(resource, free)} or pick another node"
+        fix = f"lower the {resource} request to at most {describe(resource, max(free, 0))} or pick another node"
     if replicas > 1:
         fix += ", or run fewer replicas, or use a nodeSelector instead of nodeName so the scheduler spreads them"
     if usage is None:

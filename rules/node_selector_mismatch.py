@@ -70,7 +70,9 @@ MAX_LISTED = 3
 @RULE.check
 def check(obj: Manifest, context: Context):
     from nodename_lint.cluster.targets import pinned_target, pods_noun
-    from nodename_lint.scheduling import RequestError, affinity_mismatch, pod_requests, shortages
+    from nodename_lint.scheduling import (
+        RequestError, affinity_mismatch, pod_requests, scheduler_rejections, shortages,
+    )
 
     target = pinned_target(obj, context)
     if target is None or target[1] is None:
@@ -81,20 +83,28 @@ def check(obj: Manifest, context: Context):
     mismatch = affinity_mismatch(spec, node)
     if mismatch is None:
         return
-    matching = [other for other in cluster.nodes.values() if affinity_mismatch(spec, other) is None]
     try:
-        earlier = shortages(pod_requests(spec), node, cluster.usage(name), kubelet=True)
+        requests = pod_requests(spec)
     except RequestError:
-        earlier = []
+        requests = {}
+    earlier = shortages(requests, node, cluster.usage(name), kubelet=True)
+    # nodes where the scheduler would put it: the selector matches, no taint, cordon or shortage
+    matching = [
+        other.name for other in cluster.nodes.values()
+        if not scheduler_rejections(spec, requests, other, cluster.usage(other.name))
+    ]
     first = f" (it reports {earlier[0].kubelet_reason} first: see insufficient-resources)" if earlier else ""
     fate = "the Pod goes to Failed and is never retried or moved" if obj.is_pod else (
         "rejected Pods go to Failed and the controller keeps creating replacements that fail the same way"
     )
     if matching:
-        names = ", ".join(n.name for n in matching[:MAX_LISTED]) + (", ..." if len(matching) > MAX_LISTED else "")
-        fix = f"pin to a node that matches ({names}), label {name} to match, or drop nodeName and let the selector choose"
+        names = ", ".join(matching[:MAX_LISTED]) + (", ..." if len(matching) > MAX_LISTED else "")
+        fix = (
+            f"drop nodeName and let the selector choose (it would fit on {names}), pin to one of those nodes, "
+            f"or label {name} to match"
+        )
     else:
-        fix = f"no node of the cluster matches the selector: fix the selector or label {name}, or drop nodeName"
+        fix = f"no node can take the Pod with this selector now: fix the selector or label {name} to match"
     yield Violation(
         spec_path(obj, *mismatch.path),
         f"{pods_noun(obj)} would be rejected by the kubelet on {name} with NodeAffinity{first}: {mismatch.detail}; "

@@ -1,0 +1,160 @@
+"""The scheduling math: PodRequests, toleration matching, node affinity, admission order, filters."""
+
+from __future__ import annotations
+
+import pytest
+
+from nodename_lint.cluster.state import NodeInfo, NodeUsage
+from nodename_lint.scheduling import (
+    AFFINITY_REASON, TAINT_REASON, UNSCHEDULABLE_REASON, RequestError, affinity_mismatch, eviction_delay,
+    no_node_available_message, pod_requests, request_path, scheduler_rejections, shortages, tolerates, untolerated,
+)
+
+
+def container(cpu=None, memory=None, restart=None, limits=None):
+    requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
+    result = {"name": "c", "image": "busybox", "resources": {"requests": requests}}
+    if limits:
+        result["resources"]["limits"] = limits
+    if restart:
+        result["restartPolicy"] = restart
+    return result
+
+
+def test_containers_are_summed():
+    spec = {"containers": [container("100m", "64Mi"), container("250m")]}
+    assert pod_requests(spec) == {"cpu": 350, "memory": 64 * 2**20}
+
+
+def test_sidecars_add_and_init_containers_take_the_max():
+    spec = {
+        "initContainers": [
+            container("1"),                      # plain init: 1 cpu on its own
+            container("200m", restart="Always"),  # sidecar: runs alongside everything after it
+            container("900m"),                   # plain init after the sidecar: 900m + 200m
+        ],
+        "containers": [container("500m")],
+    }
+    # containers + sidecars = 700m; init max = max(1000, 200, 1100) = 1100m
+    assert pod_requests(spec) == {"cpu": 1100}
+
+
+def test_overhead_is_added_and_pod_level_requests_win():
+    spec = {"containers": [container("500m", "1Gi")], "overhead": {"cpu": "250m"}}
+    assert pod_requests(spec) == {"cpu": 750, "memory": 2**30}
+    spec["resources"] = {"requests": {"cpu": "2"}}
+    assert pod_requests(spec) == {"cpu": 2250, "memory": 2**30}
+
+
+def test_limits_stand_in_for_missing_requests_and_zero_is_dropped():
+    spec = {"containers": [container(cpu="0", limits={"memory": "1Gi", "cpu": "2"})]}
+    assert pod_requests(spec) == {"memory": 2**30}  # the explicit cpu request 0 wins over the limit
+
+
+def test_invalid_quantities_name_their_path():
+    spec = {"containers": [container("1.5.3")]}
+    with pytest.raises(RequestError) as caught:
+        pod_requests(spec)
+    assert caught.value.path == ("containers", 0, "resources", "requests", "cpu")
+    assert pod_requests(spec, lenient=True) == {}
+
+
+def test_request_path_points_at_the_largest_request():
+    spec = {"containers": [container("100m"), container("2")]}
+    assert request_path(spec, "cpu") == ("containers", 1, "resources", "requests", "cpu")
+
+
+@pytest.mark.parametrize(
+    "toleration, taint, expected",
+    [
+        ({"key": "k", "value": "v", "effect": "NoSchedule"}, {"key": "k", "value": "v", "effect": "NoSchedule"}, True),
+        ({"key": "k", "operator": "Equal", "value": "x"}, {"key": "k", "value": "v", "effect": "NoSchedule"}, False),
+        ({"key": "k", "operator": "Exists"}, {"key": "k", "value": "v", "effect": "NoExecute"}, True),
+        ({"operator": "Exists"}, {"key": "any", "effect": "NoExecute"}, True),  # empty key + Exists: everything
+        ({"key": "k", "operator": "Exists", "effect": "NoSchedule"}, {"key": "k", "effect": "NoExecute"}, False),
+        ({"key": "other", "operator": "Exists"}, {"key": "k", "effect": "NoSchedule"}, False),
+        ({"key": "k"}, {"key": "k", "effect": "NoSchedule"}, True),  # Equal with both values empty
+        ({"key": "k", "operator": "Bogus"}, {"key": "k", "effect": "NoSchedule"}, False),
+    ],
+)
+def test_toleration_matching(toleration, taint, expected):
+    assert tolerates(toleration, taint) is expected
+
+
+def test_eviction_delay_follows_the_taint_eviction_controller():
+    taint = {"key": "maintenance", "effect": "NoExecute"}
+    assert eviction_delay([taint], [{"key": "maintenance", "operator": "Exists"}]) is None
+    assert eviction_delay([taint], [{"operator": "Exists", "tolerationSeconds": 60}]) == 60
+    assert eviction_delay([taint], [{"operator": "Exists", "tolerationSeconds": -5}]) == 0
+    assert untolerated([taint], [], ("NoExecute",)) == [taint]
+
+
+NODE = NodeInfo(
+    name="kind-worker",
+    labels={"disktype": "ssd", "gpu-count": "2", "kubernetes.io/hostname": "kind-worker"},
+    allocatable={"cpu": "4", "memory": "8Gi", "pods": "3", "example.com/dongle": "1"},
+)
+
+
+@pytest.mark.parametrize(
+    "expression, matches",
+    [
+        ({"key": "disktype", "operator": "In", "values": ["ssd", "nvme"]}, True),
+        ({"key": "disktype", "operator": "In", "values": ["hdd"]}, False),
+        ({"key": "disktype", "operator": "NotIn", "values": ["hdd"]}, True),
+        ({"key": "zone", "operator": "NotIn", "values": ["a"]}, True),  # NotIn matches an absent label
+        ({"key": "disktype", "operator": "Exists"}, True),
+        ({"key": "zone", "operator": "Exists"}, False),
+        ({"key": "zone", "operator": "DoesNotExist"}, True),
+        ({"key": "gpu-count", "operator": "Gt", "values": ["1"]}, True),
+        ({"key": "gpu-count", "operator": "Lt", "values": ["2"]}, False),
+        ({"key": "disktype", "operator": "Gt", "values": ["1"]}, False),  # not an integer
+    ],
+)
+def test_required_node_affinity_operators(expression, matches):
+    spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{"matchExpressions": [expression]}]}}}}
+    assert (affinity_mismatch(spec, NODE) is None) is matches
+
+
+def test_match_fields_terms_are_ored_and_node_selector_is_anded():
+    terms = [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["kind-worker2"]}]},
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["kind-worker"]}]},
+    ]
+    spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}}
+    assert affinity_mismatch(spec, NODE) is None
+    spec["nodeSelector"] = {"disktype": "hdd"}
+    mismatch = affinity_mismatch(spec, NODE)
+    assert mismatch is not None and mismatch.path == ("nodeSelector", "disktype") and "'ssd'" in mismatch.detail
+    empty = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}}}}
+    assert affinity_mismatch(empty, NODE) is not None  # an empty term matches no node
+
+
+def test_kubelet_resource_order_and_messages():
+    usage = NodeUsage(pods=3, requested={"cpu": 950})
+    found = shortages({"cpu": 100_000, "memory": 2**40}, NODE, usage, kubelet=True)
+    assert [s.kubelet_reason for s in found] == ["OutOfpods", "OutOfcpu", "OutOfmemory"]
+    cpu = found[1]
+    assert cpu.kubelet_message == "Node didn't have enough resource: cpu, requested: 100000, used: 950, capacity: 4000"
+    assert cpu.never_fits
+
+
+def test_kubelet_drops_extended_resources_the_node_lacks_but_the_scheduler_does_not():
+    requests = {"nvidia.com/gpu": 1, "example.com/dongle": 2}
+    kubelet = shortages(requests, NODE, None, kubelet=True)
+    assert [s.resource for s in kubelet] == ["example.com/dongle"]
+    scheduler = shortages(requests, NODE, None, kubelet=False)
+    assert [s.scheduler_reason for s in scheduler] == ["Insufficient example.com/dongle", "Insufficient nvidia.com/gpu"]
+
+
+def test_scheduler_filters_stop_at_the_first_failing_plugin():
+    cordoned = NodeInfo(name="n1", unschedulable=True, taints=[{"key": "a", "effect": "NoSchedule"}])
+    assert scheduler_rejections({}, {}, cordoned, None) == [UNSCHEDULABLE_REASON]
+    tainted = NodeInfo(name="n2", taints=[{"key": "a", "effect": "NoSchedule"}])
+    assert scheduler_rejections({}, {}, tainted, None) == [TAINT_REASON]
+    assert scheduler_rejections({"nodeSelector": {"disktype": "hdd"}}, {"cpu": 10**6}, NODE, None) == [AFFINITY_REASON]
+    assert scheduler_rejections({}, {"cpu": 5000}, NODE, NodeUsage(0, {})) == ["Insufficient cpu"]
+    assert no_node_available_message(4, {AFFINITY_REASON: 3, "Insufficient cpu": 1}) == (
+        "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't match Pod's node affinity/selector."
+    )
