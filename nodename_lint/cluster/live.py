@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import sys
 import time
 import warnings
@@ -38,6 +39,7 @@ NON_TERMINATED = "status.phase!=Succeeded,status.phase!=Failed"
 RBAC_EXAMPLE = "examples/rbac/nodename-lint-readonly.yaml"
 SECRET_USER_FIELDS = ("token", "password", "client-key-data")
 SECRET_PROVIDER_FIELDS = ("id-token", "refresh-token", "client-secret", "access-token")
+_DICT_REPR = re.compile(r"/?\{(?:[^{}]|\{[^{}]*\})*\}")
 
 
 class ClusterUnavailable(UsageError):
@@ -88,6 +90,9 @@ class Redactor:
                     self.secrets.add(line.strip())
 
     def add_user(self, user: dict[str, Any], base_folder: str) -> None:
+        """Every secret of a kubeconfig user entry (also when it is nested wrongly)."""
+        if isinstance(user.get("user"), dict):
+            self.add_user(user["user"], base_folder)
         for key in SECRET_USER_FIELDS:
             self.add(user.get(key))
         if isinstance(user.get("client-key-data"), str):
@@ -108,6 +113,11 @@ class Redactor:
         if isinstance(provider, dict) and isinstance(provider.get("config"), dict):
             for key in SECRET_PROVIDER_FIELDS:
                 self.add(provider["config"].get(key))
+        plugin = user.get("exec")
+        if isinstance(plugin, dict):
+            for variable in plugin.get("env") or []:
+                if isinstance(variable, dict):
+                    self.add(variable.get("value"))
 
     def __call__(self, text: str) -> str:
         for secret in sorted(self.secrets, key=len, reverse=True):
@@ -167,8 +177,8 @@ def resolve_kubeconfig(paths: list[str], wanted_context: str | None, redact: Red
             raise ClusterUnavailable(f"kubeconfig {path}: not a kubeconfig (expected a mapping with clusters, users, contexts)")
         base = os.path.dirname(os.path.abspath(path))
         for entry in data.get("users") or []:
-            if isinstance(entry, dict) and isinstance(entry.get("user"), dict):
-                redact.add_user(entry["user"], base)
+            if isinstance(entry, dict):
+                redact.add_user(entry, base)
         for section, target, key in (("contexts", contexts, "context"), ("clusters", clusters, "cluster")):
             for entry in data.get(section) or []:
                 if isinstance(entry, dict) and isinstance(entry.get("name"), str):
@@ -223,7 +233,9 @@ class ApiConnection:
         except ClusterUnavailable:
             raise
         except Exception as exc:  # ConfigException and friends: their texts may quote the kubeconfig
-            raise ClusterUnavailable(self.redact(f"cannot use the cluster credentials: {_one_line(exc)}")) from None
+            # the client names kubeconfig entries by their whole dict: drop those, then redact what is left
+            detail = _DICT_REPR.sub("", _one_line(exc))
+            raise ClusterUnavailable(self.redact(f"cannot use the cluster credentials: {detail}")) from None
         for value in configuration.api_key.values():
             self.redact.add(value)
             self.redact.add(value.split(" ", 1)[-1])
