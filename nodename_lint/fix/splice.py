@@ -117,7 +117,7 @@ class Planner:
                 if isinstance(value, ScalarNode) and not isinstance(edit.value, (dict, list)):
                     return self._replace_scalar(value, edit.value)
                 return self._replace_entry(node, index, _nest(rest, edit.value))
-            if isinstance(value, ScalarNode) and value.style is None and resolve_plain(value.value) is None:
+            if isinstance(value, ScalarNode) and not value.style and resolve_plain(value.value) is None:
                 return self._replace_entry(node, index, _nest(rest, edit.value))  # `nodeSelector:` with no value
             node = value
         raise SpliceError("empty path")

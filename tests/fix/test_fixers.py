@@ -1,0 +1,87 @@
+"""Edge cases of the fixers and of the splicing they rely on, fixed in-process."""
+
+from __future__ import annotations
+
+import textwrap
+
+from nodename_lint.cluster.state import ClusterState, NodeInfo
+from nodename_lint.engine import Linter
+from nodename_lint.fix.runner import fix_text
+from nodename_lint.registry import all_rules
+from nodename_lint.rule import Context
+
+
+def fix(text: str, cluster: ClusterState | None = None) -> tuple[str, list[str], list[str]]:
+    catalogue = all_rules()
+    linter = Linter({rule_id: rule.severity for rule_id, rule in catalogue.items()}, Context(cluster=cluster))
+    return fix_text(linter, textwrap.dedent(text).lstrip("\n"), "m.yaml")
+
+
+DEPLOYMENT = """
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+{spec}
+"""
+
+
+def deployment(spec: str) -> str:
+    return DEPLOYMENT.format(spec=textwrap.indent(textwrap.dedent(spec).strip("\n"), " " * 6))
+
+
+def test_an_empty_node_selector_is_filled_not_duplicated() -> None:
+    fixed, applied, _ = fix(deployment("nodeSelector:\nnodeName: worker-2\ncontainers: [{name: a, image: b}]"))
+    assert fixed.endswith("    spec:\n      nodeSelector:\n        kubernetes.io/hostname: worker-2\n"
+                          "      containers: [{name: a, image: b}]\n")
+    assert applied == ["m.yaml:9: nodename-in-template"]
+
+
+def test_a_node_selector_on_the_same_host_only_loses_node_name() -> None:
+    fixed, _, _ = fix(deployment("nodeSelector: {kubernetes.io/hostname: worker-2}\nnodeName: worker-2\n"
+                                 "containers: [{name: a, image: b}]"))
+    assert "nodeName" not in fixed and "nodeSelector: {kubernetes.io/hostname: worker-2}\n" in fixed
+
+
+def test_with_a_cluster_state_the_nodes_hostname_label_is_used() -> None:
+    node = "ip-10-0-0-1.ec2.internal"
+    cluster = ClusterState("file state.yaml", nodes={node: NodeInfo(node, labels={"kubernetes.io/hostname": "ip-10-0-0-1"})})
+    fixed, _, _ = fix(deployment(f"nodeName: {node}\ncontainers: [{{name: a, image: b}}]"), cluster)
+    assert "kubernetes.io/hostname: ip-10-0-0-1\n" in fixed
+
+
+def test_lowercasing_needs_the_node_to_exist_when_the_cluster_is_known() -> None:
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: Worker-9\n  containers: [{name: a, image: b}]\n"
+    cluster = ClusterState("file state.yaml", nodes={"kind-control-plane": NodeInfo("kind-control-plane")})
+    fixed, applied, notes = fix(pod, cluster)
+    assert fixed == pod and not [a for a in applied if "invalid-node-name" in a]
+    assert any("no node named 'worker-9' in the cluster state from file state.yaml" in note for note in notes)
+    fixed, _, _ = fix(pod)  # offline, lowercasing is the fix
+    assert "  nodeName: worker-9\n" in fixed
+
+
+def test_a_node_name_from_a_merge_key_is_left_with_a_note() -> None:
+    text = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  template:\n"
+        "    spec:\n      <<: {nodeName: worker-2}\n      containers: [{name: a, image: b}]\n"
+    )
+    fixed, applied, notes = fix(text)
+    assert (fixed, applied) == (text, [])
+    assert notes and "nodename-in-template not fixed" in notes[0] and "change it by hand" in notes[0]
+
+
+def test_no_newline_at_the_end_of_the_file() -> None:
+    text = deployment("containers: [{name: a, image: b}]\nnodeName: worker-2").rstrip("\n")
+    fixed, _, _ = fix(text)
+    assert fixed.endswith("      containers: [{name: a, image: b}]\n      nodeSelector:\n"
+                          "        kubernetes.io/hostname: worker-2\n")
+
+
+def test_documents_around_end_markers_and_directives_stay_byte_identical() -> None:
+    first = "%YAML 1.1\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}   # odd   spacing\n...\n"
+    pod = "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: Node-1\n  containers: []\n"
+    fixed, _, _ = fix(first + pod)
+    assert fixed == first + pod.replace("Node-1", "node-1")
