@@ -215,19 +215,19 @@ def _locate(text: str, doc_index: int, item_index: int, path: tuple[str | int, .
         return ""
     if doc_index >= len(documents):
         return ""
-    node = documents[doc_index]
+    node = mark = documents[doc_index]
     steps: tuple[str | int, ...] = (("items", item_index) if item_index >= 0 else ()) + path
     for step in steps:
         if isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
-            node = node.value[step]
+            node = mark = node.value[step]
         elif isinstance(node, yaml.MappingNode):
             pair = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == step), None)
             if pair is None:
                 break
-            node = pair[1]
+            mark, node = pair  # point at the key, as the findings do
         else:
             break
-    return f":{node.start_mark.line + 1}:{node.start_mark.column + 1}"
+    return f":{mark.start_mark.line + 1}:{mark.start_mark.column + 1}"
 
 
 def load_state_text(text: str, source: str) -> ClusterState:

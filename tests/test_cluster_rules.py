@@ -1,0 +1,260 @@
+"""The cluster rules through `--cluster-state`: each fires where it should, at the right line and
+column, stays silent otherwise, and reads YAML and JSON states alike."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from nodename_lint.cluster.from_file import load_state_file, load_state_text, state_from_objects
+from nodename_lint.cluster.names import closest_node_names
+
+from .conftest import ROOT, lint_yaml, run_cli
+
+CLUSTER_RULES = [
+    "unknown-node", "insufficient-resources", "node-selector-mismatch", "untolerated-taint", "node-not-ready",
+    "nodename-immutable", "no-node-fits", "static-pod-missing-namespace",
+]
+STATE = ROOT / "examples" / "cluster" / "state.yaml"
+
+
+def pod(name: str, node: str | None, extra: str = "") -> str:
+    """A Pod manifest; `extra` is spec YAML indented by two spaces."""
+    node_line = f"  nodeName: {node}\n" if node else ""
+    return (
+        f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n{node_line}{extra}"
+        "  containers:\n    - name: app\n      image: busybox:1.37\n"
+    )
+
+
+# file name -> (manifest, [(rule, line, column, severity, text the message must contain)])
+CASES = {
+    "typo.yaml": (pod("ghost", "Kind-Worker"), [("unknown-node", 6, 3, "error", "did you mean kind-worker?")]),
+    "bigcpu.yaml": (
+        pod("bigcpu", "kind-worker").replace("busybox:1.37\n", "busybox:1.37\n      resources:\n        requests: {cpu: \"100\"}\n"),
+        [("insufficient-resources", 11, 20, "error",
+          "Node didn't have enough resource: cpu, requested: 100000, used: 950, capacity: 4000")],
+    ),
+    "fits-now-not.yaml": (
+        pod("medium", "kind-worker").replace("busybox:1.37\n", "busybox:1.37\n      resources:\n        requests: {cpu: 3500m}\n"),
+        [("insufficient-resources", 11, 20, "error", "does not fit now")],
+    ),
+    "badsel.yaml": (
+        pod("badsel", "kind-worker", "  nodeSelector:\n    disktype: ssd\n"),
+        [("node-selector-mismatch", 8, 5, "error", "label disktype is 'hdd' on node kind-worker, not 'ssd'")],
+    ),
+    "noschedule.yaml": (
+        pod("reports-debug", "kind-worker2"),
+        [("untolerated-taint", 6, 3, "warning", "dedicated=reports:NoSchedule")],
+    ),
+    "noexecute.yaml": (
+        pod("kernel-debug", "kind-worker3"),
+        [("untolerated-taint", 6, 3, "error", "rejected by the kubelet on kind-worker3 with TaintToleration")],
+    ),
+    "evicted-later.yaml": (
+        pod("kernel-debug2", "kind-worker3",
+            "  tolerations:\n    - {key: maintenance, operator: Exists, effect: NoExecute, tolerationSeconds: 60}\n"),
+        [("untolerated-taint", 7, 3, "error", "evicts it 60 s after it starts")],
+    ),
+    "notready.yaml": (
+        pod("collector", "kind-worker4", "  tolerations:\n    - operator: Exists\n"),
+        [("node-not-ready", 6, 3, "warning", "cordoned")],
+    ),
+    "moved.yaml": (pod("pinned", "kind-worker"), [("nodename-immutable", 6, 3, "error", "already runs on kind-worker2")]),
+    "nofit.yaml": (
+        pod("huge", None).replace("busybox:1.37\n", "busybox:1.37\n      resources:\n        requests: {memory: 1Ti}\n"),
+        [("no-node-fits", 5, 1, "error",
+          "0/5 nodes are available: 1 Insufficient memory, 1 node(s) were unschedulable, "
+          "3 node(s) had untolerated taint(s).")],
+    ),
+    "etc/kubernetes/manifests/agent.yaml": (
+        pod("agent", None).replace("  name: agent\n", "  name: agent\n  namespace: monitoring\n"),
+        [("static-pod-missing-namespace", 5, 3, "error", "namespaces \"monitoring\" not found")],
+    ),
+    # silent cases: a good node, a tolerated taint, a Pod that fits somewhere, an existing namespace
+    "fine.yaml": (pod("fine", "kind-worker"), []),
+    "tolerated.yaml": (pod("tolerated", "kind-worker3", "  tolerations:\n    - {key: maintenance, operator: Exists}\n"), []),
+    "schedulable.yaml": (pod("plain", None), []),
+    "etc/kubernetes/manifests/ok.yaml": (pod("ok", None).replace("  name: ok\n", "  name: ok\n  namespace: kube-system\n"), []),
+}
+
+
+@pytest.fixture(scope="module")
+def case_dir(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cases")
+    for name, (text, _) in CASES.items():
+        target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    json_state = folder.parent / "state.json"
+    import yaml
+
+    json_state.write_text(json.dumps(yaml.safe_load(STATE.read_text(encoding="utf-8")), indent=1), encoding="utf-8")
+    return folder, json_state
+
+
+def _findings(folder, state) -> list[dict]:
+    result = run_cli(str(folder), "--cluster-state", str(state), "--format", "json", "--select", ",".join(CLUSTER_RULES))
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == ""
+    return json.loads(result.stdout)["findings"]
+
+
+@pytest.mark.parametrize("state_format", ["yaml", "json"])
+def test_every_cluster_rule_through_cluster_state(case_dir, state_format):
+    folder, json_state = case_dir
+    findings = _findings(folder, STATE if state_format == "yaml" else json_state)
+    by_file: dict[str, list[dict]] = {}
+    for finding in findings:
+        by_file.setdefault(os.path.relpath(finding["file"], folder), []).append(finding)
+    for name, (_, expected) in CASES.items():
+        got = [(f["rule"], f["line"], f["column"], f["severity"]) for f in by_file.get(name, [])]
+        assert got == [(rule, line, col, sev) for rule, line, col, sev, _ in expected], (name, by_file.get(name))
+        for finding, (*_, text) in zip(by_file.get(name, []), expected):
+            assert text in finding["message"], finding["message"]
+            assert finding["fix"]
+    assert {f["rule"] for f in findings} == set(CLUSTER_RULES)
+
+
+def test_yaml_and_json_states_give_the_same_findings(case_dir):
+    folder, json_state = case_dir
+    from_yaml = json.dumps(_findings(folder, STATE)).replace(str(STATE), "STATE")
+    assert from_yaml == json.dumps(_findings(folder, json_state)).replace(str(json_state), "STATE")
+
+
+def test_lesson_examples_print_exactly_the_expected_output():
+    result = run_cli("examples/cluster/manifests", "--cluster-state", "examples/cluster/state.yaml", cwd=ROOT)
+    assert result.stderr == ""
+    assert result.stdout == (ROOT / "examples" / "cluster" / "expected.txt").read_text(encoding="utf-8")
+    assert result.returncode == 1
+
+
+def test_nodes_only_state_skips_the_rules_that_need_more(tmp_path):
+    import yaml
+
+    state = yaml.safe_load(STATE.read_text(encoding="utf-8"))
+    state["items"] = [item for item in state["items"] if item["kind"] == "Node"]
+    nodes_only = tmp_path / "nodes.yaml"
+    nodes_only.write_text(yaml.safe_dump(state), encoding="utf-8")
+    manifest = tmp_path / "ghost.yaml"
+    manifest.write_text(pod("ghost", "kind-wroker"), encoding="utf-8")
+    result = run_cli(str(manifest), "--cluster-state", str(nodes_only))
+    assert result.returncode == 1 and "error[unknown-node]" in result.stdout
+    skipped = [line for line in result.stdout.splitlines() if line.startswith("Skipped")]
+    assert len(skipped) == 2, skipped
+    assert any("nodename-immutable" in line and "has no pods" in line for line in skipped)
+    assert any("static-pod-missing-namespace" in line and "has no namespaces" in line for line in skipped)
+
+
+@pytest.mark.parametrize(
+    "text, where, message",
+    [
+        ("apiVersion: v1\nkind: List\nitems:\n  - kind: Node\n    metadata: {name: [x}\n", ":5:", "not a valid YAML"),
+        ('{"apiVersion": "v1", "kind": "List",\n "items": [}', ":2:", "not a valid JSON"),
+        ("apiVersion: v1\nkind: List\nitems:\n  - kind: Node\n    metadata:\n      labels: {}\n", ":5:", "no metadata.name"),
+        ("apiVersion: v1\nkind: List\nitems:\n  - kind: Node\n    metadata: {name: a}\n    spec:\n      taints: 3\n",
+         ":7:", "spec.taints is not a list"),
+        ("apiVersion: v1\nkind: List\nitems: []\n", "", "has no Node objects"),
+        ("- just\n- a list\n", "", "not a Kubernetes object or List"),
+    ],
+)
+def test_a_bad_state_file_is_a_usage_error_with_its_line(tmp_path, text, where, message):
+    state = tmp_path / "state.yaml"
+    state.write_text(text, encoding="utf-8")
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(pod("p", "a"), encoding="utf-8")
+    result = run_cli(str(manifest), "--cluster-state", str(state))
+    assert result.returncode == 2
+    assert f"{state}{where}" in result.stderr and message in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_state_yaml_reads_scalars_as_kubectl_does():
+    state = load_state_text(textwrap.dedent("""
+        apiVersion: v1
+        kind: List
+        items:
+          - kind: Node
+            metadata:
+              name: n1
+              labels: {flag: =, built: 2024-01-02, enabled: yes, version: 1.20}
+              creationTimestamp: 2024-01-02T03:04:05Z
+            status:
+              allocatable: {cpu: 4, memory: 1e3}
+        """), "inline")
+    node = state.nodes["n1"]
+    assert node.labels == {"flag": "=", "built": "2024-01-02", "enabled": "true", "version": "1.2"}
+    assert node.capacity == {"cpu": 4000, "memory": 1000}
+
+
+def test_partial_pod_knowledge_is_said_in_no_node_fits():
+    nodes = [{"metadata": {"name": f"n{i}"}, "status": {"allocatable": {"cpu": "1", "pods": "10"}}} for i in range(3)]
+    pods = [{"metadata": {"name": "big", "namespace": "default"}, "spec": {"nodeName": "n0", "containers": [
+        {"name": "c", "resources": {"requests": {"cpu": "900m"}}}]}, "status": {"phase": "Running"}}]
+    state = state_from_objects("context test", nodes=nodes, namespaces=None, pods=pods, pod_nodes=frozenset({"n0"}))
+    assert state.usage("n0").requested == {"cpu": 900} and state.usage("n1") is None
+    findings = lint_yaml(pod("wide", None).replace("busybox:1.37\n", "busybox:1.37\n      resources:\n        requests: {cpu: 2}\n"),
+                         rules=["no-node-fits"], cluster=state)
+    assert len(findings) == 1
+    assert "0/3 nodes are available: 3 Insufficient cpu." in findings[0].message
+    assert "2 of 3 nodes are not in the cluster state" in findings[0].message
+
+
+def test_terminated_pods_do_not_use_resources_and_templates_count_replicas():
+    state = load_state_file(str(STATE))
+    assert state.usage("kind-worker").requested["cpu"] == 950  # the Succeeded batch Pod is not counted
+    deployment = textwrap.dedent("""
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: web}
+        spec:
+          replicas: 3
+          template:
+            spec:
+              nodeName: kind-worker
+              containers:
+                - name: c
+                  image: nginx
+                  resources: {requests: {cpu: 1500m}}
+        """)
+    findings = lint_yaml(deployment, rules=["insufficient-resources"], cluster=state)
+    assert len(findings) == 1 and "only 2 of the 3 replicas" in findings[0].message
+    assert not lint_yaml(deployment.replace("replicas: 3", "replicas: 2"), rules=["insufficient-resources"], cluster=state)
+
+
+def test_static_pods_and_unparsable_requests_are_skipped_by_the_pinned_rules():
+    state = load_state_file(str(STATE))
+    bad = pod("bad", "kind-worker").replace("busybox:1.37\n", "busybox:1.37\n      resources:\n        requests: {cpu: 1.5.3}\n")
+    assert not lint_yaml(bad, rules=["insufficient-resources", "no-node-fits"], cluster=state)
+    static = pod("static", "kind-worker3")
+    assert not lint_yaml(static, rules=["untolerated-taint", "unknown-node"], cluster=state, static_pod=True)
+
+
+@pytest.mark.parametrize(
+    "name, suggestions",
+    [
+        ("kind-wroker", ["kind-worker"]), ("Kind-Worker", ["kind-worker"]), ("kind-worker-2", ["kind-worker2"]),
+        ("worker2", ["kind-worker2"]), ("kind-contol-plane", ["kind-control-plane"]), ("database-7", []),
+    ],
+)
+def test_closest_node_names(name, suggestions):
+    known = ["kind-control-plane", "kind-worker", "kind-worker2", "kind-worker3"]
+    assert closest_node_names(name, known) == suggestions
+
+
+def test_offline_runs_import_nothing_of_the_cluster_code():
+    code = (
+        "import sys, runpy\n"
+        "sys.argv = ['nodename-lint', 'examples/deploy']\n"
+        "try:\n    runpy.run_module('nodename_lint', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "loaded = [m for m in ('nodename_lint.scheduling', 'nodename_lint.quantity', 'nodename_lint.cluster.from_file',"
+        " 'nodename_lint.cluster.names', 'nodename_lint.cluster.targets') if m in sys.modules]\n"
+        "sys.stderr.write(repr(loaded))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.stderr.strip().endswith("[]"), result.stderr
