@@ -13,14 +13,14 @@ from .findings import RunResult
 from .sources import STDIN_NAME, UsageError
 
 
-def _git(*args: str) -> str:
+def _git(*args: str, cwd: str | None = None) -> str:
     try:
-        completed = subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+        completed = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
     except OSError as exc:
         raise UsageError(f"--changed-since needs git: {exc.strerror or exc}") from None
     if completed.returncode != 0:
         detail = completed.stderr.strip().splitlines()
-        raise UsageError(f"git {' '.join(args[:2])} failed: {detail[-1] if detail else 'exit ' + str(completed.returncode)}")
+        raise UsageError(f"git {args[0]} failed: {detail[-1] if detail else 'exit ' + str(completed.returncode)}")
     return completed.stdout
 
 
@@ -35,8 +35,8 @@ def changed_files(ref: str) -> set[str]:
     except UsageError:
         raise UsageError(f"--changed-since {ref}: git does not know this commit or it shares no history with HEAD; "
                          "fetch it (in GitHub Actions: actions/checkout with fetch-depth: 0)") from None
-    names = _git("-C", top, "diff", "--name-only", "-z", base, "--").split("\0")
-    names += _git("-C", top, "ls-files", "--others", "--exclude-standard", "-z").split("\0")
+    names = _git("diff", "--name-only", "-z", base, "--", cwd=top).split("\0")
+    names += _git("ls-files", "--others", "--exclude-standard", "-z", cwd=top).split("\0")
     return {os.path.realpath(os.path.join(top, name)) for name in names if name}
 
 
