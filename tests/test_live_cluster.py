@@ -183,7 +183,7 @@ def _comparable(report: str, source: str) -> list[tuple[str, str, int, int, str,
     rows = []
     for finding in findings:
         message = finding["message"]
-        for name in (source, f"file {source}", "context kind-kind"):
+        for name in (f"file {source}", source, "context kind-kind"):
             if name:
                 message = message.replace(name, "<cluster>")
         rows.append((finding["rule"], Path(finding["file"]).name, finding["line"], finding["column"],
