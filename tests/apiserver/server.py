@@ -119,7 +119,7 @@ def parse_field_selector(text: str, allowed: frozenset[str], resource: str) -> l
     return terms
 
 
-_LABEL_TERM = re.compile(r"\s*(!?)([A-Za-z0-9./_-]+)\s*(?:(==|=|!=)\s*([A-Za-z0-9._-]*)|\s+(in|notin)\s*\(([^)]*)\))?\s*")
+_LABEL_TERM = re.compile(r"\s*(!?)([A-Za-z0-9./_-]+)(?:\s*(==|=|!=)\s*([A-Za-z0-9._-]*)|\s+(in|notin)\s*\(([^)]*)\))?\s*")
 
 
 def parse_label_selector(text: str) -> Callable[[dict[str, str]], bool]:
