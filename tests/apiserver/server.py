@@ -201,6 +201,7 @@ class ApiServer:
                        "pods": Store("pods", pods)}
         self.tokens = set(tokens)
         self.forbidden: set[tuple[str, str]] = set()  # (verb, resource), e.g. ("list", "pods")
+        self.allowed: set[tuple[str, str]] | None = None  # when set, RBAC allows only these (verb, resource)
         self.faults: list[Fault] = []
         self.requests: list[Request] = []
         self.continue_epoch = 0
@@ -316,7 +317,7 @@ class ApiServer:
         return {"kind": "APIResourceList", "groupVersion": "v1", "resources": resources}
 
     def _authorize(self, user: str, verb: str, resource: str, namespace: str) -> None:
-        if (verb, resource) in self.forbidden:
+        if (verb, resource) in self.forbidden or (self.allowed is not None and (verb, resource) not in self.allowed):
             scope = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
             raise ApiError(403, "Forbidden", f'{resource} is forbidden: User "{user}" cannot {verb} resource '
                            f'"{resource}" in API group "" {scope}', {"kind": resource})
