@@ -8,12 +8,10 @@ from pathlib import Path
 from yaml import MappingNode
 
 from nodename_lint.documents import decode, iter_documents
-from nodename_lint.engine import Linter
 from nodename_lint.fix.runner import fix_text
 from nodename_lint.model import objects_in
-from nodename_lint.registry import all_rules
-from nodename_lint.rule import Context
 from nodename_lint.yamlnodes import lookup
+from tests.fix.helpers import default_linter
 
 PINNED = "nodeName: worker-2"
 
@@ -44,8 +42,7 @@ def pin_every_workload(text: str, display: str) -> tuple[str, int]:
 
 
 def test_every_pinned_workload_of_the_corpus_is_fixed_touching_only_its_node_name(shared_dir: Path) -> None:
-    catalogue = all_rules()
-    linter = Linter({rule_id: rule.severity for rule_id, rule in catalogue.items()}, Context())
+    linter = default_linter()
     pinned_total = 0
     for path in sorted((shared_dir / "corpus").rglob("*")):
         if path.suffix not in (".yaml", ".yml", ".json"):

@@ -5,16 +5,12 @@ from __future__ import annotations
 import textwrap
 
 from nodename_lint.cluster.state import ClusterState, NodeInfo
-from nodename_lint.engine import Linter
 from nodename_lint.fix.runner import fix_text
-from nodename_lint.registry import all_rules
-from nodename_lint.rule import Context
+from tests.fix.helpers import default_linter
 
 
 def fix(text: str, cluster: ClusterState | None = None) -> tuple[str, list[str], list[str]]:
-    catalogue = all_rules()
-    linter = Linter({rule_id: rule.severity for rule_id, rule in catalogue.items()}, Context(cluster=cluster))
-    return fix_text(linter, textwrap.dedent(text).lstrip("\n"), "m.yaml")
+    return fix_text(default_linter(cluster), textwrap.dedent(text).lstrip("\n"), "m.yaml")
 
 
 DEPLOYMENT = """

@@ -14,7 +14,7 @@ import pytest
 from nodename_lint.engine import Linter
 from nodename_lint.fix.runner import fix_text
 from nodename_lint.registry import all_rules
-from nodename_lint.rule import Context
+from tests.fix.helpers import default_linter
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES = sorted(path.name[: -len(".before.yaml")] for path in GOLDEN.glob("*.before.yaml"))
@@ -27,8 +27,7 @@ def linter_for(case: str) -> Linter:
         from nodename_lint.cluster.from_file import load_state_text
 
         cluster = load_state_text(state_file.read_text(), source=f"file {state_file.name}")
-    catalogue = all_rules()
-    return Linter({rule_id: rule.severity for rule_id, rule in catalogue.items()}, Context(cluster=cluster))
+    return default_linter(cluster)
 
 
 def read_exact(path: Path) -> str:
