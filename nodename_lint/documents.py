@@ -13,14 +13,28 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 import yaml
-from yaml import Node
+from yaml import MappingNode, Node, ScalarNode
 
-from .yamlnodes import find_collection_key
+from .yamlnodes import PLAIN_TAG, QUOTED_TAG, YAML_TAG, find_unconvertible
 
 try:
-    from yaml import CSafeLoader as _Loader
+    from yaml import CSafeLoader as _BaseLoader
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """libyaml's composer without PyYAML's YAML 1.1 tag resolution.
+
+    Untagged scalars get the non-specific tags "?" (plain) and "!" (quoted, block), so that an
+    explicit `!!str 123` stays distinguishable from `123`; yamlnodes resolves them the go-yaml
+    way, and only where the linter reads them (which also skips PyYAML's regexes per scalar).
+    """
+
+    def resolve(self, kind: type, value: str | None, implicit: tuple[bool, bool] | bool) -> str:
+        if kind is ScalarNode:
+            return PLAIN_TAG if implicit[0] else QUOTED_TAG  # type: ignore[index]
+        return YAML_TAG + ("map" if kind is MappingNode else "seq")
 
 # A document starts at a `---` line (with any directives before it); a `...` line ends one.
 _BOUNDARY = re.compile(r"^(?:%[^\n]*\n)*---(?=[ \t\r\n]|$)|^\.\.\.[ \t\r]*(?:#[^\n]*)?(?:\n|$)", re.M)
@@ -83,12 +97,13 @@ def compose(text: str, index: int = 0, line_offset: int = 0) -> Document:
     loader = _Loader(text)
     try:
         root = loader.get_single_node()
-        bad_key = find_collection_key(text, root)
-        if bad_key is None:
+        unconvertible = find_unconvertible(text, root)
+        if unconvertible is None:
             return Document(index, line_offset, text, root, None, template)
-        mark = bad_key.start_mark
+        node, reason = unconvertible
+        mark = node.start_mark
         problem = SyntaxProblem(
-            "a mapping key is itself a mapping or a list, which JSON cannot hold: kubectl cannot convert this document",
+            f"kubectl cannot convert this document to JSON: {reason}",
             line_offset + mark.line + 1, mark.column + 1, _hint(text),
         )
     except yaml.MarkedYAMLError as exc:

@@ -10,12 +10,19 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 from typing import Any, Iterator
 
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
 
 MERGE_KEY = "<<"
 MAX_EXPANDED_NODES = 1_000_000  # aliases can make a small file expand exponentially
+MAX_DEPTH = 900  # deeper documents are reported, not converted (Python's recursion limit)
+# Tags the loader (documents._Loader) gives untagged scalars, so that explicit tags stay visible:
+# the YAML non-specific tags, "?" for plain scalars and "!" for quoted and block ones.
+PLAIN_TAG = "?"
+QUOTED_TAG = "!"
+YAML_TAG = "tag:yaml.org,2002:"
 
 
 class ConversionError(ValueError):
@@ -35,9 +42,8 @@ _BOOL_NULL: dict[str, Any] = {
     **{v: -math.inf for v in ("-.inf", "-.Inf", "-.INF")},
 }
 _GO_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
-_GO_INT = re.compile(
-    r"[-+]?(?:0[xX](?:_?[0-9a-fA-F])+|0[oO](?:_?[0-7])+|0[bB](?:_?[01])+|0(?:_?[0-7])*|[1-9](?:_?[0-9])*)"
-)
+# What strconv.ParseInt(s, 0, 64) accepts once go-yaml has removed every underscore.
+_GO_INT = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)")
 _TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt ].*)?")
 
 
@@ -52,79 +58,155 @@ def resolve_plain(value: str) -> Any:
         if _TIMESTAMP.fullmatch(value):
             return value  # go-yaml keeps timestamp-looking values as strings for interface{}
         plain = value.replace("_", "")
-        if _GO_INT.fullmatch(value):
-            number = int(plain, 0) if not _is_legacy_octal(plain) else int(plain.replace("0", "0o", 1), 0)
-            if -(2**63) <= number < 2**64:
+        if _GO_INT.fullmatch(plain):
+            number = _parse_go_int(plain)
+            # ParseInt (int64), then ParseUint (uint64, which takes no sign at all)
+            if -(2**63) <= number < 2**63 or (plain[0] != "+" and 0 <= number < 2**64):
                 return number
         if _GO_FLOAT.fullmatch(plain):
-            number_f = float(plain)
-            if not math.isinf(number_f):  # Go's ParseFloat reports overflow as an error
-                return number_f
+            return _finite_or(plain, value)
         return value
     if first == "." and _GO_FLOAT.fullmatch(value):
-        return float(value)
+        return _finite_or(value, value)
     return value
 
 
-def _is_legacy_octal(digits: str) -> bool:
+def _parse_go_int(digits: str) -> int:
+    """An integer in Go's base-0 syntax, where a leading 0 alone means octal."""
     body = digits.lstrip("+-")
-    return len(body) > 1 and body[0] == "0" and body[1].isdigit()
+    if len(body) > 1 and body[0] == "0" and body[1].isdigit():
+        number = int(body, 8)
+        return -number if digits[0] == "-" else number
+    return int(digits, 0)
+
+
+def _finite_or(number: str, fallback: str) -> float | str:
+    """A float, or the text itself when Go's ParseFloat would report overflow."""
+    value = float(number)
+    return fallback if math.isinf(value) else value
+
+
+_TAG_TYPES: dict[str, tuple[type, ...]] = {
+    YAML_TAG + "int": (int,), YAML_TAG + "float": (float, int), YAML_TAG + "bool": (bool,),
+    YAML_TAG + "null": (type(None),),
+}
+
+
+def tagged_value(tag: str, text: str) -> tuple[Any, bool]:
+    """(value, fits) of a scalar with an explicit tag (`!!int "12"`) as go-yaml decodes it.
+
+    fits is False when the text does not fit the tag (`!!int abc`): go-yaml fails the document.
+    Tags go-yaml does not resolve (`!!str`, `!!binary`, `!custom`) leave the text a string.
+    """
+    if tag == YAML_TAG + "timestamp":
+        return text, _TIMESTAMP.fullmatch(text) is not None
+    types = _TAG_TYPES.get(tag)
+    if types is None:
+        return text, True
+    value = resolve_plain(text)
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+        return text, False
+    return (float(value) if tag == YAML_TAG + "float" else value), True
 
 
 def scalar_value(node: ScalarNode) -> Any:
-    """The JSON value of a scalar node: quoted and block scalars are strings, plain ones resolved.
+    """The JSON value of a scalar node as go-yaml decodes it into interface{}.
 
-    A plain scalar with a tag of its own (`!foo bar`) is a string, as go-yaml decodes it.
+    Untagged plain scalars are resolved (`yes` is true, `0o17` is 15); quoted and block scalars,
+    and scalars with a tag go-yaml does not resolve (`!!str 1`, `!foo 1`), are strings; `!!int "12"`
+    is 12. A value that does not fit its tag is reported by the document check (`find_unconvertible`).
     """
-    if not node.style and node.tag.startswith("tag:yaml.org,2002:"):
+    tag = node.tag
+    if tag == PLAIN_TAG:
         return resolve_plain(node.value)
-    return node.value
+    if tag == QUOTED_TAG:
+        return node.value
+    return tagged_value(tag, node.value)[0]
 
 
 def key_text(node: Node) -> str | None:
-    """A mapping key as the string JSON will carry; None for keys that are not scalars."""
+    """A mapping key as the string JSON will carry; None for keys JSON cannot hold (null, collections)."""
     if not isinstance(node, ScalarNode):
         return None
-    if node.style:
-        return node.value
-    value = resolve_plain(node.value)
+    value = scalar_value(node)
     if isinstance(value, str):
         return value
     if value is None:
-        return "null"
+        return None
     if isinstance(value, bool):
         return "true" if value else "false"
-    return node.value if isinstance(value, float) else str(value)
+    return _go_float_key(value) if isinstance(value, float) else str(value)
+
+
+def _float32(value: float) -> float:
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
+def _go_float_key(value: float) -> str:
+    """A float key as sigs.k8s.io/yaml writes it: strconv.FormatFloat(v, 'g', -1, 32)."""
+    if math.isnan(value):
+        return ".nan"
+    try:
+        single = _float32(value)
+    except OverflowError:  # beyond float32: Go's +Inf, which sigs.k8s.io/yaml spells .inf
+        single = math.copysign(math.inf, value)
+    if math.isinf(single):
+        return ".inf" if single > 0 else "-.inf"
+    for precision in range(9):  # the shortest decimal that reads back as the same float32
+        text = f"{single:.{precision}e}"
+        if _float32(float(text)) == single:
+            break
+    mantissa, exponent_text = text.split("e")
+    exponent = int(exponent_text)
+    sign = "-" if mantissa.startswith("-") else ""
+    digits = mantissa.lstrip("-").replace(".", "").rstrip("0") or "0"
+    if exponent < -4 or exponent >= 6:  # %e, as Go's shortest %g decides
+        fraction = f".{digits[1:]}" if len(digits) > 1 else ""
+        return f"{sign}{digits[0]}{fraction}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
+    if exponent < 0:
+        return f"{sign}0.{'0' * (-exponent - 1)}{digits}"
+    whole = digits.ljust(exponent + 1, "0")
+    fraction = f".{whole[exponent + 1:]}" if len(whole) > exponent + 1 else ""
+    return f"{sign}{whole[: exponent + 1]}{fraction}"
+
+
+def is_merge_key(node: Node) -> bool:
+    """A plain, untagged `<<` key: go-yaml merges the mapping(s) it holds."""
+    return isinstance(node, ScalarNode) and node.value == MERGE_KEY and node.tag == PLAIN_TAG
 
 
 def mapping_pairs(node: MappingNode) -> Iterator[tuple[Node, Node]]:
-    """Key/value node pairs of a mapping with merge keys (`<<`) expanded; explicit keys come first."""
-    merged: list[Node] = []
+    """Key/value node pairs of a mapping in go-yaml's order of assignment: the last one of a key wins.
+
+    go-yaml applies a merge key (`<<`) where it stands: it overrides the keys before it and is
+    overridden by the keys after it; of a list of merged mappings the first one wins.
+    """
     for key, value in node.value:
-        if isinstance(key, ScalarNode) and key.value == MERGE_KEY and not key.style:
-            merged.append(value)
-        else:
+        if not is_merge_key(key):
             yield key, value
-    for source in merged:
-        sources = source.value if isinstance(source, SequenceNode) else [source]
-        for item in sources:
-            if isinstance(item, MappingNode):
-                yield from mapping_pairs(item)
+        elif isinstance(value, MappingNode):
+            yield from mapping_pairs(value)
+        elif isinstance(value, SequenceNode):
+            for item in reversed(value.value):
+                if isinstance(item, MappingNode):
+                    yield from mapping_pairs(item)
 
 
 def lookup(node: Node | None, key: str) -> tuple[Node, Node] | None:
-    """The (key node, value node) of `key` in a mapping node, the last one when duplicated."""
+    """The (key node, value node) that gives `key` its value in a mapping node (the last one wins)."""
     if not isinstance(node, MappingNode):
         return None
     found = None
+    merges = False
     for key_node, value_node in node.value:
-        if isinstance(key_node, ScalarNode) and key_node.value == key:
-            found = (key_node, value_node)
-    if found is not None:
-        return found
-    if any(isinstance(k, ScalarNode) and k.value == MERGE_KEY for k, _ in node.value):
-        for key_node, value_node in mapping_pairs(node):
+        if key_node.value == key:
             if key_text(key_node) == key:
+                found = (key_node, value_node)
+        elif key_node.value == MERGE_KEY:
+            merges = True
+    if merges:
+        for key_node, value_node in mapping_pairs(node):
+            if key_node.value == key and key_text(key_node) == key:
                 found = (key_node, value_node)
     return found
 
@@ -155,53 +237,144 @@ def _convert(node: Node, budget: list[int], depth: int) -> Any:
             f"document expands to more than {MAX_EXPANDED_NODES:,} nodes through aliases (alias bomb?)", node
         )
     if isinstance(node, ScalarNode):
-        return scalar_value(node)
-    if depth > 900:
-        raise ConversionError("document is nested more than 900 levels deep", node)
+        value = scalar_value(node)
+        if value.__class__ is float and not math.isfinite(value):
+            raise ConversionError(_NOT_FINITE, node)
+        return value
+    if depth > MAX_DEPTH:
+        raise ConversionError(f"document is nested more than {MAX_DEPTH} levels deep", node)
     if isinstance(node, SequenceNode):
         return [_convert(item, budget, depth + 1) for item in node.value]
-    result: dict[str, Any] = {}
+    winners: dict[str, Node] = {}
     for key_node, value_node in mapping_pairs(node):
         key = key_text(key_node)
         if key is None:
-            raise ConversionError("a mapping key is itself a mapping or a list; JSON has no such keys", key_node)
-        if key not in result:  # explicit keys were yielded first and win over merged ones
-            result[key] = _convert(value_node, budget, depth + 1)
-        elif not _is_merged(node, key_node):
-            result[key] = _convert(value_node, budget, depth + 1)  # duplicate explicit key: the last wins
-    return result
+            raise ConversionError(_key_problem(key_node), key_node)
+        winners[key] = value_node  # a later key overrides an earlier one, as in go-yaml
+    return {key: _convert(value, budget, depth + 1) for key, value in winners.items()}
 
 
-def _is_merged(parent: MappingNode, key_node: Node) -> bool:
-    return not any(k is key_node for k, _ in parent.value)
+_NOT_FINITE = ".nan and .inf have no JSON form (json: unsupported value)"
 
 
-# Text that can hold a mapping key which is itself a collection: `{{ x }}`, `[a]: b`, `? key`.
-_MAYBE_COLLECTION_KEY = re.compile(r"\{[ \t]*[\[{]|,[ \t]*[\[{]|[\]}][ \t]*:(?:[ \t\r\n]|$)|^[ \t-]*\?(?:[ \t\r\n]|$)", re.M)
+def _key_problem(key_node: Node) -> str:
+    if isinstance(key_node, ScalarNode):
+        return "a mapping key is null (`~`, `null` or empty), which JSON cannot hold"
+    return "a mapping key is itself a mapping or a list, which JSON cannot hold"
 
 
-def find_collection_key(text: str, root: Node | None) -> Node | None:
-    """The first mapping key that is a mapping or a list: kubectl cannot turn it into JSON.
+# Text that can hold something go-yaml cannot decode: a collection key (`{{ x }}`, `[a]: b`, `? key`),
+# a merge key, an alias, an explicit tag (`!`).
+_MAY_NOT_DECODE = re.compile(
+    r"\{[ \t]*[\[{]|,[ \t]*[\[{]|[\]}][ \t]*:(?:[ \t\r\n]|$)|^[ \t-]*\?(?:[ \t\r\n]|$)"
+    r"|<<|(?:^|[\s\[{,:])\*[^\s,\[\]{}]|!",
+    re.M,
+)
+# Text that can hold what JSON cannot: a null key (`~: x`, `: x`, `? `), .nan or .inf.
+_MAY_NOT_BE_JSON = re.compile(
+    r"(?:^|[\s{,?-])(?:~|null|Null|NULL)?[ \t]*:(?:[ \t\r\n]|$)|^[ \t-]*\?(?:[ \t\r\n]|$)"
+    r"|\.(?:nan|NaN|NAN|inf|Inf|INF)",
+    re.M,
+)
 
-    The text is screened first so that ordinary documents are never walked node by node.
+
+def find_unconvertible(text: str, root: Node | None) -> tuple[Node, str] | None:
+    """The first node that makes kubectl's YAML-to-JSON conversion fail, with the reason.
+
+    Decoding fails (in any part, even one a later duplicate key overrides) on collection keys,
+    values that do not fit their explicit tag, a merge key that holds no mapping, an alias inside
+    its own anchor, aliases expanding to more than MAX_EXPANDED_NODES nodes; the JSON step fails
+    on null keys and .nan/.inf in the values that survive. The text is screened first so that
+    ordinary documents are never walked node by node.
     """
-    if root is None or _MAYBE_COLLECTION_KEY.search(text) is None:
+    if root is None:
         return None
-    stack: list[tuple[Node, bool]] = [(root, False)]  # (node, is a key), popped in document order
-    seen: set[int] = set()
+    if _MAY_NOT_DECODE.search(text) is not None:
+        found = _first_undecodable(root)
+        if found is not None:
+            return found
+    if _MAY_NOT_BE_JSON.search(text) is not None:
+        return _first_not_json(root)
+    return None
+
+
+def _first_undecodable(root: Node) -> tuple[Node, str] | None:
+    """Walk every node once (aliases are not re-entered), in document order."""
+    sizes: dict[int, int] = {}  # expanded node count of every finished node
+    open_nodes: set[int] = set()  # the path from the root: an alias to one of them is a cycle
+    stack: list[tuple[Node, bool, bool]] = [(root, False, False)]  # (node, is a key, leaving it)
     while stack:
-        node, is_key = stack.pop()
-        if isinstance(node, ScalarNode):
+        node, is_key, leaving = stack.pop()
+        ident = id(node)
+        if leaving:
+            open_nodes.discard(ident)
+            children = [part for pair in node.value for part in pair] if isinstance(node, MappingNode) else node.value
+            size = 1 + sum(sizes[id(child)] for child in children)
+            if size > MAX_EXPANDED_NODES:
+                return node, f"aliases expand this to more than {MAX_EXPANDED_NODES:,} nodes (an alias bomb?)"
+            sizes[ident] = size
             continue
-        if is_key:
-            return node
+        if ident in sizes:
+            continue
+        if ident in open_nodes:
+            return node, "an alias refers to the collection that contains it"
+        problem = _node_problem(node, is_key)
+        if problem:
+            return node, problem
+        if isinstance(node, ScalarNode):
+            sizes[ident] = 1
+            continue
+        open_nodes.add(ident)
+        stack.append((node, False, True))
+        if isinstance(node, MappingNode):
+            for key, value in reversed(node.value):
+                stack.append((value, False, False))
+                stack.append((key, True, False))
+        else:
+            stack.extend((item, False, False) for item in reversed(node.value))
+    return None
+
+
+def _first_not_json(root: Node) -> tuple[Node, str] | None:
+    """Walk what kubectl converts to JSON (the values that win), each node once, for null keys and .nan/.inf."""
+    seen: set[int] = set()
+    stack: list[Node] = [root]
+    while stack:
+        node = stack.pop()
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if isinstance(node, MappingNode):
-            for key, value in reversed(node.value):
-                stack.append((value, False))
-                stack.append((key, True))
+        if isinstance(node, ScalarNode):
+            if node.tag == PLAIN_TAG and node.value[:1] in (".", "+", "-"):
+                value = resolve_plain(node.value)
+                if value.__class__ is float and not math.isfinite(value):
+                    return node, _NOT_FINITE
         elif isinstance(node, SequenceNode):
-            stack.extend((item, False) for item in reversed(node.value))
+            stack.extend(reversed(node.value))
+        else:
+            winners: dict[str, Node] = {}
+            for key, value in mapping_pairs(node):
+                text = key_text(key)
+                if text is None:
+                    return key, _key_problem(key)
+                winners[text] = value
+            stack.extend(reversed(winners.values()))
     return None
+
+
+def _node_problem(node: Node, is_key: bool) -> str:
+    """Why go-yaml cannot decode this one node ("" when it can)."""
+    if isinstance(node, ScalarNode):
+        if node.tag not in (PLAIN_TAG, QUOTED_TAG) and not tagged_value(node.tag, node.value)[1]:
+            return f"{node.value!r} is not a valid {node.tag.replace(YAML_TAG, '!!')}"
+        return ""
+    if is_key:
+        return _key_problem(node)
+    if isinstance(node, MappingNode):
+        for key, value in node.value:
+            if is_merge_key(key) and not (
+                isinstance(value, MappingNode)
+                or (isinstance(value, SequenceNode) and all(isinstance(item, MappingNode) for item in value.value))
+            ):
+                return "a merge key (<<) must hold a mapping or a list of mappings"
+    return ""

@@ -142,7 +142,10 @@ def test_dates_and_odd_scalars_never_break_json_output(tmp_path):
     )
     result = run_cli("cm.yaml", "--format", "json", cwd=tmp_path)
     assert result.returncode == 1
-    assert json.loads(result.stdout)["summary"]["objects"] == 2
+    report = json.loads(result.stdout)
+    # `.inf` has no JSON form: kubectl cannot convert the ConfigMap, so it is a finding, not an object
+    assert report["summary"]["objects"] == 1
+    assert [(f["rule"], f["line"]) for f in report["findings"] if f["rule"] == "yaml-syntax"] == [("yaml-syntax", 6)]
 
 
 def test_no_path_means_the_current_folder_and_missing_path_is_a_usage_error(tmp_path):
