@@ -96,7 +96,9 @@ def fix(obj: Manifest, context: Context):
     lowered = value.lower()
     cluster = context.cluster
     if not is_dns1123_subdomain(lowered):
-        yield Unfixable(f"{value!r} is not a valid node name in lowercase either; write the name kubectl get nodes prints")
+        yield Unfixable(
+            f"{value!r} is not a valid node name in lowercase either; write the name kubectl get nodes prints"
+        )
     elif cluster is not None and cluster.nodes is not None and lowered not in cluster.nodes:
         yield Unfixable(f"no node named {lowered!r} in the cluster state from {cluster.source}")
     else:

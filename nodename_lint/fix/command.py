@@ -14,7 +14,9 @@ from ..sources import STDIN, Source, UsageError
 def check_fix_request(sources: Iterable[Source], *, write: bool) -> None:
     """Raise UsageError before anything is read when --fix/--diff cannot run."""
     if write and any(source.path == STDIN for source in sources):
-        raise UsageError("--fix cannot rewrite standard input: pass the files instead, or use --diff to see the changes")
+        raise UsageError(
+            "--fix cannot rewrite standard input: pass the files instead, or use --diff to see the changes"
+        )
     if importlib.util.find_spec("ruamel.yaml") is None:
         raise UsageError("--fix and --diff need ruamel.yaml: pip install 'nodename-lint[fix]'")
 

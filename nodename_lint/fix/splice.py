@@ -131,7 +131,8 @@ class Planner:
         key, old = mapping.value[index]
         key_source = self.text[key.start_mark.index : key.end_mark.index]
         if mapping.flow_style:
-            return Splice(key.start_mark.index, _content_end(key, old), f"{key_source}: {render.flow(value, self.layout)}")
+            entry = f"{key_source}: {render.flow(value, self.layout)}"
+            return Splice(key.start_mark.index, _content_end(key, old), entry)
         lines = render.block_entry(key_source, value, self.layout, key.start_mark.column)
         return Splice(key.start_mark.index, self._line_end(_content_end(key, old)), lines[key.start_mark.column :])
 

@@ -44,13 +44,14 @@ def test_a_node_selector_on_the_same_host_only_loses_node_name() -> None:
 
 def test_with_a_cluster_state_the_nodes_hostname_label_is_used() -> None:
     node = "ip-10-0-0-1.ec2.internal"
-    cluster = ClusterState("file state.yaml", nodes={node: NodeInfo(node, labels={"kubernetes.io/hostname": "ip-10-0-0-1"})})
+    labels = {"kubernetes.io/hostname": "ip-10-0-0-1"}
+    cluster = ClusterState("file state.yaml", nodes={node: NodeInfo(node, labels=labels)})
     fixed, _, _ = fix(deployment(f"nodeName: {node}\ncontainers: [{{name: a, image: b}}]"), cluster)
     assert "kubernetes.io/hostname: ip-10-0-0-1\n" in fixed
 
 
 def test_lowercasing_needs_the_node_to_exist_when_the_cluster_is_known() -> None:
-    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: Worker-9\n  containers: [{name: a, image: b}]\n"
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: Worker-9\n  containers: []\n"
     cluster = ClusterState("file state.yaml", nodes={"kind-control-plane": NodeInfo("kind-control-plane")})
     fixed, applied, notes = fix(pod, cluster)
     assert fixed == pod and not [a for a in applied if "invalid-node-name" in a]

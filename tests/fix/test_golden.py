@@ -55,7 +55,8 @@ def test_what_remains_of_a_fixed_rule_is_what_the_fixer_declined(case: str) -> N
     _, applied, _ = fix_text(linter, read_exact(GOLDEN / f"{case}.before.yaml"), "x.yaml")
     fixed_rules = {where.rsplit(": ", 1)[1] for where in applied}
     after = read_exact(GOLDEN / f"{case}.after.yaml")
-    remaining = {f"x.yaml:{f.line}: {f.rule}" for f in linter.lint_text(after, "x.yaml").findings if f.rule in fixed_rules}
+    findings = linter.lint_text(after, "x.yaml").findings
+    remaining = {f"x.yaml:{f.line}: {f.rule}" for f in findings if f.rule in fixed_rules}
     _, _, notes = fix_text(linter, after, "x.yaml")
     assert remaining == {note.split(" not fixed: ")[0] for note in notes}
 
