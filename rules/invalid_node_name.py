@@ -15,7 +15,6 @@ Write the node's name exactly as `kubectl get nodes` prints it: node names are l
 so only when a node of that name exists.
 """
 
-from nodename_lint.fix.edits import SetValue, Unfixable
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import dns1123_subdomain_error, dotted, is_dns1123_subdomain, node_name_value, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -90,6 +89,8 @@ def check(obj: Manifest, context: Context):
 
 @RULE.fixer
 def fix(obj: Manifest, context: Context):
+    from nodename_lint.fix.edits import SetValue, Unfixable  # only --fix/--diff need the edit types
+
     value = node_name_value(obj)
     if not isinstance(value, str) or value == "" or is_dns1123_subdomain(value):
         return

@@ -18,7 +18,6 @@ Edit the static Pod's file on the node. To turn this copy back into a static Pod
 `spec.nodeName` (`nodename-lint --fix` does this).
 """
 
-from nodename_lint.fix.edits import Delete, SetValue
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import pinned_node
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -112,6 +111,8 @@ def check(obj: Manifest, context: Context):
 
 @RULE.fixer
 def fix(obj: Manifest, context: Context):
+    from nodename_lint.fix.edits import Delete, SetValue  # only --fix/--diff need the edit types
+
     if not obj.is_pod:
         return
     if lookup(obj.node, "status") is not None:

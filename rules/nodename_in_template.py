@@ -20,7 +20,6 @@ Let the scheduler place the Pods and constrain it instead: a `nodeSelector` on t
 hostname it adds a required `nodeAffinity` term on the hostname instead. The rest of the spec stays.
 """
 
-from nodename_lint.fix.edits import Append, Delete, ReplaceEntry, SetValue, Unfixable
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import HOSTNAME_LABEL, dotted, pinned_node, spec_path, workload_noun
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -114,6 +113,8 @@ REQUIRED_NODE_AFFINITY = ("affinity", "nodeAffinity", "requiredDuringSchedulingI
 
 @RULE.fixer
 def fix(obj: Manifest, context: Context):
+    from nodename_lint.fix.edits import Delete, ReplaceEntry, SetValue, Unfixable  # only --fix/--diff need them
+
     node = pinned_node(obj)
     if node is None or not obj.is_workload_template:
         return
@@ -142,6 +143,8 @@ def _hostname_label(node: str, context: Context) -> str:
 
 def _require_hostname(obj: Manifest, hostname: str):
     """Require the hostname in every nodeSelectorTerm: terms are ORed, expressions in a term ANDed."""
+    from nodename_lint.fix.edits import Append, SetValue
+
     expression = {"key": HOSTNAME_LABEL, "operator": "In", "values": [hostname]}
     required = spec_path(obj, *REQUIRED_NODE_AFFINITY)
     terms = obj.get((*required, "nodeSelectorTerms"))

@@ -19,7 +19,6 @@ one existing node that is clearly closest; when several are as close it changes 
 lists them.
 """
 
-from nodename_lint.fix.edits import SetValue, Unfixable
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import dotted, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -119,6 +118,7 @@ def check(obj: Manifest, context: Context):
 def fix(obj: Manifest, context: Context):
     from nodename_lint.cluster.names import closest_node_names
     from nodename_lint.cluster.targets import pinned_target
+    from nodename_lint.fix.edits import SetValue, Unfixable
 
     target = pinned_target(obj, context)
     if target is None or target[1] is not None:
