@@ -32,6 +32,7 @@ from .state import ClusterState
 
 DEFAULT_TIMEOUT = 5.0  # seconds, for connecting and for each read
 PAGE_SIZE = 500  # kubectl's --chunk-size default
+PARALLEL_REQUESTS = 4  # Pod lists in flight at once
 RETRIES = 3  # extra attempts after 429, 500, 502, 503, 504
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_BACKOFF = 2.0  # seconds; also caps a server's Retry-After
@@ -212,7 +213,6 @@ class ApiConnection:
 
         self.timeout = options.request_timeout
         self.redact = Redactor()
-        self.requests = 0
         self.namespace: str | None = None
         configuration = client.Configuration()
         try:
@@ -258,7 +258,6 @@ class ApiConnection:
         """GET path?query as JSON. Raises Forbidden for 403 and ClusterUnavailable for anything untrustworthy."""
         attempt = 0
         while True:
-            self.requests += 1
             status, headers, body = self._send(path, query)
             if status not in RETRY_STATUSES or attempt >= RETRIES:
                 break
@@ -455,16 +454,27 @@ class LiveCluster:
                                      f"({exc}); the cluster state cannot be trusted") from None
 
     def _pods(self, nodes: list[str], identities: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        """The non-terminated Pods on each node, then the manifests' Pods not found there."""
         pods: dict[tuple[str, str], dict[str, Any]] = {}
-        for node in nodes:
-            for pod in self.connection.list_all("/api/v1/pods", f"spec.nodeName={node},{NON_TERMINATED}"):
-                pods[_pod_key(pod)] = pod
-        for namespace, name in identities:
-            if (namespace, name) in pods:
-                continue
-            for pod in self.connection.list_all(f"/api/v1/namespaces/{namespace}/pods", f"metadata.name={name}"):
-                pods[_pod_key(pod)] = pod
+        for found in self._parallel([("/api/v1/pods", f"spec.nodeName={node},{NON_TERMINATED}") for node in nodes]):
+            pods.update((_pod_key(pod), pod) for pod in found)
+        lookups = [(f"/api/v1/namespaces/{namespace}/pods", f"metadata.name={name}")
+                   for namespace, name in identities if (namespace, name) not in pods]
+        for found in self._parallel(lookups):
+            pods.update((_pod_key(pod), pod) for pod in found)
         return list(pods.values())
+
+    def _parallel(self, lists: list[tuple[str, str]]) -> list[list[dict[str, Any]]]:
+        """Several lists at once (a few connections, like kubectl); the first error cancels the rest."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        if len(lists) <= 1:
+            return [self.connection.list_all(*query) for query in lists]
+        pool = ThreadPoolExecutor(max_workers=PARALLEL_REQUESTS)
+        try:
+            return list(pool.map(lambda query: self.connection.list_all(*query), lists))
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def snapshot(self) -> dict[str, Any]:
         """Every node, namespace and non-terminated Pod as a v1 List, trimmed to what the rules read."""

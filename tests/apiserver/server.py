@@ -159,9 +159,11 @@ class Store:
         self.objects = sorted(objects, key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
         self.encoded = [json.dumps(o, separators=(",", ":")).encode() for o in self.objects]
         self.by_node: dict[str, list[int]] = {}
+        self.by_name: dict[str, list[int]] = {}
         self.by_key: dict[tuple[str, str], int] = {}
         for index, obj in enumerate(self.objects):
             self.by_key[(obj["metadata"].get("namespace", ""), obj["metadata"]["name"])] = index
+            self.by_name.setdefault(obj["metadata"]["name"], []).append(index)
             if resource == "pods":
                 self.by_node.setdefault(obj.get("spec", {}).get("nodeName", ""), []).append(index)
         self.cache: dict[tuple[str, str, str], list[int]] = {}
@@ -173,9 +175,11 @@ class Store:
             if namespace:
                 terms.append(("metadata.namespace", namespace, True))
             candidates: Iterable[int] = range(len(self.objects))
-            node_terms = [value for name, value, equal in terms if name == "spec.nodeName" and equal]
-            if node_terms:
-                candidates = self.by_node.get(node_terms[0], [])
+            equal_terms = {name: value for name, value, equal in terms if equal}
+            if "metadata.name" in equal_terms:
+                candidates = self.by_name.get(equal_terms["metadata.name"], [])
+            elif "spec.nodeName" in equal_terms:
+                candidates = self.by_node.get(equal_terms["spec.nodeName"], [])
             labels = parse_label_selector(label_selector) if label_selector else None
             chosen = []
             for index in candidates:
@@ -367,6 +371,7 @@ class _Server(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body are separate writes: no 40 ms delayed-ACK stalls
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:
