@@ -90,13 +90,10 @@ def check(obj: Manifest, context: Context):
         path: tuple = ("metadata", "annotations", MIRROR_ANNOTATION)
         evidence = f"annotation {MIRROR_ANNOTATION}"
     else:
-        owners = obj.metadata.get("ownerReferences")
-        index = next(
-            (i for i, owner in enumerate(owners) if isinstance(owner, dict) and owner.get("kind") == "Node"), None
-        ) if isinstance(owners, list) else None
-        if index is None:
+        owner = _node_owner(obj)
+        if owner is None:
             return
-        path = ("metadata", "ownerReferences", index, "kind")
+        path = ("metadata", "ownerReferences", owner[0], "kind")
         evidence = "an ownerReference to a Node"
     node = pinned_node(obj) or "its node"
     yield Violation(
@@ -123,7 +120,8 @@ def fix(obj: Manifest, context: Context):
     for key in obj.annotations:
         if key.startswith(CONFIG_ANNOTATION_PREFIX):
             yield Delete(("metadata", "annotations", key))
-    node = pinned_node(obj) or _owner_node(obj)
+    owner = _node_owner(obj)
+    node = pinned_node(obj) or (owner[1] if owner else None)
     suffix = f"-{node.lower()}" if node else ""
     if suffix and obj.name.endswith(suffix) and len(obj.name) > len(suffix):
         yield SetValue(("metadata", "name"), obj.name[: -len(suffix)])  # the kubelet appended -<node>
@@ -131,9 +129,11 @@ def fix(obj: Manifest, context: Context):
         yield Delete(("spec", "nodeName"))  # the kubelet sets it to its own node
 
 
-def _owner_node(obj: Manifest) -> str | None:
+def _node_owner(obj: Manifest) -> tuple[int, str | None] | None:
+    """(index, node name) of the first ownerReference to a Node, the kubelet's mark on a mirror Pod."""
     owners = obj.metadata.get("ownerReferences")
-    for owner in owners if isinstance(owners, list) else ():
-        if isinstance(owner, dict) and owner.get("kind") == "Node" and isinstance(owner.get("name"), str):
-            return owner["name"]
+    for index, owner in enumerate(owners if isinstance(owners, list) else ()):
+        if isinstance(owner, dict) and owner.get("kind") == "Node":
+            name = owner.get("name")
+            return index, name if isinstance(name, str) and name else None
     return None
