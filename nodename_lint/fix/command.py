@@ -17,7 +17,11 @@ def check_fix_request(sources: Iterable[Source], *, write: bool) -> None:
         raise UsageError(
             "--fix cannot rewrite standard input: pass the files instead, or use --diff to see the changes"
         )
-    if importlib.util.find_spec("ruamel.yaml") is None:
+    try:
+        installed = importlib.util.find_spec("ruamel.yaml") is not None
+    except (ImportError, ValueError):  # no ruamel package at all
+        installed = False
+    if not installed:
         raise UsageError("--fix and --diff need ruamel.yaml: pip install 'nodename-lint[fix]'")
 
 
