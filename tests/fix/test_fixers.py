@@ -82,3 +82,9 @@ def test_documents_around_end_markers_and_directives_stay_byte_identical() -> No
     pod = "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: Node-1\n  containers: []\n"
     fixed, _, _ = fix(first + pod)
     assert fixed == first + pod.replace("Node-1", "node-1")
+
+
+def test_a_suppressed_finding_is_not_fixed() -> None:
+    text = deployment("# nodename-lint: ignore[nodename-in-template]\nnodeName: worker-2\ncontainers: []")
+    fixed, applied, notes = fix(text)
+    assert (fixed, applied, notes) == (textwrap.dedent(text).lstrip("\n"), [], [])
