@@ -195,3 +195,17 @@ def test_request_timeout_flag_is_validated(tmp_path: Path) -> None:
     result = run_cli(str(tmp_path), "--context", "x", "--request-timeout", "0")
     assert result.returncode == 2 and "--request-timeout" in result.stderr
 
+
+
+def test_live_options_and_snapshot_are_documented_in_readme() -> None:
+    from nodename_lint.cli import main
+
+    from tests.conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    options = {"--live", "--context", "--kubeconfig", "--in-cluster", "--request-timeout"}
+    options |= {opt for param in main.commands["snapshot"].params for opt in getattr(param, "opts", [])
+                if opt.startswith("--") and opt != "--help"}
+    assert {option for option in options if f"`{option}" not in readme and f" {option} " not in readme} == set()
+    for heading in ("### Live: --context, --kubeconfig, --live", "### Snapshot for CI", "### RBAC", "## Guarantees"):
+        assert heading in readme
