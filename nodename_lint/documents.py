@@ -94,6 +94,16 @@ def compose(text: str, index: int = 0, line_offset: int = 0) -> Document:
     if "# Source:" in text:
         match = _HELM_SOURCE.match(text)
         template = match.group(1).strip() if match else None
+    too_deep = _flow_too_deep(text)
+    if too_deep is not None:
+        line = text.count("\n", 0, too_deep)
+        column = too_deep - (text.rfind("\n", 0, too_deep) + 1)
+        problem = SyntaxProblem(
+            f"flow collections ([ or {{) nested more than {MAX_FLOW_DEPTH:,} levels deep: kubectl's YAML reader "
+            "refuses this (go-yaml: exceeded max depth), and nodename-lint does not parse it",
+            line_offset + line + 1, column + 1, _hint(text),
+        )
+        return Document(index, line_offset, text, None, problem, template)
     loader = _Loader(text)
     try:
         root = loader.get_single_node()
@@ -119,6 +129,27 @@ def compose(text: str, index: int = 0, line_offset: int = 0) -> Document:
     finally:
         loader.dispose()
     return Document(index, line_offset, text, None, problem, template)
+
+
+MAX_FLOW_DEPTH = 10_000  # go-yaml's max_flow_level; libyaml's time grows with the square of the depth
+_FLOW_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _flow_too_deep(text: str) -> int | None:
+    """The offset of the bracket that opens level MAX_FLOW_DEPTH + 1, or None.
+
+    Brackets inside quoted strings are counted too: only a document with more than
+    MAX_FLOW_DEPTH brackets is scanned at all, and balanced text never gets deep.
+    """
+    if len(text) <= MAX_FLOW_DEPTH or text.count("[") + text.count("{") <= MAX_FLOW_DEPTH:
+        return None
+    depth = 0
+    for match in _FLOW_BRACKET.finditer(text):
+        depth += 1 if match.group() in "[{" else -1
+        if depth > MAX_FLOW_DEPTH:
+            return match.start()
+        depth = max(depth, 0)
+    return None
 
 
 def _hint(text: str) -> str:

@@ -67,7 +67,8 @@ class Linter:
         except UnicodeDecodeError as exc:
             self._syntax(result, None, SyntaxProblem(_decode_message(exc), getattr(exc, "line", 1), 1))
         except OSError as exc:
-            self._syntax(result, None, SyntaxProblem(f"cannot read the file: {exc.strerror or exc}", 1, 1))
+            self._syntax(result, None, SyntaxProblem(
+                f"cannot read the file: {exc.strerror or exc}", 1, 1, "check that the file exists and is readable"))
         result.findings.sort(key=Finding.sort_key)
         return result
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
 import stat
@@ -29,7 +30,16 @@ class Source:
 
     @property
     def display(self) -> str:
-        return STDIN_NAME if self.path == STDIN else self.path
+        return STDIN_NAME if self.path == STDIN else printable_path(self.path)
+
+
+def printable_path(path: str) -> str:
+    """A path as valid UTF-8 for reports: bytes of a name that are not UTF-8 appear as \\xff."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def is_static_pod_path(path: str, static_dirs: Iterable[str]) -> bool:
@@ -100,14 +110,30 @@ def _walk(folder: str, static_dirs: list[str], exclude: list[str], visited: set[
         path = entry.path
         if exclude and _excluded(path, exclude):
             continue
+        wanted = static_folder or entry.name.endswith(MANIFEST_SUFFIXES)
         try:
             mode = os.stat(path).st_mode
-        except OSError:
-            continue  # dangling symlink or a file that vanished
+        except OSError as exc:  # a dangling symlink, a symlink loop, a file that vanished
+            if wanted:
+                _skipped(path, exc.strerror or str(exc))
+            continue
         if stat.S_ISDIR(mode):
             yield from _walk(path, static_dirs, exclude, visited)
-        elif stat.S_ISREG(mode) and (static_folder or entry.name.endswith(MANIFEST_SUFFIXES)):
-            yield Source(path, static_folder)
+        elif stat.S_ISREG(mode):
+            if wanted:
+                yield Source(path, static_folder)
+        elif wanted:
+            _skipped(path, f"not a regular file ({_file_kind(mode)}), not opened")
+
+
+def _skipped(path: str, reason: str) -> None:
+    print(f"nodename-lint: {printable_path(path)}: skipped: {reason}", file=sys.stderr)
+
+
+def _file_kind(mode: int) -> str:
+    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+    return next((name for test, name in kinds if test(mode)), "not a file")
 
 
 def read_blocks(source: Source) -> Iterator[str]:
@@ -117,7 +143,13 @@ def read_blocks(source: Source) -> Iterator[str]:
     if source.path == STDIN:
         yield from _stdin_blocks()
         return
-    with open(source.path, "rb") as handle:
+    # O_NONBLOCK: opening a FIFO that has no writer must not hang the run
+    with open(os.open(source.path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+        mode = os.fstat(handle.fileno()).st_mode
+        if stat.S_ISFIFO(mode):
+            os.set_blocking(handle.fileno(), True)  # a pipe named on purpose, e.g. <(helm template .)
+        elif not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"not a regular file ({_file_kind(mode)}), not read")
         data = handle.read()
     try:
         text = decode(data)

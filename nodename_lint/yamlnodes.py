@@ -17,7 +17,7 @@ from yaml import MappingNode, Node, ScalarNode, SequenceNode
 
 MERGE_KEY = "<<"
 MAX_EXPANDED_NODES = 1_000_000  # aliases can make a small file expand exponentially
-MAX_DEPTH = 900  # deeper documents are reported, not converted (Python's recursion limit)
+MAX_DEPTH = 400  # deeper subtrees are reported, not converted: two Python frames per level, limit 1000
 # Tags the loader (documents._Loader) gives untagged scalars, so that explicit tags stay visible:
 # the YAML non-specific tags, "?" for plain scalars and "!" for quoted and block ones.
 PLAIN_TAG = "?"
@@ -227,7 +227,10 @@ def to_python(node: Node | None) -> Any:
     if node is None:
         return None
     budget = [MAX_EXPANDED_NODES]
-    return _convert(node, budget, 0)
+    try:
+        return _convert(node, budget, 0)
+    except RecursionError:  # called from deep in a caller's stack: still a finding, never a crash
+        raise ConversionError(f"document is nested too deeply to convert (over {MAX_DEPTH} levels)", node) from None
 
 
 def _convert(node: Node, budget: list[int], depth: int) -> Any:
