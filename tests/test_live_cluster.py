@@ -209,3 +209,51 @@ def test_live_options_and_snapshot_are_documented_in_readme() -> None:
     assert {option for option in options if f"`{option}" not in readme and f" {option} " not in readme} == set()
     for heading in ("### Live: --context, --kubeconfig, --live", "### Snapshot for CI", "### RBAC", "## Guarantees"):
         assert heading in readme
+
+
+def test_live_falls_back_to_home_kube_config(tmp_path: Path, api_server: ApiServer, kubeconfig: Path) -> None:
+    (tmp_path / ".kube").mkdir()
+    (tmp_path / ".kube" / "config").write_text(kubeconfig.read_text())
+    folder = _manifests(tmp_path, web=TYPO_DEPLOYMENT)
+    environment = {"HOME": str(tmp_path), "KUBECONFIG": ""}
+    result = run_cli(str(folder), "--live", env=environment)
+    assert "did you mean kind-worker" in result.stdout, result.stderr
+    (tmp_path / ".kube" / "config").unlink()
+    result = run_cli(str(folder), "--live", env=environment)
+    assert result.returncode == 2 and ".kube/config does not exist and KUBECONFIG is not set" in result.stderr
+
+
+def test_kubeconfig_without_current_context_asks_for_one(tmp_path: Path, api_server: ApiServer) -> None:
+    config = write_kubeconfig(tmp_path / "kc", clusters={"c": cluster_entry(api_server.url, api_server.ca_pem)},
+                              users={"u": {"token": TOKEN}}, contexts={"a": ("c", "u"), "b": ("c", "u")})
+    result = run_cli(str(tmp_path), "--kubeconfig", str(config))
+    assert result.returncode == 2
+    assert "has no current-context; pick one with --context NAME (contexts: a, b)" in result.stderr
+    assert run_cli(str(tmp_path), "--kubeconfig", str(config), "--context", "b").returncode == 0
+
+
+def test_in_cluster_uses_the_mounted_service_account(tmp_path: Path, api_server: ApiServer, monkeypatch) -> None:
+    """--in-cluster reads the token and CA the kubelet mounts, and the service host from the environment."""
+    import kubernetes.config.incluster_config as incluster
+
+    from nodename_lint.cluster.live import LiveCluster, LiveOptions, Referenced
+
+    token_file, ca_file = tmp_path / "token", tmp_path / "ca.crt"
+    token_file.write_text(TOKEN)
+    ca_file.write_bytes(api_server.ca_pem)
+    monkeypatch.setattr(incluster, "SERVICE_TOKEN_FILENAME", str(token_file))
+    monkeypatch.setattr(incluster, "SERVICE_CERT_FILENAME", str(ca_file))
+    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1")
+    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", str(api_server.port))
+    state = LiveCluster(LiveOptions(in_cluster=True)).state_for(Referenced(nodes={"kind-worker"}))
+    assert state.source == "in-cluster service account"
+    assert sorted(state.nodes) == ["kind-control-plane", "kind-worker", "kind-worker2"]
+    assert {pod.name for pod in state.pods} == {"kindnet-4kd8w", "kube-proxy-9xq2c", "web-5d4f8c7b9-abcde"}
+    assert api_server.methods == {"GET"} and all(r.authorization.lower() == f"bearer {TOKEN}" for r in api_server.requests)
+
+
+def test_in_cluster_outside_a_cluster_is_a_clear_error(tmp_path: Path) -> None:
+    result = run_cli(str(tmp_path), "--in-cluster", env={"KUBERNETES_SERVICE_HOST": "", "KUBERNETES_SERVICE_PORT": ""})
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("nodename-lint: cannot use the cluster credentials")
+    assert run_cli(str(tmp_path), "--in-cluster", "--context", "x").returncode == 2

@@ -277,7 +277,8 @@ class ApiServer:
     def authenticate(self, authorization: str | None) -> str:
         if not self.tokens:
             return "system:anonymous"
-        if authorization and authorization.startswith("Bearer ") and authorization[7:] in self.tokens:
+        scheme, _, token = (authorization or "").partition(" ")
+        if scheme.lower() == "bearer" and token.strip() in self.tokens:  # the scheme is case-insensitive
             return "kubernetes-admin"
         raise ApiError(401, "Unauthorized", "Unauthorized")
 
