@@ -257,3 +257,10 @@ def test_in_cluster_outside_a_cluster_is_a_clear_error(tmp_path: Path) -> None:
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.startswith("nodename-lint: cannot use the cluster credentials")
     assert run_cli(str(tmp_path), "--in-cluster", "--context", "x").returncode == 2
+
+
+def test_stdin_is_read_once_for_the_prescan_and_once_for_the_lint(api_server: ApiServer, kubeconfig: Path) -> None:
+    result = run_cli("-", "--kubeconfig", str(kubeconfig), stdin=DEBUG_POD + "---\n" + TYPO_DEPLOYMENT)
+    assert "<stdin>:" in result.stdout and "insufficient-resources" in result.stdout and "kind-wroker" in result.stdout
+    assert ("/api/v1/namespaces/default/pods", "metadata.name=node-debugger") in [
+        (r.path, r.query.get("fieldSelector")) for r in api_server.requests]

@@ -385,6 +385,9 @@ def referenced(sources: Iterable[Source], default_namespace: str) -> Referenced:
             documents = list(iter_documents(read_blocks(source)))
         except (OSError, UnicodeDecodeError):
             continue  # the lint run reports it
+        finally:
+            if source.path == STDIN:
+                sys.stdin.buffer.seek(0)  # the lint run reads it again
         for document in documents:
             if document.error is not None:
                 continue
