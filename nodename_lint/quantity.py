@@ -133,12 +133,29 @@ def value(amount: Fraction) -> int:
     return math.ceil(amount)
 
 
+_REQUEST_CACHE: dict[tuple[str, Any], int] = {}
+_REQUEST_CACHE_LIMIT = 100_000  # distinct (resource, quantity) pairs; a cluster repeats a few hundred
+
+
 def request_value(resource: str, raw: Any) -> int:
     """A request as the kubelet adds it up: millicores for cpu, units for everything else.
 
     Raises QuantityError for unparsable, negative or int64-overflowing values (the API server
-    rejects negative requests; values beyond int64 are undefined in Kubernetes).
+    rejects negative requests; values beyond int64 are undefined in Kubernetes). Memoized: the
+    Pods of a big cluster repeat the same few quantities.
     """
+    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+        return _request_value(resource, raw)
+    key = (resource, raw if not isinstance(raw, float) else repr(raw))
+    cached = _REQUEST_CACHE.get(key)
+    if cached is None:
+        cached = _request_value(resource, raw)
+        if len(_REQUEST_CACHE) < _REQUEST_CACHE_LIMIT:
+            _REQUEST_CACHE[key] = cached
+    return cached
+
+
+def _request_value(resource: str, raw: Any) -> int:
     amount = parse_quantity(raw)
     if amount < 0:
         raise QuantityError(raw, "must be greater than or equal to 0")

@@ -22,6 +22,8 @@ or affinity or label a node (didn't match), add a toleration (untolerated taint)
 (unschedulable).
 """
 
+import json
+
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -93,11 +95,26 @@ _FIXES = {
 }
 
 
+def _rejections(spec: dict, requests: dict[str, int], cluster) -> tuple[dict[str, int], int] | None:
+    """Per-reason node counts and the nodes of unknown usage; None as soon as one node fits."""
+    from nodename_lint.scheduling import scheduler_rejections
+
+    counts: dict[str, int] = {}
+    unknown_usage = 0
+    for node in cluster.nodes.values():
+        usage = cluster.usage(node.name)
+        reasons = scheduler_rejections(spec, requests, node, usage)
+        if not reasons:
+            return None
+        unknown_usage += usage is None
+        for reason in reasons:
+            counts[reason] = counts.get(reason, 0) + 1
+    return counts, unknown_usage
+
+
 @RULE.check
 def check(obj: Manifest, context: Context):
-    from nodename_lint.scheduling import (
-        AFFINITY_REASON, RequestError, no_node_available_message, pod_requests, request_path, scheduler_rejections,
-    )
+    from nodename_lint.scheduling import AFFINITY_REASON, RequestError, no_node_available_message, pod_requests, request_path
     from nodename_lint.cluster.targets import pods_noun
 
     cluster = context.cluster
@@ -110,16 +127,14 @@ def check(obj: Manifest, context: Context):
         requests = pod_requests(spec)
     except RequestError:
         return
-    counts: dict[str, int] = {}
-    unknown_usage = 0
-    for node in cluster.nodes.values():
-        usage = cluster.usage(node.name)
-        reasons = scheduler_rejections(spec, requests, node, usage)
-        if not reasons:
-            return
-        unknown_usage += usage is None
-        for reason in reasons:
-            counts[reason] = counts.get(reason, 0) + 1
+    constraints = {key: spec.get(key) for key in ("nodeSelector", "affinity", "tolerations")}
+    key = ("no-node-fits", json.dumps([constraints, requests], sort_keys=True, default=str))
+    if key not in cluster.memo:
+        cluster.memo[key] = _rejections(spec, requests, cluster)
+    verdict = cluster.memo[key]
+    if verdict is None:
+        return
+    counts, unknown_usage = verdict
     event = no_node_available_message(len(cluster.nodes), counts)
     main = max(counts, key=lambda reason: (counts[reason], reason))
     if main == AFFINITY_REASON:

@@ -92,7 +92,10 @@ def check(obj: Manifest, context: Context):
         return
     name, _, cluster = target
     assert cluster.nodes is not None
-    suggestions = closest_node_names(name, cluster.nodes)
+    key = ("unknown-node", name)
+    if key not in cluster.memo:
+        cluster.memo[key] = closest_node_names(name, cluster.nodes)
+    suggestions = cluster.memo[key]
     path = spec_path(obj, "nodeName")
     guess = f"; did you mean {' or '.join(suggestions)}?" if suggestions else ""
     count = len(cluster.nodes)

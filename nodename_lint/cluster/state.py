@@ -88,6 +88,9 @@ class ClusterState:
     _by_node: dict[str, list[PodInfo]] | None = field(default=None, repr=False)
     _by_name: dict[tuple[str, str], PodInfo] | None = field(default=None, repr=False)
     _usage: dict[str, NodeUsage] = field(default_factory=dict, repr=False)
+    # results rules derive from the state alone (a rule id and a key -> value): many manifests of
+    # a run share node names and constraints, so each answer is computed once per run
+    memo: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
 
     def has(self, data: str) -> bool:
         """Whether one kind of data ("nodes", "namespaces", "pods", "live-pods") is known."""
