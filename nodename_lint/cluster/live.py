@@ -320,10 +320,12 @@ class ApiConnection:
         if any(isinstance(e, u3.NameResolutionError) for e in chain) or "Name or service not known" in text \
                 or "Temporary failure in name resolution" in text:
             return f"cannot resolve the API server name {host!r} of {self.source} ({self.host}): check the server in the kubeconfig or your DNS"
-        if "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text or "SSLError" in text:
-            detail = text.split("certificate verify failed:")[-1].split("(_ssl")[0].strip(" )") if "certificate verify failed" in text else text
-            return (f"TLS verification of the API server {self.host} failed ({detail}): the certificate is not signed "
-                    f"by the certificate-authority of {self.source}; fix certificate-authority-data in the kubeconfig")
+        if "certificate verify failed" in text:
+            detail = text.split("certificate verify failed:")[-1].split("(_ssl")[0].strip(" )")
+            return (f"TLS verification of the API server {self.host} failed ({detail}): its certificate does not match "
+                    f"the certificate-authority or the server address of {self.source}; fix them in the kubeconfig")
+        if "SSLError" in text or any(isinstance(e, u3.SSLError) for e in chain):
+            return f"the TLS handshake with the API server {self.host} of {self.source} failed: {text}"
         if any(isinstance(e, ConnectionRefusedError) for e in chain) or "Connection refused" in text:
             return f"cannot connect to the API server {self.host} of {self.source}: connection refused; is the cluster running?"
         if any(isinstance(e, u3.ConnectTimeoutError) and not isinstance(e, u3.NewConnectionError) for e in chain):
@@ -544,12 +546,19 @@ def trim_pod(pod: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_snapshot(snapshot: dict[str, Any], output: str | None, source: str) -> None:
-    """YAML (JSON when the file name ends in .json) to a file or stdout."""
+    """JSON when the file name ends in .json, else YAML with one object per line, to a file or stdout.
+
+    Each item is a JSON flow mapping on its own line: valid YAML, written a hundred times faster
+    than a block-style dump, and a change to one object is a one-line diff in a snapshot branch.
+    """
     if output and output.endswith(".json"):
         text = json.dumps(snapshot, indent=1) + "\n"
     else:
-        header = f"# nodename-lint snapshot of {source}; lint against it with --cluster-state FILE\n"
-        text = header + yaml.dump(snapshot, Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper), sort_keys=False)
+        lines = [f"# nodename-lint snapshot of {source}; lint against it with --cluster-state FILE",
+                 "apiVersion: v1", "kind: List", 'metadata: {resourceVersion: ""}',
+                 "items:" if snapshot["items"] else "items: []"]
+        lines += [f"- {json.dumps(item, ensure_ascii=False, separators=(', ', ': '))}" for item in snapshot["items"]]
+        text = "\n".join(lines) + "\n"
     if output:
         with open(output, "w", encoding="utf-8") as handle:
             handle.write(text)
