@@ -8,6 +8,7 @@ is held in memory at a time.
 from __future__ import annotations
 
 import codecs
+import gc
 import re
 from dataclasses import dataclass
 from typing import Iterable, Iterator
@@ -94,19 +95,22 @@ def compose(text: str, index: int = 0, line_offset: int = 0) -> Document:
     if "# Source:" in text:
         match = _HELM_SOURCE.match(text)
         template = match.group(1).strip() if match else None
-    too_deep = _flow_too_deep(text)
-    if too_deep is not None:
-        line = text.count("\n", 0, too_deep)
-        column = too_deep - (text.rfind("\n", 0, too_deep) + 1)
-        problem = SyntaxProblem(
-            f"flow collections ([ or {{) nested more than {MAX_FLOW_DEPTH:,} levels deep: kubectl's YAML reader "
-            "refuses this (go-yaml: exceeded max depth), and nodename-lint does not parse it",
-            line_offset + line + 1, column + 1, _hint(text),
-        )
+    beyond = _beyond_limits(text)
+    if beyond is not None:
+        offset, reason = beyond
+        line = text.count("\n", 0, offset)
+        column = offset - (text.rfind("\n", 0, offset) + 1)
+        problem = SyntaxProblem(reason, line_offset + line + 1, column + 1, _hint(text))
         return Document(index, line_offset, text, None, problem, template)
     loader = _Loader(text)
+    collecting = gc.isenabled()
     try:
-        root = loader.get_single_node()
+        gc.disable()  # composing creates no reference cycles; the collector made big documents 3x slower
+        try:
+            root = loader.get_single_node()
+        finally:
+            if collecting:
+                gc.enable()
         unconvertible = find_unconvertible(text, root)
         if unconvertible is None:
             return Document(index, line_offset, text, root, None, template)
@@ -131,23 +135,50 @@ def compose(text: str, index: int = 0, line_offset: int = 0) -> Document:
     return Document(index, line_offset, text, None, problem, template)
 
 
-MAX_FLOW_DEPTH = 10_000  # go-yaml's max_flow_level; libyaml's time grows with the square of the depth
+# Limits checked on the text, before libyaml sees it. The API server refuses request bodies over
+# 3 MiB (etcd keeps objects up to 1.5 MiB), so a bigger document can never be applied; composing
+# it would cost about 20 s and 700 MB per million keys.
+MAX_DOCUMENT_CHARS = 3 * 1024 * 1024
+# Nesting limits. libyaml's composer recurses on the
+# C stack (block nesting past about 25,000 levels crashes the process) and its time grows with the
+# square of the flow depth (20,000 levels of [ took 8 s). Each block level takes at least one
+# column of indentation or `- `, so a line indented less than MAX_BLOCK_INDENT columns bounds the
+# block depth; with the flow limit, the depth stays far below the crash.
+MAX_FLOW_DEPTH = 10_000  # go-yaml's own max_flow_level: kubectl refuses deeper documents too
+MAX_BLOCK_INDENT = 5_000
 _FLOW_BRACKET = re.compile(r"[\[\]{}]")
+_DEEP_INDENT = re.compile(rf"\n[ \t?:-]{{{MAX_BLOCK_INDENT}}}")
 
 
-def _flow_too_deep(text: str) -> int | None:
-    """The offset of the bracket that opens level MAX_FLOW_DEPTH + 1, or None.
+def _beyond_limits(text: str) -> tuple[int, str] | None:
+    """(offset, reason) when the document is bigger or nests deeper than nodename-lint parses, else None.
 
     Brackets inside quoted strings are counted too: only a document with more than
     MAX_FLOW_DEPTH brackets is scanned at all, and balanced text never gets deep.
     """
-    if len(text) <= MAX_FLOW_DEPTH or text.count("[") + text.count("{") <= MAX_FLOW_DEPTH:
+    if len(text) <= MAX_BLOCK_INDENT:
+        return None
+    if len(text) > MAX_DOCUMENT_CHARS:
+        return 0, (
+            f"the document is {len(text) / 1024 / 1024:.1f} MiB: the API server refuses requests over 3 MiB "
+            "(request entity too large) and etcd objects over 1.5 MiB, so nodename-lint does not parse it"
+        )
+    deep_line = _DEEP_INDENT.search("\n" + text)
+    if deep_line is not None:
+        return deep_line.start(), (
+            f"a line is indented more than {MAX_BLOCK_INDENT:,} columns: nesting that deep crashes YAML parsers "
+            "(kubectl's refuses more than 10,000 levels), so nodename-lint does not parse it"
+        )
+    if text.count("[") + text.count("{") <= MAX_FLOW_DEPTH:
         return None
     depth = 0
     for match in _FLOW_BRACKET.finditer(text):
         depth += 1 if match.group() in "[{" else -1
         if depth > MAX_FLOW_DEPTH:
-            return match.start()
+            return match.start(), (
+                f"flow collections ([ or {{) nested more than {MAX_FLOW_DEPTH:,} levels deep: kubectl's YAML "
+                "reader refuses this (go-yaml: exceeded max depth), and nodename-lint does not parse it"
+            )
         depth = max(depth, 0)
     return None
 
