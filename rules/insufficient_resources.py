@@ -87,12 +87,12 @@ RULE = Rule(
 @RULE.check
 def check(obj: Manifest, context: Context):
     from nodename_lint.cluster.state import NodeUsage
-    from nodename_lint.cluster.targets import pinned_target, pods_noun, replica_count
+    from nodename_lint.cluster.targets import pinned_existing_node, rejection_fate, pods_noun, replica_count
     from nodename_lint.quantity import describe
     from nodename_lint.scheduling import RequestError, add_into, pod_requests, request_path, shortages
 
-    target = pinned_target(obj, context)
-    if target is None or target[1] is None:
+    target = pinned_existing_node(obj, context)
+    if target is None:
         return
     name, node, cluster = target
     spec = obj.pod_spec or {}
@@ -125,7 +125,7 @@ def check(obj: Manifest, context: Context):
     others = "the Pods already there" + (f" and the first {admitted} replicas" if admitted else "")
     if resource == "pods":
         detail = f"the node already runs {shortage.used} of the {shortage.capacity} Pods it allows"
-        fix = f"pick another node, or drop nodeName and let the scheduler choose"
+        fix = "pick another node, or drop nodeName and let the scheduler choose"
     elif shortage.never_fits:
         detail = (
             f"it requests {describe(resource, shortage.requested)} and the node has "
@@ -153,11 +153,7 @@ def check(obj: Manifest, context: Context):
             f" (the Pods already on {name} are not in the cluster state {cluster.source}: only allocatable was "
             "compared)"
         )
-    fate = (
-        "the Pod goes to Failed and is never retried or moved"
-        if obj.is_pod
-        else "rejected Pods go to Failed and the controller keeps creating replacements that fail the same way"
-    )
+    fate = rejection_fate(obj)
     path = spec_path(obj, "nodeName") if resource == "pods" else spec_path(obj, *request_path(spec, resource))
     yield Violation(
         path,

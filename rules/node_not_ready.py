@@ -74,11 +74,11 @@ _READY_TEXT = {
 
 @RULE.check
 def check(obj: Manifest, context: Context):
-    from nodename_lint.cluster.targets import pinned_target, pods_noun
+    from nodename_lint.cluster.targets import pinned_existing_node, pods_noun
     from nodename_lint.scheduling import NOT_READY_TAINT, UNREACHABLE_TAINT, taint_text, tolerations_of, untolerated
 
-    target = pinned_target(obj, context)
-    if target is None or target[1] is None:
+    target = pinned_existing_node(obj, context)
+    if target is None:
         return
     name, node, _ = target
     problems: list[str] = []

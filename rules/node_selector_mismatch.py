@@ -69,13 +69,13 @@ MAX_LISTED = 3
 
 @RULE.check
 def check(obj: Manifest, context: Context):
-    from nodename_lint.cluster.targets import pinned_target, pods_noun
+    from nodename_lint.cluster.targets import pinned_existing_node, rejection_fate, pods_noun
     from nodename_lint.scheduling import (
         RequestError, affinity_mismatch, pod_requests, scheduler_rejections, shortages,
     )
 
-    target = pinned_target(obj, context)
-    if target is None or target[1] is None:
+    target = pinned_existing_node(obj, context)
+    if target is None:
         return
     name, node, cluster = target
     assert cluster.nodes is not None
@@ -94,9 +94,7 @@ def check(obj: Manifest, context: Context):
         if not scheduler_rejections(spec, requests, other, cluster.usage(other.name))
     ]
     first = f" (it reports {earlier[0].kubelet_reason} first: see insufficient-resources)" if earlier else ""
-    fate = "the Pod goes to Failed and is never retried or moved" if obj.is_pod else (
-        "rejected Pods go to Failed and the controller keeps creating replacements that fail the same way"
-    )
+    fate = rejection_fate(obj)
     if matching:
         names = ", ".join(matching[:MAX_LISTED]) + (", ..." if len(matching) > MAX_LISTED else "")
         fix = (

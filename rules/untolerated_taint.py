@@ -75,11 +75,11 @@ RULE = Rule(
 
 @RULE.check
 def check(obj: Manifest, context: Context):
-    from nodename_lint.cluster.targets import pinned_target, pods_noun
+    from nodename_lint.cluster.targets import pinned_existing_node, rejection_fate, pods_noun
     from nodename_lint.scheduling import NODE_STATE_TAINTS, eviction_delay, taint_text, tolerations_of, untolerated
 
-    target = pinned_target(obj, context)
-    if target is None or target[1] is None:
+    target = pinned_existing_node(obj, context)
+    if target is None:
         return
     name, node, _ = target
     spec = obj.pod_spec or {}
@@ -95,9 +95,7 @@ def check(obj: Manifest, context: Context):
         yield Violation(
             where,
             f"{noun} would be rejected by the kubelet on {name} with TaintToleration: the node has taint {listed} "
-            "and the Pod does not tolerate it; "
-            + ("the Pod goes to Failed and is never retried or moved" if obj.is_pod else
-               "rejected Pods go to Failed and the controller keeps creating replacements that fail the same way"),
+            f"and the Pod does not tolerate it; {rejection_fate(obj)}",
             fix=f"add a toleration for {listed} (without tolerationSeconds) if the Pod belongs there, "
             "or pick another node, or drop nodeName",
         )

@@ -33,6 +33,21 @@ def pinned_target(obj: Manifest, context: Context) -> tuple[str, NodeInfo | None
     return node, cluster.nodes.get(node), cluster
 
 
+def pinned_existing_node(obj: Manifest, context: Context) -> tuple[str, NodeInfo, ClusterState] | None:
+    """pinned_target for the rules about a node that exists (unknown-node covers the others)."""
+    target = pinned_target(obj, context)
+    if target is None or target[1] is None:
+        return None
+    return target[0], target[1], target[2]
+
+
+def rejection_fate(obj: Manifest) -> str:
+    """What follows a kubelet rejection: a Pod stays Failed; a controller keeps replacing it."""
+    if obj.is_pod:
+        return "the Pod goes to Failed and is never retried or moved"
+    return "rejected Pods go to Failed and the controller keeps creating replacements that fail the same way"
+
+
 def replica_count(obj: Manifest) -> int:
     """How many Pods of the object run at once (1 for a Pod or a DaemonSet's one node)."""
     path = _REPLICA_FIELDS.get(obj.kind)
