@@ -155,8 +155,6 @@ def check(obj: Manifest, context: Context):
         )
     fate = rejection_fate(obj)
     path = spec_path(obj, "nodeName") if resource == "pods" else spec_path(obj, *request_path(spec, resource))
-    yield Violation(
-        path,
-        f"{head}: {detail}; {fate} (kubelet: \"Pod was rejected: {shortage.kubelet_message}\")",
-        fix=fix,
-    )
+    # without the node's Pods the kubelet's "used" is unknown, so its message cannot be quoted
+    quote = f" (kubelet: \"Pod was rejected: {shortage.kubelet_message}\")" if usage is not None else ""
+    yield Violation(path, f"{head}: {detail}; {fate}{quote}", fix=fix)

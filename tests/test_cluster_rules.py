@@ -258,3 +258,14 @@ def test_offline_runs_import_nothing_of_the_cluster_code():
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.stderr.strip().endswith("[]"), result.stderr
+
+
+def test_insufficient_resources_without_the_nodes_pods_compares_allocatable_and_says_so():
+    nodes = [{"metadata": {"name": "n0"}, "status": {"allocatable": {"cpu": "4", "pods": "110"}}}]
+    state = state_from_objects("context test", nodes=nodes, namespaces=None, pods=[], pod_nodes=frozenset())
+    manifest = pod("big", "n0").replace("busybox:1.37\n", "busybox:1.37\n      resources:\n        requests: {cpu: 5}\n")
+    findings = lint_yaml(manifest, rules=["insufficient-resources"], cluster=state)
+    assert len(findings) == 1
+    assert "can never fit there" in findings[0].message and "only allocatable was compared" in findings[0].message
+    assert "used:" not in findings[0].message  # the kubelet's "used" is unknown: not quoted
+    assert not lint_yaml(manifest.replace("cpu: 5", "cpu: 3"), rules=["insufficient-resources"], cluster=state)
