@@ -157,7 +157,8 @@ def test_snapshot_is_a_trimmed_list_that_cluster_state_reads_back(tmp_path: Path
     assert "done-job-x7k2p" not in {pod["metadata"]["name"] for pod in pods}  # Succeeded Pods use nothing
     assert all(set(pod["spec"]) <= {"nodeName", "containers", "initContainers", "overhead", "resources"} for pod in pods)
     node = next(item for item in data["items"] if item["kind"] == "Node")
-    assert set(node["status"]) == {"allocatable", "capacity", "conditions"} and "images" not in node["status"]
+    assert set(node["status"]) == {"allocatable", "conditions"}  # capacity, images, addresses: unused
+    assert node["status"]["conditions"][-1] == {"type": "Ready", "status": "True"}
     assert api_server.methods == {"GET"}
     assert [r.query.get("fieldSelector", "") for r in api_server.requests if r.path == "/api/v1/pods"] == [NON_TERMINATED]
 

@@ -514,12 +514,12 @@ def _pick(source: Any, keys: Iterable[str]) -> dict[str, Any]:
 
 def trim_node(node: dict[str, Any]) -> dict[str, Any]:
     status = node.get("status") or {}
-    conditions = [_pick(c, ("type", "status", "reason")) for c in status.get("conditions") or [] if isinstance(c, dict)]
+    conditions = [_pick(c, ("type", "status")) for c in status.get("conditions") or [] if isinstance(c, dict)]
     return {
         "apiVersion": "v1", "kind": "Node",
         "metadata": _pick(node.get("metadata"), ("name", "labels")),
         "spec": _pick(node.get("spec"), ("taints", "unschedulable")),
-        "status": {**_pick(status, ("allocatable", "capacity")), **({"conditions": conditions} if conditions else {})},
+        "status": {**_pick(status, ("allocatable",)), **({"conditions": conditions} if conditions else {})},
     }
 
 
@@ -552,7 +552,7 @@ def write_snapshot(snapshot: dict[str, Any], output: str | None, source: str) ->
     than a block-style dump, and a change to one object is a one-line diff in a snapshot branch.
     """
     if output and output.endswith(".json"):
-        text = json.dumps(snapshot, indent=1) + "\n"
+        text = json.dumps(snapshot, separators=(",", ":")) + "\n"
     else:
         lines = [f"# nodename-lint snapshot of {source}; lint against it with --cluster-state FILE",
                  "apiVersion: v1", "kind: List", 'metadata: {resourceVersion: ""}',
