@@ -9,7 +9,7 @@ Serves a generated kind-shaped cluster from the loopback HTTPS API server of the
 2. the wall time of `nodename-lint` on the 1,000 manifests offline, against the cluster saved as a
    file (`snapshot`, JSON and YAML), and live, each a fresh process (best of --repeat).
 
-    python bench/live_scale.py [--nodes 5000] [--pods 150000] [--manifests 1000] [--repeat 3]
+    python bench/live_scale.py [--nodes 5000] [--pods 150000] [--manifests 1000] [--repeat 3] [--timing-only]
 """
 
 from __future__ import annotations
@@ -123,11 +123,12 @@ def main() -> None:
     parser.add_argument("--manifests", type=int, default=1000)
     parser.add_argument("--bare-pods", type=int, default=100, help="manifests that are Pods (each one name lookup)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--timing-only", action="store_true", help="skip the request counts")
     options = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="nodename-lint-live-scale-"))
     print(f"work folder: {work}")
 
-    for scale in (10, 1):
+    for scale in (1,) if options.timing_only else (10, 1):
         nodes, pods = options.nodes // scale, options.pods // scale
         start = time.perf_counter()
         objects = cluster(nodes, pods)
@@ -135,7 +136,7 @@ def main() -> None:
             print(f"\ncluster: {nodes} nodes, {pods} Pods (generated and indexed in {time.perf_counter() - start:.1f} s)")
             kubeconfig = write_kubeconfig(work / f"kubeconfig-{nodes}", clusters={"big": cluster_entry(server.url, server.ca_pem)},
                                           users={"ci": {"token": TOKEN}}, contexts={"big": ("big", "ci")}, current="big")
-            for bare in (0, options.bare_pods):
+            for bare in () if options.timing_only else (0, options.bare_pods):
                 print(f"API requests of one live lint of {options.manifests} manifests ({bare} of them Pods):")
                 for referenced, total, kinds in request_counts(server, kubeconfig, work, nodes, options.manifests, bare):
                     detail = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
@@ -155,6 +156,11 @@ def main() -> None:
                 timings[f"--cluster-state state.{suffix}"] = best(
                     options.repeat, str(folder), "--cluster-state", str(work / f"state.{suffix}"), *report)
             timings["live (--kubeconfig)"] = best(options.repeat, str(folder), "--kubeconfig", str(kubeconfig), *report)
+            load = "import sys; from nodename_lint.cluster.from_file import load_state_file; load_state_file(sys.argv[1])"
+            for suffix in ("json", "yaml"):
+                start = time.perf_counter()
+                subprocess.run([sys.executable, "-c", load, str(work / f"state.{suffix}")], check=True, cwd=ROOT)
+                timings[f"(loading state.{suffix} alone)"] = time.perf_counter() - start
             print(f"\nlint {options.manifests} manifests (best of {options.repeat}, fresh process each):")
             for name, seconds in timings.items():
                 print(f"  {name:32} {seconds:6.2f} s   {seconds / offline:4.2f}x offline")
