@@ -66,7 +66,12 @@ def _name(obj: Any, kind: str, *, namespaced: bool = False) -> tuple[str, str]:
 def _strings(obj: Any, mapping: dict[str, Any], path: tuple[str | int, ...]) -> dict[str, str]:
     """Labels: JSON object of strings (YAML numbers or booleans read as kubectl would send them)."""
     found = _mapping(obj, mapping, path)
-    return {str(key): value if isinstance(value, str) else json.dumps(value) for key, value in found.items()}
+    labels: dict[str, str] = {}
+    for key, value in found.items():
+        if isinstance(value, (dict, list)):
+            raise StateError(obj, (*path, key), f"{'.'.join(map(str, path))}.{key} is not a string")
+        labels[str(key)] = value if isinstance(value, str) else json.dumps(value)
+    return labels
 
 
 def node_from_object(obj: Any) -> NodeInfo:
