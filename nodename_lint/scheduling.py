@@ -357,6 +357,32 @@ def shortages(requests: dict[str, int], node: NodeInfo, usage: NodeUsage | None,
     return found
 
 
+def kubelet_reasons(spec: dict[str, Any], node: NodeInfo, usage: NodeUsage | None) -> list[str]:
+    """The kubelet's admission failures in its order (OutOf<resource>, NodeAffinity, TaintToleration).
+
+    The Pod shows the first one. An invalid request counts as none (the API server rejects it).
+    Static Pods are not checked here: the rules about a pinned node skip them.
+    """
+    try:
+        requests = pod_requests(spec)
+    except RequestError:
+        requests = {}
+    reasons = [shortage.kubelet_reason for shortage in shortages(requests, node, usage, kubelet=True)[:1]]
+    if affinity_mismatch(spec, node) is not None:
+        reasons.append("NodeAffinity")
+    if untolerated(node.taints, tolerations_of(spec), ("NoExecute",)):
+        reasons.append("TaintToleration")
+    return reasons
+
+
+def reported_first(reasons: list[str], own: str) -> str:
+    """" (it reports OutOfcpu first: ...)" when an earlier check hides `own` in the Pod's status."""
+    if not reasons or reasons[0] == own:
+        return ""
+    rule = "insufficient-resources" if reasons[0].startswith("OutOf") else "node-selector-mismatch"
+    return f" (it reports {reasons[0]} first: see {rule})"
+
+
 # --- the scheduler's filters ----------------------------------------------------------------------
 UNSCHEDULABLE_REASON = "node(s) were unschedulable"
 TAINT_REASON = "node(s) had untolerated taint(s)"

@@ -71,7 +71,7 @@ MAX_LISTED = 3
 def check(obj: Manifest, context: Context):
     from nodename_lint.cluster.targets import pinned_existing_node, rejection_fate, pods_noun
     from nodename_lint.scheduling import (
-        RequestError, affinity_mismatch, pod_requests, scheduler_rejections, shortages,
+        RequestError, affinity_mismatch, kubelet_reasons, pod_requests, reported_first, scheduler_rejections,
     )
 
     target = pinned_existing_node(obj, context)
@@ -87,13 +87,12 @@ def check(obj: Manifest, context: Context):
         requests = pod_requests(spec)
     except RequestError:
         requests = {}
-    earlier = shortages(requests, node, cluster.usage(name), kubelet=True)
     # nodes where the scheduler would put it: the selector matches, no taint, cordon or shortage
     matching = [
         other.name for other in cluster.nodes.values()
         if not scheduler_rejections(spec, requests, other, cluster.usage(other.name))
     ]
-    first = f" (it reports {earlier[0].kubelet_reason} first: see insufficient-resources)" if earlier else ""
+    first = reported_first(kubelet_reasons(spec, node, cluster.usage(name)), "NodeAffinity")
     fate = rejection_fate(obj)
     if matching:
         names = ", ".join(matching[:MAX_LISTED]) + (", ..." if len(matching) > MAX_LISTED else "")

@@ -76,12 +76,14 @@ RULE = Rule(
 @RULE.check
 def check(obj: Manifest, context: Context):
     from nodename_lint.cluster.targets import pinned_existing_node, rejection_fate, pods_noun
-    from nodename_lint.scheduling import NODE_STATE_TAINTS, eviction_delay, taint_text, tolerations_of, untolerated
+    from nodename_lint.scheduling import (
+        NODE_STATE_TAINTS, eviction_delay, kubelet_reasons, reported_first, taint_text, tolerations_of, untolerated,
+    )
 
     target = pinned_existing_node(obj, context)
     if target is None:
         return
-    name, node, _ = target
+    name, node, cluster = target
     spec = obj.pod_spec or {}
     tolerations = tolerations_of(spec)
     taints = [taint for taint in node.taints if taint.get("key") not in NODE_STATE_TAINTS]
@@ -92,9 +94,10 @@ def check(obj: Manifest, context: Context):
     rejected = untolerated(taints, tolerations, ("NoExecute",))
     if rejected:
         listed = ", ".join(taint_text(t) for t in rejected)
+        first = reported_first(kubelet_reasons(spec, node, cluster.usage(name)), "TaintToleration")
         yield Violation(
             where,
-            f"{noun} would be rejected by the kubelet on {name} with TaintToleration: the node has taint {listed} "
+            f"{noun} would be rejected by the kubelet on {name} with TaintToleration{first}: the node has taint {listed} "
             f"and the Pod does not tolerate it; {rejection_fate(obj)}",
             fix=f"add a toleration for {listed} (without tolerationSeconds) if the Pod belongs there, "
             "or pick another node, or drop nodeName",

@@ -158,3 +158,16 @@ def test_scheduler_filters_stop_at_the_first_failing_plugin():
     assert no_node_available_message(4, {AFFINITY_REASON: 3, "Insufficient cpu": 1}) == (
         "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't match Pod's node affinity/selector."
     )
+
+
+def test_kubelet_reasons_come_in_admission_order():
+    from nodename_lint.scheduling import kubelet_reasons, reported_first
+
+    node = NodeInfo(name="n", labels={"disktype": "hdd"}, allocatable={"cpu": "1", "pods": "10"},
+                    taints=[{"key": "maintenance", "effect": "NoExecute"}])
+    spec = {"nodeSelector": {"disktype": "ssd"}, "containers": [container("2")]}
+    reasons = kubelet_reasons(spec, node, NodeUsage(0, {}))
+    assert reasons == ["OutOfcpu", "NodeAffinity", "TaintToleration"]
+    assert reported_first(reasons, "NodeAffinity") == " (it reports OutOfcpu first: see insufficient-resources)"
+    assert reported_first(reasons[1:], "TaintToleration") == " (it reports NodeAffinity first: see node-selector-mismatch)"
+    assert reported_first(reasons[1:], "NodeAffinity") == ""
