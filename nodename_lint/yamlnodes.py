@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 import struct
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -226,7 +226,7 @@ def to_python(node: Node | None) -> Any:
     """Convert a node subtree to plain JSON-compatible values, bounding alias expansion."""
     if node is None:
         return None
-    budget = [MAX_EXPANDED_NODES]
+    budget = [MAX_EXPANDED_NODES - 1]  # the node itself; each collection counts its children
     try:
         return _convert(node, budget, 0)
     except RecursionError:  # called from deep in a caller's stack: still a finding, never a crash
@@ -234,11 +234,6 @@ def to_python(node: Node | None) -> Any:
 
 
 def _convert(node: Node, budget: list[int], depth: int) -> Any:
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise ConversionError(
-            f"document expands to more than {MAX_EXPANDED_NODES:,} nodes through aliases (alias bomb?)", node
-        )
     if isinstance(node, ScalarNode):
         value = scalar_value(node)
         if value.__class__ is float and not math.isfinite(value):
@@ -246,15 +241,61 @@ def _convert(node: Node, budget: list[int], depth: int) -> Any:
         return value
     if depth > MAX_DEPTH:
         raise ConversionError(f"document is nested more than {MAX_DEPTH} levels deep", node)
+    depth += 1
     if isinstance(node, SequenceNode):
-        return [_convert(item, budget, depth + 1) for item in node.value]
+        _spend(budget, len(node.value), node)
+        # most values of a manifest are strings that stay themselves: read them without a call
+        return [
+            item.value if item.__class__ is ScalarNode and (item.tag == QUOTED_TAG or _plain_word(item))
+            else _convert(item, budget, depth)
+            for item in node.value
+        ]
     winners: dict[str, Node] = {}
-    for key_node, value_node in mapping_pairs(node):
-        key = key_text(key_node)
+    for key_node, value_node in _pairs(node):
+        key = _plain_word(key_node) or key_text(key_node)
         if key is None:
             raise ConversionError(_key_problem(key_node), key_node)
         winners[key] = value_node  # a later key overrides an earlier one, as in go-yaml
-    return {key: _convert(value, budget, depth + 1) for key, value in winners.items()}
+    _spend(budget, len(winners), node)
+    return {
+        key: value.value if value.__class__ is ScalarNode and (value.tag == QUOTED_TAG or _plain_word(value))
+        else _convert(value, budget, depth)
+        for key, value in winners.items()
+    }
+
+
+def _spend(budget: list[int], nodes: int, parent: Node) -> None:
+    """Count the children a collection expands to; aliases can make a small file expand exponentially."""
+    budget[0] -= nodes
+    if budget[0] < 0:
+        raise ConversionError(
+            f"document expands to more than {MAX_EXPANDED_NODES:,} nodes through aliases (alias bomb?)", parent
+        )
+
+
+# Plain scalars that resolve to themselves: they start with a letter that begins no YAML 1.1
+# boolean or null (y n t f o), or with one of these and are longer than any such word ("false",
+# 5 letters); `.nan`, `~` and numbers never start with a letter. Most keys and words in manifests.
+_SELF_FIRST = frozenset("abcdeghijklmpqrsuvwxzABCDEGHIJKLMPQRSUVWXZ_/")
+
+
+def _plain_word(node: Node) -> str:
+    """The text of a plain untagged scalar that go-yaml reads as that very string, else ""."""
+    if node.__class__ is not ScalarNode or node.tag != PLAIN_TAG:
+        return ""
+    text = node.value
+    if text and (text[0] in _SELF_FIRST or (len(text) > 5 and text[0].isalpha())):
+        return text
+    return ""
+
+
+def _pairs(node: MappingNode) -> Iterable[tuple[Node, Node]]:
+    """The mapping's pairs in assignment order: the node's own list unless it holds a merge key."""
+    pairs = node.value
+    for key, _ in pairs:
+        if key.value == MERGE_KEY and is_merge_key(key):
+            return mapping_pairs(node)
+    return pairs
 
 
 _NOT_FINITE = ".nan and .inf have no JSON form (json: unsupported value)"
