@@ -80,6 +80,9 @@ def decode(data: bytes) -> str:
         return data.decode("utf-32")
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return data.decode("utf-16")
+    nul = data.find(b"\0")
+    if nul >= 0:  # valid UTF-8, but no YAML: UTF-16 without a BOM, or a binary file
+        raise UnicodeDecodeError("utf-8", data, nul, nul + 1, "NUL byte")
     return data.decode("utf-8")
 
 

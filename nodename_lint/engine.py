@@ -65,7 +65,9 @@ class Linter:
         try:
             self._lint_documents(result, iter_documents(read_blocks(source)))
         except UnicodeDecodeError as exc:
-            self._syntax(result, None, SyntaxProblem(_decode_message(exc), getattr(exc, "line", 1), 1))
+            self._syntax(result, None, SyntaxProblem(
+                _decode_message(exc), getattr(exc, "line", 1), 1,
+                "save the file as UTF-8 (or UTF-16 with a byte-order mark); binary files are not manifests"))
         except OSError as exc:
             self._syntax(result, None, SyntaxProblem(
                 f"cannot read the file: {exc.strerror or exc}", 1, 1, "check that the file exists and is readable"))
@@ -190,4 +192,6 @@ class Linter:
 
 
 def _decode_message(exc: UnicodeDecodeError) -> str:
-    return f"the file is not UTF-8 or UTF-16 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+    byte = exc.object[exc.start]
+    why = " (a NUL byte: UTF-16 without a byte-order mark, or a binary file)" if byte == 0 else ""
+    return f"the file is not UTF-8 or UTF-16 text (byte 0x{byte:02x} at offset {exc.start}){why}"

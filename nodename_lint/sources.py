@@ -113,8 +113,8 @@ def _walk(folder: str, static_dirs: list[str], exclude: list[str], visited: set[
         wanted = static_folder or entry.name.endswith(MANIFEST_SUFFIXES)
         try:
             mode = os.stat(path).st_mode
-        except OSError as exc:  # a dangling symlink, a symlink loop, a file that vanished
-            if wanted:
+        except OSError as exc:  # a dangling symlink, a symlink loop, a file that vanished, a path too long
+            if wanted or exc.errno == errno.ENAMETOOLONG:
                 _skipped(path, exc.strerror or str(exc))
             continue
         if stat.S_ISDIR(mode):

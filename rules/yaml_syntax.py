@@ -1,16 +1,19 @@
 """
 ## What it does
-Reports a document or a file that cannot be read as YAML (or JSON): a syntax error, an
-unrendered template, text that is not UTF-8 or UTF-16, a file that cannot be opened, or a
-document whose aliases expand beyond any sane size. The finding points at the line and column
-where the parser stopped; every other document of the file, and every other file, is still
-checked.
+Reports a document or a file that cannot be read as YAML (or JSON), or that kubectl cannot
+convert to JSON: a syntax error, an unrendered template, text that is not UTF-8 or UTF-16, a
+file that cannot be opened (or a device, which is never read), a mapping key that is a list, a
+mapping or null, `.nan`/`.inf`, a value that does not fit its explicit tag (`!!int abc`), a merge
+key without a mapping, an alias inside its own anchor, aliases that expand to more than a million
+nodes (an alias bomb), a document over 3 MiB, or nesting deeper than the limits (10,000 flow
+levels, lines indented 5,000 columns). The finding points at the line and column where the
+parser stopped; every other document of the file, and every other file, is still checked.
 
 ## Why is this bad?
 kubectl cannot convert the document to JSON, so `kubectl apply` fails before anything reaches
 the cluster; a static Pod file with a syntax error is skipped by the kubelet ("Could not process
 manifest file") and its Pod never starts. An unrendered Helm template (`{{ .Values.x }}`) is not
-a manifest at all until it is rendered.
+a manifest at all until it is rendered. The API server refuses request bodies over 3 MiB.
 
 ## How to fix
 Fix the YAML at the reported position. For a Helm chart, lint the rendered output:
