@@ -11,7 +11,6 @@ A bad file is a UsageError naming the file and the line.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import yaml
@@ -137,34 +136,114 @@ def state_from_objects(
 
 
 # --- from a file ----------------------------------------------------------------------------------
-class _StateLoader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """libyaml parsing with go-yaml v2 scalars: every plain scalar goes through resolve_plain."""
-
-    yaml_implicit_resolvers: dict = {}
+_STANDARD_TAG = "tag:yaml.org,2002:"
+_NO_KEY = object()
 
 
-_StateLoader.add_implicit_resolver("tag:yaml.org,2002:merge", re.compile(r"^(?:<<)$"), ["<"])
+class _BadYaml(ValueError):
+    """Something JSON cannot hold, at an event's position."""
+
+    def __init__(self, message: str, mark: Any) -> None:
+        super().__init__(message)
+        self.mark = mark
 
 
-def _construct_scalar(loader: _StateLoader, node: yaml.ScalarNode) -> Any:
-    return node.value if node.style else resolve_plain(node.value)
+def _scalar(event: yaml.ScalarEvent) -> Any:
+    """A scalar as go-yaml v2 decodes it: plain ones resolved, quoted ones strings, odd tags refused."""
+    tag = event.tag
+    if tag is None or tag == "!":
+        return resolve_plain(event.value) if not event.style and event.implicit[0] else event.value
+    if tag == _STANDARD_TAG + "str":
+        return event.value
+    if tag.startswith(_STANDARD_TAG) and tag[len(_STANDARD_TAG):] in ("int", "float", "bool", "null"):
+        return resolve_plain(event.value)
+    raise _BadYaml(f"unsupported tag {tag!r} (a cluster state holds plain JSON values)", event.start_mark)
 
 
-def _construct_mapping(loader: _StateLoader, node: yaml.MappingNode) -> Any:
-    data: dict[str, Any] = {}
-    yield data
-    loader.flatten_mapping(node)
-    for key_node, value_node in node.value:
-        key = key_text(key_node)
-        if key is None:
-            raise yaml.constructor.ConstructorError(
-                None, None, "a mapping key is itself a mapping or a list", key_node.start_mark
-            )
-        data[key] = loader.construct_object(value_node, deep=True)
+def _key(event: yaml.ScalarEvent) -> str:
+    """A mapping key as the string JSON carries (yamlnodes.key_text for events)."""
+    value = _scalar(event)
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return event.value if isinstance(value, float) else str(value)
 
 
-_StateLoader.add_constructor("tag:yaml.org,2002:str", _construct_scalar)
-_StateLoader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+def _load_yaml(text: str) -> list[Any]:
+    """The documents as plain values, built straight from libyaml's events.
+
+    Several times faster than composing nodes first (what yaml.load does), which matters for a
+    state of 150,000 Pods. Aliases share the anchored value (no expansion); merge keys (`<<`)
+    fill in the keys a mapping does not set itself; duplicate keys: the last one wins.
+    """
+    documents: list[Any] = []
+    anchors: dict[str, Any] = {}
+    # frames: [container, pending key (mappings), merge sources (mappings)]
+    stack: list[list[Any]] = []
+    root: list[Any] = []
+
+    def add(value: Any, event: Any, is_scalar_key: yaml.ScalarEvent | None = None) -> None:
+        if not stack:
+            root.append(value)
+            return
+        frame = stack[-1]
+        container = frame[0]
+        if isinstance(container, list):
+            container.append(value)
+        elif frame[1] is _NO_KEY:
+            if is_scalar_key is None:
+                raise _BadYaml("a mapping key is itself a mapping or a list, which JSON cannot hold", event.start_mark)
+            frame[1] = _key(is_scalar_key)
+            if frame[1] == "<<" and not is_scalar_key.style and is_scalar_key.tag is None:
+                frame[1] = _MERGE
+        else:
+            if frame[1] is _MERGE:
+                frame[2].extend(value if isinstance(value, list) else [value])
+            else:
+                container[frame[1]] = value
+            frame[1] = _NO_KEY
+
+    for event in yaml.parse(text, Loader=_BaseLoader):
+        kind = event.__class__
+        if kind is yaml.ScalarEvent:
+            value = None
+            awaiting_key = bool(stack) and isinstance(stack[-1][0], dict) and stack[-1][1] is _NO_KEY
+            if not awaiting_key:
+                value = _scalar(event)
+                if event.anchor:
+                    anchors[event.anchor] = value
+            add(value, event, event if awaiting_key else None)
+        elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            container: Any = {} if kind is yaml.MappingStartEvent else []
+            if stack and isinstance(stack[-1][0], dict) and stack[-1][1] is _NO_KEY:
+                raise _BadYaml("a mapping key is itself a mapping or a list, which JSON cannot hold", event.start_mark)
+            if event.anchor:
+                anchors[event.anchor] = container
+            stack.append([container, _NO_KEY, []])
+        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+            container, _, merges = stack.pop()
+            for source in merges:
+                if isinstance(source, dict):
+                    for key, value in source.items():
+                        container.setdefault(key, value)
+            add(container, event)
+        elif kind is yaml.AliasEvent:
+            if event.anchor not in anchors:
+                raise _BadYaml(f"found undefined alias {event.anchor!r}", event.start_mark)
+            if stack and isinstance(stack[-1][0], dict) and stack[-1][1] is _NO_KEY:
+                raise _BadYaml("an alias as a mapping key is not supported in a cluster state", event.start_mark)
+            add(anchors[event.anchor], event)
+        elif kind is yaml.DocumentEndEvent:
+            documents.extend(value for value in root if value is not None)
+            root.clear()
+            anchors.clear()
+    return documents
+
+
+_MERGE = object()
 
 
 def _parse(text: str, display: str) -> list[Any]:
@@ -179,7 +258,10 @@ def _parse(text: str, display: str) -> list[Any]:
         except RecursionError:
             raise UsageError(f"{display}: not a valid JSON cluster state: nested too deeply") from None
     try:
-        return [doc for doc in yaml.load_all(text, Loader=_StateLoader) if doc is not None]
+        return _load_yaml(text)
+    except _BadYaml as exc:
+        mark = exc.mark
+        raise UsageError(f"{display}:{mark.line + 1}:{mark.column + 1}: not a valid YAML cluster state: {exc}") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{display}:{mark.line + 1}:{mark.column + 1}" if mark else display
