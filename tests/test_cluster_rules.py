@@ -273,3 +273,26 @@ def test_insufficient_resources_without_the_nodes_pods_compares_allocatable_and_
     assert "can never fit there" in findings[0].message and "only allocatable was compared" in findings[0].message
     assert "used:" not in findings[0].message  # the kubelet's "used" is unknown: not quoted
     assert not lint_yaml(manifest.replace("cpu: 5", "cpu: 3"), rules=["insufficient-resources"], cluster=state)
+
+
+def test_state_yaml_merge_keys_aliases_and_several_documents():
+    state = load_state_text(textwrap.dedent("""
+        apiVersion: v1
+        kind: NodeList
+        items:
+          - metadata:
+              name: n1
+              labels: &common {zone: a, disktype: ssd}
+          - metadata:
+              name: n2
+              labels:
+                <<: *common
+                zone: b
+        ---
+        apiVersion: v1
+        kind: Namespace
+        metadata: {name: default}
+        """), "inline")
+    assert state.nodes["n1"].labels == {"zone": "a", "disktype": "ssd"}
+    assert state.nodes["n2"].labels == {"zone": "b", "disktype": "ssd"}  # explicit keys win over merged ones
+    assert state.namespaces == frozenset({"default"}) and not state.has("pods")
