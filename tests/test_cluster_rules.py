@@ -296,3 +296,17 @@ def test_state_yaml_merge_keys_aliases_and_several_documents():
     assert state.nodes["n1"].labels == {"zone": "a", "disktype": "ssd"}
     assert state.nodes["n2"].labels == {"zone": "b", "disktype": "ssd"}  # explicit keys win over merged ones
     assert state.namespaces == frozenset({"default"}) and not state.has("pods")
+
+
+def test_snapshot_shaped_yaml_with_one_json_item_per_line_reads_like_block_yaml(tmp_path):
+    import yaml
+
+    state = yaml.safe_load(STATE.read_text(encoding="utf-8"))
+    lines = ["# nodename-lint snapshot", "apiVersion: v1", "kind: List", 'metadata: {resourceVersion: ""}', "items:"]
+    lines += [f"- {json.dumps(item, separators=(', ', ': '))}" for item in state["items"]]
+    flow = tmp_path / "snapshot.yaml"
+    flow.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    from_flow, from_block = load_state_file(str(flow)), load_state_file(str(STATE))
+    assert from_flow.nodes == from_block.nodes and from_flow.namespaces == from_block.namespaces
+    assert [p.name for p in from_flow.pods] == [p.name for p in from_block.pods]
+    assert from_flow.usage("kind-worker") == from_block.usage("kind-worker")
