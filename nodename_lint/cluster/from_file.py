@@ -96,11 +96,22 @@ def node_from_object(obj: Any) -> NodeInfo:
 
 
 def pod_from_object(obj: Any) -> PodInfo:
-    """A PodInfo from a Pod object; raises StateError when its shape is wrong."""
-    namespace, name = _name(obj, "Pod", namespaced=True)
-    spec = _mapping(obj, obj, ("spec",))
+    """A PodInfo from a Pod object; raises StateError when its shape is wrong.
+
+    Runs once for every Pod of the cluster, so the well-formed case takes the shortest path.
+    """
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    status = obj.get("status") if isinstance(obj, dict) else None
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    namespace = (metadata.get("namespace") or "default") if isinstance(metadata, dict) else None
+    if not (isinstance(name, str) and name and isinstance(namespace, str) and isinstance(spec, dict)
+            and isinstance(status, (dict, type(None)))):
+        namespace, name = _name(obj, "Pod", namespaced=True)  # raises the precise error
+        spec = _mapping(obj, obj, ("spec",))
+        status = _mapping(obj, obj, ("status",))
     node_name = spec.get("nodeName")
-    phase = _mapping(obj, obj, ("status",)).get("phase")
+    phase = status.get("phase") if status else None
     return PodInfo(
         namespace=namespace,
         name=name,
@@ -348,12 +359,10 @@ def load_state_text(text: str, source: str) -> ClusterState:
     documents = _parse(text, source)
     items = _items(documents, source)
     by_kind: dict[str, list[Any]] = {"nodes": [], "namespaces": [], "pods": []}
-    origin: dict[int, tuple[int, int]] = {}
-    for doc_index, item_index, item in items:
+    for _, _, item in items:
         kind = item.get("kind") if isinstance(item, dict) else None
         if kind in _KINDS:
             by_kind[_KINDS[kind]].append(item)
-            origin[id(item)] = (doc_index, item_index)
     if not by_kind["nodes"]:
         raise UsageError(f"{source}: the cluster state has no Node objects; {SAVE_HINT}")
     missing = {
@@ -371,9 +380,9 @@ def load_state_text(text: str, source: str) -> ClusterState:
             unavailable=missing,
         )
     except StateError as exc:
-        doc_index, item_index = origin.get(id(exc.obj), (0, -1))
-        where = _locate(text, doc_index, item_index, exc.path) if id(exc.obj) in origin else ""
-        item = f" (items[{item_index}])" if item_index >= 0 else ""
+        found = next(((d, i) for d, i, item in items if item is exc.obj), None)  # the error path may be slow
+        where = _locate(text, found[0], found[1], exc.path) if found else ""
+        item = f" (items[{found[1]}])" if found and found[1] >= 0 else ""
         raise UsageError(f"{source}{where}: bad cluster state{item}: {exc}") from None
 
 
