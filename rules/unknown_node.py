@@ -82,20 +82,30 @@ RULE = Rule(
 )
 
 
-@RULE.check
-def check(obj: Manifest, context: Context):
+def _missing_node(obj: Manifest, context: Context):
+    """(the unknown node name, the closest existing names, the state), or None when the node exists."""
     from nodename_lint.cluster.names import closest_node_names
-    from nodename_lint.cluster.targets import pinned_target, pods_noun
+    from nodename_lint.cluster.targets import pinned_target
 
     target = pinned_target(obj, context)
     if target is None or target[1] is not None:
-        return
+        return None
     name, _, cluster = target
     assert cluster.nodes is not None
     key = ("unknown-node", name)
-    if key not in cluster.memo:
+    if key not in cluster.memo:  # many manifests share a mistyped name: rank the nodes once
         cluster.memo[key] = closest_node_names(name, cluster.nodes)
-    suggestions = cluster.memo[key]
+    return name, cluster.memo[key], cluster
+
+
+@RULE.check
+def check(obj: Manifest, context: Context):
+    from nodename_lint.cluster.targets import pods_noun
+
+    missing = _missing_node(obj, context)
+    if missing is None:
+        return
+    name, suggestions, cluster = missing
     path = spec_path(obj, "nodeName")
     guess = f"; did you mean {' or '.join(suggestions)}?" if suggestions else ""
     count = len(cluster.nodes)
@@ -119,16 +129,12 @@ def check(obj: Manifest, context: Context):
 
 @RULE.fixer
 def fix(obj: Manifest, context: Context):
-    from nodename_lint.cluster.names import closest_node_names
-    from nodename_lint.cluster.targets import pinned_target
     from nodename_lint.fix.edits import SetValue, Unfixable
 
-    target = pinned_target(obj, context)
-    if target is None or target[1] is not None:
+    missing = _missing_node(obj, context)
+    if missing is None:
         return
-    name, _, cluster = target
-    assert cluster.nodes is not None
-    candidates = closest_node_names(name, cluster.nodes)
+    name, candidates, cluster = missing
     if len(candidates) == 1:
         yield SetValue(spec_path(obj, "nodeName"), candidates[0])
     elif candidates:
