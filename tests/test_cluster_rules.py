@@ -244,6 +244,9 @@ def test_static_pods_and_unparsable_requests_are_skipped_by_the_pinned_rules():
     [
         ("kind-wroker", ["kind-worker"]), ("Kind-Worker", ["kind-worker"]), ("kind-worker-2", ["kind-worker2"]),
         ("worker2", ["kind-worker2"]), ("kind-contol-plane", ["kind-control-plane"]), ("database-7", []),
+        # a removed node's number is not a "missing suffix" of kind-worker: every distance-1 name is as close
+        ("kind-worker4", ["kind-worker", "kind-worker2", "kind-worker3"]),
+        ("kind-worker.ec2.internal", ["kind-worker"]),
     ],
 )
 def test_closest_node_names(name, suggestions):

@@ -26,13 +26,30 @@ def _distance(a: str, b: str, limit: int) -> int:
     return previous[-1]
 
 
+_SEPARATORS = ".-"
+
+
+def _differ_by_a_segment(a: str, b: str) -> bool:
+    """One name is the other plus whole dot- or dash-separated parts at either end.
+
+    `ip-10-0-0-1` and `ip-10-0-0-1.ec2.internal`, `worker2` and `kind-worker2`; but not
+    `kind-worker` and `kind-worker3`, which is a different node, not a shortened name.
+    """
+    short, long = sorted((a, b), key=len)
+    if len(short) < 4 or short == long:
+        return False
+    if long.startswith(short) and long[len(short)] in _SEPARATORS:
+        return True
+    return long.endswith(short) and long[-len(short) - 1] in _SEPARATORS
+
+
 def closest_node_names(name: str, known: Iterable[str]) -> list[str]:
     """The existing names `name` most likely meant, best first; one name when it clearly is the one.
 
     Tried in order: the same name in another case; the same letters and digits without the
-    separators (`kind-worker-2` for `kind-worker2`); a name that contains the other one (a missing
-    prefix or suffix: `worker2` for `kind-worker2`); a few typos (edit distance). Returns [] when
-    nothing is close.
+    separators (`kind-worker-2` for `kind-worker2`); a name that differs by whole dot- or
+    dash-separated parts (a missing domain or cluster prefix: `worker2` for `kind-worker2`); a few
+    typos (edit distance). Returns [] when nothing is close.
     """
     known = sorted(set(known))
     lowered = name.lower()
@@ -46,8 +63,7 @@ def closest_node_names(name: str, known: Iterable[str]) -> list[str]:
     limit = max(1, min(3, len(lowered) // 4))
     scored: list[tuple[int, str]] = []
     for node in known:
-        other = _normalized(node)
-        if len(normalized) >= 4 and len(other) >= 4 and (normalized in other or other in normalized):
+        if _differ_by_a_segment(lowered, node.lower()):
             scored.append((0, node))
             continue
         distance = _distance(lowered, node.lower(), limit)
