@@ -142,6 +142,8 @@ def compose(text: str, index: int = 0, line_offset: int = 0) -> Document:
 # 3 MiB (etcd keeps objects up to 1.5 MiB), so a bigger document can never be applied; composing
 # it would cost about 20 s and 700 MB per million keys.
 MAX_DOCUMENT_CHARS = 3 * 1024 * 1024
+# A List (`kubectl get deploy -A -o yaml`) is applied item by item, so only its items have that limit.
+_LIST_KIND = re.compile(r"^kind:[ \t]*[\"']?[A-Za-z]*List[\"']?[ \t]*(?:#.*)?\r?$|\"kind\"[ \t]*:[ \t]*\"[A-Za-z]*List\"", re.M)
 # Nesting limits. libyaml's composer recurses on the
 # C stack (block nesting past about 25,000 levels crashes the process) and its time grows with the
 # square of the flow depth (20,000 levels of [ took 8 s). Each block level takes at least one
@@ -161,7 +163,7 @@ def _beyond_limits(text: str) -> tuple[int, str] | None:
     """
     if len(text) <= MAX_BLOCK_INDENT:
         return None
-    if len(text) > MAX_DOCUMENT_CHARS:
+    if len(text) > MAX_DOCUMENT_CHARS and not _LIST_KIND.search(text):
         return 0, (
             f"the document is {len(text) / 1024 / 1024:.1f} MiB: the API server refuses requests over 3 MiB "
             "(request entity too large) and etcd objects over 1.5 MiB, so nodename-lint does not parse it"

@@ -169,3 +169,17 @@ def test_static_pod_path_marker(tmp_path):
     )
     result = run_cli(".", "--format", "json", "--select", "static-pod-invalid", cwd=tmp_path)
     assert _findings(result) == [(os.path.join(".", "node1/etc/kubernetes/manifests/agent.yaml"), 2, 1, "static-pod-invalid")]
+
+
+def test_a_list_bigger_than_one_api_request_is_still_linted(tmp_path):
+    """`kubectl get deploy -A -o yaml` can exceed 3 MiB; kubectl applies it item by item."""
+    item = (
+        "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: c{index}}}\n"
+        "  data: {{blob: \"" + "x" * 4000 + "\"}}\n"
+    )
+    body = "".join(item.format(index=index) for index in range(900))
+    pinned = "- apiVersion: v1\n  kind: Pod\n  metadata: {name: p}\n  spec: {nodeName: Bad_Node, containers: []}\n"
+    (tmp_path / "all.yaml").write_text("apiVersion: v1\nkind: List\nitems:\n" + body + pinned)
+    assert (tmp_path / "all.yaml").stat().st_size > 3 * 1024 * 1024
+    result = run_cli("all.yaml", "--format", "json", "--select", "invalid-node-name", cwd=tmp_path)
+    assert _findings(result) == [("all.yaml", 3607, 10, "invalid-node-name")]
