@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from .cluster.state import NodeInfo, NodeUsage
 from .model import Path
@@ -390,8 +390,12 @@ AFFINITY_REASON = "node(s) didn't match Pod's node affinity/selector"
 
 
 def scheduler_rejections(spec: dict[str, Any], requests: dict[str, int], node: NodeInfo,
-                         usage: NodeUsage | None) -> list[str]:
-    """The reasons the default scheduler's first failing filter gives for `node` ([] when it fits)."""
+                         usage: Callable[[], NodeUsage | None]) -> list[str]:
+    """The reasons the default scheduler's first failing filter gives for `node` ([] when it fits).
+
+    `usage` is called only when the node passes the filters before the resource fit: summing the
+    requests of a node's Pods is the costly part, and most nodes of a big cluster never need it.
+    """
     tolerations = tolerations_of(spec)
     if node.unschedulable and not any(
         tolerates(t, {"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"}) for t in tolerations
@@ -401,7 +405,7 @@ def scheduler_rejections(spec: dict[str, Any], requests: dict[str, int], node: N
         return [TAINT_REASON]
     if affinity_mismatch(spec, node) is not None:
         return [AFFINITY_REASON]
-    return [shortage.scheduler_reason for shortage in shortages(requests, node, usage, kubelet=False)]
+    return [shortage.scheduler_reason for shortage in shortages(requests, node, usage(), kubelet=False)]
 
 
 def no_node_available_message(total: int, counts: dict[str, int]) -> str:

@@ -97,16 +97,17 @@ _FIXES = {
 
 def _rejections(spec: dict, requests: dict[str, int], cluster) -> tuple[dict[str, int], int] | None:
     """Per-reason node counts and the nodes of unknown usage; None as soon as one node fits."""
+    from functools import partial
+
     from nodename_lint.scheduling import scheduler_rejections
 
     counts: dict[str, int] = {}
     unknown_usage = 0
     for node in cluster.nodes.values():
-        usage = cluster.usage(node.name)
-        reasons = scheduler_rejections(spec, requests, node, usage)
+        reasons = scheduler_rejections(spec, requests, node, partial(cluster.usage, node.name))
         if not reasons:
             return None
-        unknown_usage += usage is None
+        unknown_usage += not cluster.pods_known_on(node.name)
         for reason in reasons:
             counts[reason] = counts.get(reason, 0) + 1
     return counts, unknown_usage

@@ -69,6 +69,8 @@ MAX_LISTED = 3
 
 @RULE.check
 def check(obj: Manifest, context: Context):
+    from functools import partial
+
     from nodename_lint.cluster.targets import pinned_existing_node, rejection_fate, pods_noun
     from nodename_lint.scheduling import (
         RequestError, affinity_mismatch, kubelet_reasons, pod_requests, reported_first, scheduler_rejections,
@@ -90,7 +92,7 @@ def check(obj: Manifest, context: Context):
     # nodes where the scheduler would put it: the selector matches, no taint, cordon or shortage
     matching = [
         other.name for other in cluster.nodes.values()
-        if not scheduler_rejections(spec, requests, other, cluster.usage(other.name))
+        if not scheduler_rejections(spec, requests, other, partial(cluster.usage, other.name))
     ]
     first = reported_first(kubelet_reasons(spec, node, cluster.usage(name)), "NodeAffinity")
     fate = rejection_fate(obj)

@@ -150,11 +150,11 @@ def test_kubelet_drops_extended_resources_the_node_lacks_but_the_scheduler_does_
 
 def test_scheduler_filters_stop_at_the_first_failing_plugin():
     cordoned = NodeInfo(name="n1", unschedulable=True, taints=[{"key": "a", "effect": "NoSchedule"}])
-    assert scheduler_rejections({}, {}, cordoned, None) == [UNSCHEDULABLE_REASON]
+    assert scheduler_rejections({}, {}, cordoned, lambda: None) == [UNSCHEDULABLE_REASON]
     tainted = NodeInfo(name="n2", taints=[{"key": "a", "effect": "NoSchedule"}])
-    assert scheduler_rejections({}, {}, tainted, None) == [TAINT_REASON]
-    assert scheduler_rejections({"nodeSelector": {"disktype": "hdd"}}, {"cpu": 10**6}, NODE, None) == [AFFINITY_REASON]
-    assert scheduler_rejections({}, {"cpu": 5000}, NODE, NodeUsage(0, {})) == ["Insufficient cpu"]
+    assert scheduler_rejections({}, {}, tainted, lambda: None) == [TAINT_REASON]
+    assert scheduler_rejections({"nodeSelector": {"disktype": "hdd"}}, {"cpu": 10**6}, NODE, lambda: None) == [AFFINITY_REASON]
+    assert scheduler_rejections({}, {"cpu": 5000}, NODE, lambda: NodeUsage(0, {})) == ["Insufficient cpu"]
     assert no_node_available_message(4, {AFFINITY_REASON: 3, "Insufficient cpu": 1}) == (
         "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't match Pod's node affinity/selector."
     )
