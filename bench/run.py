@@ -1,22 +1,27 @@
 """Benchmark nodename-lint against the YAML parse floor and against peers, in one run.
 
-Every measurement is a fresh process (what a user or a CI job pays), repeated; the table shows
-medians of wall time, documents per second, the ratio to the floor, how many times faster than
-each peer nodename-lint is, and the peak RSS of the process (os.wait4).
+Every measurement is a fresh process (what a user or a CI job pays); the commands of a table run
+in interleaved rounds, so a burst of load from elsewhere hits every row alike. The tables show
+medians of wall time and of CPU time (user + system, pool workers included: steadier than wall
+time on a shared machine), documents per second, the ratio to the floor, how many times faster
+than each peer nodename-lint is, and the peak RSS (os.wait4: the process or its largest worker).
 
 Workloads: ../shared/corpus (skipped when absent) and a generated corpus of 10,000 documents
 (bench/generate.py, fixed seed). Rows: the floor (bench/floor.py: read and compose with
 CSafeLoader, nothing else); nodename-lint offline in one process and with two workers;
-nodename-lint with a small and a large cluster state file (per-manifest cost must not grow with
-the cluster); yamllint (relaxed) and checkov (--framework kubernetes), run on a subset of the
-documents when the workload is large and scaled per document.
+nodename-lint with a small and a large cluster state file; yamllint (relaxed) and checkov
+(--framework kubernetes), run on a subset of the documents when the workload is large and
+scaled per document. Then one small file against `python -c "import yaml, click"`, and the cost
+per manifest with each cluster state: (lint the workload - load the state and lint one file) /
+documents, which must not grow with the cluster.
 
 Peers are not dependencies of nodename-lint: install them into a separate venv and point at it:
 
     python3 -m venv /tmp/bench-peers && /tmp/bench-peers/bin/pip install yamllint checkov
     python bench/run.py --peers /tmp/bench-peers/bin
 
-A peer that is not installed is skipped with a note. `--quick` runs fewer repetitions.
+A peer that is not installed is skipped with a note. `--quick` runs fewer rounds. The package's
+bytecode is compiled first, as `pip install` does (PYTHONDONTWRITEBYTECODE may be set).
 """
 
 from __future__ import annotations
@@ -184,8 +189,8 @@ def table(name: str, rows: list[Measure], total_documents: int) -> str:
     return "\n".join(lines)
 
 
-def small_file_latency(manifest: Path, args: argparse.Namespace) -> str:
-    """What a pre-commit hook pays for one small file, next to importing yaml and click."""
+def small_file_latency(manifest: Path, args: argparse.Namespace) -> tuple[str, Measure]:
+    """What a pre-commit hook pays for one small file, next to importing yaml and click (and that row)."""
     rows = measure_interleaved([
         Measure("python -c 'import yaml, click'", [sys.executable, "-c", "import yaml, click"], 1),
         Measure("nodename-lint --version", [*LINT, "--version"], 1),
@@ -198,12 +203,12 @@ def small_file_latency(manifest: Path, args: argparse.Namespace) -> str:
         lines.append(f"| {row.label} | {row.median * 1000:.0f} | {(row.median - baseline.median) * 1000:+.0f} | "
                      f"{row.cpu_median * 1000:.0f} | {(row.cpu_median - baseline.cpu_median) * 1000:+.0f} | "
                      f"{row.peak_rss_kb / 1024:.0f} |")
-    return "\n".join(lines)
+    return "\n".join(lines), rows[-1]
 
 
 def cluster_cost(manifest: Path, states: list[Path], workloads: list[tuple[str, list[Measure]]],
-                 args: argparse.Namespace) -> str:
-    """Per-manifest cost with each state: (lint with it - load it and lint one file) / documents."""
+                 one_file: Measure, args: argparse.Namespace) -> str:
+    """Per-manifest cost: (lint the workload - lint one file, with the same state or none) / documents."""
     loads = measure_interleaved([
         Measure(f"load {state.name} + lint small.yaml", [*LINT, "--cluster-state", str(state), str(manifest)], 1)
         for state in states
@@ -218,11 +223,13 @@ def cluster_cost(manifest: Path, states: list[Path], workloads: list[tuple[str, 
             cpu = (row.cpu_median - load.cpu_median) / row.documents * 1e6
             cells.append(f"{wall:.0f} ({cpu:.0f})")
         lines.append("| " + " | ".join(cells) + " |")
-    for name, rows in workloads:
+    cells = ["none (offline)", "", ""]
+    for _, rows in workloads:
         offline = rows[1]
-        lines.append(f"| (none: offline, {name}) | | | " + " | ".join(
-            f"{offline.per_document() * 1e6:.0f} ({offline.cpu_median / offline.documents * 1e6:.0f})" if n == name
-            else "" for n, _ in workloads) + " |")
+        wall = (offline.median - one_file.median) / offline.documents * 1e6
+        cpu = (offline.cpu_median - one_file.cpu_median) / offline.documents * 1e6
+        cells.append(f"{wall:.0f} ({cpu:.0f})")
+    lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -271,8 +278,9 @@ def main() -> None:
     corpora.append((f"generated {args.documents:,} docs", generated))
     workloads = [(name, bench_workload(name, corpus, states, args)) for name, corpus in corpora]
     tables = [table(name, rows, rows[0].documents) for name, rows in workloads]
-    tables.append(small_file_latency(manifest, args))
-    tables.append(cluster_cost(manifest, states, workloads, args))
+    latency, one_file = small_file_latency(manifest, args)
+    tables.append(latency)
+    tables.append(cluster_cost(manifest, states, workloads, one_file, args))
     print(f"\n{os.cpu_count()} cores, Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f} at the end; "
           f"medians of {args.repeat} interleaved rounds ({args.peer_repeat} for peers)\n")
     print("\n\n".join(tables))
