@@ -180,7 +180,10 @@ def test_deep_flow_nesting_in_a_pod_spec_is_a_finding_not_a_recursion_error(tmp_
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     grouped = findings_by_file(result.stdout)
     (deep,) = [f for f in grouped["deep.yaml"] if f["rule"] == "yaml-syntax"]
-    assert deep["line"] == 6 and "nested more than 400 levels deep" in deep["message"]
+    # libyaml from PyYAML >= 6.0.4 wheels stops at its own nesting limit first; older ones reach ours
+    assert deep["line"] == 6 and any(
+        reason in deep["message"] for reason in ("nested more than 400 levels deep", "exceeded maximum nesting depth")
+    ), deep["message"]
     (deeper,) = grouped["deeper.yaml"]
     assert deeper["line"] == 4 and "nested more than 10,000 levels deep" in deeper["message"]
     assert seconds < 30
