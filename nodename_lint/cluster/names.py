@@ -15,6 +15,14 @@ def _distance(a: str, b: str, limit: int) -> int:
     """Levenshtein distance, giving up (limit + 1) once it must exceed `limit`."""
     if abs(len(a) - len(b)) > limit:
         return limit + 1
+    # A common start and end never change the distance; node names share long ones (node-01234).
+    start = 0
+    while start < len(a) and start < len(b) and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < len(a) - start and end < len(b) - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    a, b = a[start : len(a) - end], b[start : len(b) - end]
     previous = list(range(len(b) + 1))
     for i, char_a in enumerate(a, 1):
         current = [i]
