@@ -47,6 +47,9 @@ def is_static_pod_path(path: str, static_dirs: Iterable[str]) -> bool:
     normalized = path.replace(os.sep, "/")
     if STATIC_POD_MARKER in normalized or normalized.startswith(STATIC_POD_MARKER[1:]):
         return True
+    static_dirs = list(static_dirs)
+    if not static_dirs:
+        return False
     parent = os.path.realpath(os.path.dirname(path) or ".")
     return any(parent == os.path.realpath(folder) for folder in static_dirs)
 
@@ -60,7 +63,7 @@ def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Ite
     """
     static_dirs = list(static_dirs)
     exclude = list(exclude)
-    seen: set[str] = set()
+    seen: set[object] = set()  # (device, inode) of each file yielded: a file reached twice is linted once
     requested = list(paths) + [folder for folder in static_dirs if folder not in paths]
     for path in requested:
         if path == STDIN:
@@ -73,12 +76,19 @@ def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Ite
         elif exclude and _excluded(path, exclude):
             continue  # a hook passes every changed file: the config's exclude applies to them too
         else:
-            found = iter([Source(path, is_static_pod_path(path, static_dirs))])
-        for source in found:
-            key = os.path.realpath(source.path)
+            found = iter([(Source(path, is_static_pod_path(path, static_dirs)), _identity(path))])
+        for source, key in found:
             if key not in seen:
                 seen.add(key)
                 yield source
+
+
+def _identity(path: str) -> object:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return path  # reported when it is read
+    return (info.st_dev, info.st_ino)
 
 
 def _excluded(path: str, patterns: list[str]) -> bool:
@@ -88,7 +98,9 @@ def _excluded(path: str, patterns: list[str]) -> bool:
                for pattern in patterns)
 
 
-def _walk(folder: str, static_dirs: list[str], exclude: list[str], visited: set[tuple[int, int]]) -> Iterator[Source]:
+def _walk(
+    folder: str, static_dirs: list[str], exclude: list[str], visited: set[tuple[int, int]]
+) -> Iterator[tuple[Source, tuple[int, int]]]:
     try:
         info = os.stat(folder)
     except OSError:
@@ -112,16 +124,17 @@ def _walk(folder: str, static_dirs: list[str], exclude: list[str], visited: set[
             continue
         wanted = static_folder or entry.name.endswith(MANIFEST_SUFFIXES)
         try:
-            mode = os.stat(path).st_mode
+            info = os.stat(path)
         except OSError as exc:  # a dangling symlink, a symlink loop, a file that vanished, a path too long
             if wanted or exc.errno == errno.ENAMETOOLONG:
                 _skipped(path, exc.strerror or str(exc))
             continue
+        mode = info.st_mode
         if stat.S_ISDIR(mode):
             yield from _walk(path, static_dirs, exclude, visited)
         elif stat.S_ISREG(mode):
             if wanted:
-                yield Source(path, static_folder)
+                yield Source(path, static_folder), (info.st_dev, info.st_ino)
         elif wanted:
             _skipped(path, f"not a regular file ({_file_kind(mode)}), not opened")
 
