@@ -103,6 +103,17 @@ def _size(source: Source) -> int:
         return 0
 
 
+def _default_start_method(available: list[str]) -> str:
+    """fork (cheap, the linter is inherited) while this process has one thread, else spawn.
+
+    Forking after threads ran (the live client lists Pods from a thread pool) can copy a lock
+    some thread held, and the child would wait on it for ever.
+    """
+    import threading
+
+    return "fork" if "fork" in available and threading.active_count() == 1 else "spawn"
+
+
 def _pooled(linter: "Linter", sources: list[Source], workers: int, start_method: str | None) -> Iterator["FileResult"]:
     """Per-file results in input order, linted by a pool (or here, where a pool cannot run)."""
     import multiprocessing
@@ -110,7 +121,7 @@ def _pooled(linter: "Linter", sources: list[Source], workers: int, start_method:
     from concurrent.futures.process import BrokenProcessPool
 
     chunks = chunked(sources, workers * CHUNKS_PER_WORKER)
-    method = start_method or ("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    method = start_method or _default_start_method(multiprocessing.get_all_start_methods())
     try:
         executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method),
                                        initializer=_init_worker, initargs=(linter,))

@@ -127,3 +127,20 @@ def test_chunks_keep_the_input_order_and_isolate_stdin(tree: Path) -> None:
     assert [source for chunk in chunks for source in chunk] == sources
     assert [Source(STDIN)] in chunks
     assert len(chunks) >= 4
+
+
+def test_a_process_with_threads_starts_workers_by_spawn_not_fork():
+    import threading
+
+    from nodename_lint.parallel import _default_start_method
+
+    assert _default_start_method(["fork", "spawn"]) == "fork"
+    release = threading.Event()
+    thread = threading.Thread(target=release.wait)
+    thread.start()
+    try:
+        assert _default_start_method(["fork", "spawn"]) == "spawn"
+    finally:
+        release.set()
+        thread.join()
+    assert _default_start_method(["spawn"]) == "spawn"
