@@ -111,9 +111,7 @@ class Linter:
         """Collect one rule's violations; False when the object cannot be read any further."""
         try:
             for found_obj, violation in produce():
-                finding = self.locate(rule, severity, found_obj, violation)
-                if not self.suppressed(finding, found_obj):
-                    result.findings.append(finding)
+                self._report(result.findings, rule, severity, found_obj, violation)
         except ConversionError as exc:
             if obj is not None:
                 mark = exc.node.start_mark
@@ -139,6 +137,13 @@ class Linter:
             fix=violation.fix,
             template=obj.document.template,
         )
+
+    def _report(self, findings: list[Finding], rule: Rule, severity: Severity, obj: Manifest,
+                violation: Violation) -> None:
+        """Locate a violation and keep it unless the object or a comment suppresses it."""
+        finding = self.locate(rule, severity, obj, violation)
+        if not self.suppressed(finding, obj):
+            findings.append(finding)
 
     def suppressed(self, finding: Finding, obj: Manifest) -> bool:
         ignored = annotation_ignores(obj)
@@ -184,9 +189,7 @@ class Linter:
         for rule, severity in self.folder_rules:
             for pods in static_by_folder.values():
                 for obj, violation in rule.check_folder(pods, self.context):
-                    finding = self.locate(rule, severity, obj, violation)
-                    if not self.suppressed(finding, obj):
-                        run.findings.append(finding)
+                    self._report(run.findings, rule, severity, obj, violation)
         run.findings.sort(key=lambda f: (f.file, *f.sort_key()))
         return run
 

@@ -82,7 +82,7 @@ class Rule:
     summary: str
     doc: str
     examples: tuple[Example, ...]
-    needs: frozenset[str] = frozenset()
+    needs: frozenset[ClusterData] = frozenset()
     static_pods_only: bool = False
     fix: str = ""
     check_object: CheckObject | None = None
