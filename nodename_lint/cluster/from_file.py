@@ -10,13 +10,12 @@ A bad file is a UsageError naming the file and the line.
 
 from __future__ import annotations
 
-import gc
 import json
-from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 
+from ..documents import without_cycle_collection
 from ..sources import UsageError
 from ..yamlnodes import key_text, resolve_plain
 from .state import ClusterState, NodeInfo, PodInfo
@@ -356,26 +355,9 @@ def _locate(text: str, doc_index: int, item_index: int, path: tuple[str | int, .
     return f":{mark.start_mark.line + 1}:{mark.start_mark.column + 1}"
 
 
-@contextmanager
-def _without_cycle_collection() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a big state is built.
-
-    Reading 150,000 Pods allocates millions of containers; each allocation burst triggers a full
-    scan of everything already built, which tripled the load time. Nothing built here holds a
-    reference cycle, so reference counting alone frees whatever is dropped.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 def load_state_text(text: str, source: str) -> ClusterState:
     """A ClusterState from the text of a saved List; `source` names it in messages ("state.yaml")."""
-    with _without_cycle_collection():
+    with without_cycle_collection():
         return _load_state_text(text, source)
 
 
