@@ -10,6 +10,7 @@ import click
 
 from . import __version__
 from .report import FORMATS
+from .safe_text import note
 from .sources import UsageError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -112,7 +113,7 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
             fix=fix, diff=diff, jobs=jobs,
         )
     except UsageError as exc:
-        click.echo(f"nodename-lint: {exc}", err=True)
+        note(str(exc))
         code = EXIT_USAGE
     sys.exit(code)
 
@@ -178,9 +179,11 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
         from .changes import keep_changed_files
 
         keep_changed_files(result, changed_since)
-    for note in result.notes:
-        click.echo(f"nodename-lint: {note}", err=True)
+    for message in result.notes:
+        note(message)
     _write_reports(result, formats, output, outputs or {}, color)
+    if result.internal_errors:
+        return EXIT_USAGE  # a rule crashed: the report is incomplete and must not read as clean
     threshold = SEVERITY_RANK[fail_on or config.fail_on or "error"]
     failing = any(SEVERITY_RANK[finding.severity] >= threshold for finding in result.findings)
     return EXIT_FINDINGS if failing else EXIT_CLEAN
@@ -233,12 +236,12 @@ def snapshot_command(kube_context: str | None, kubeconfig: str | None, in_cluste
         state = live.snapshot()
         write_snapshot(state, output, live.source)
     except UsageError as exc:
-        click.echo(f"nodename-lint: {exc}", err=True)
+        note(str(exc))
         sys.exit(EXIT_USAGE)
     if output:
         counts = {kind: sum(1 for item in state["items"] if item["kind"] == kind) for kind in ("Node", "Namespace", "Pod")}
-        click.echo(f"nodename-lint: wrote {output} from {live.source}: {counts['Node']} nodes, "
-                   f"{counts['Namespace']} namespaces, {counts['Pod']} non-terminated Pods", err=True)
+        note(f"wrote {output} from {live.source}: {counts['Node']} nodes, "
+             f"{counts['Namespace']} namespaces, {counts['Pod']} non-terminated Pods")
 
 
 @main.command("rules")
@@ -268,6 +271,6 @@ def explain_command(rule_id: str) -> None:
 
     rule = all_rules().get(rule_id)
     if rule is None:
-        click.echo(f"nodename-lint: unknown rule id {rule_id!r} (see `nodename-lint rules`)", err=True)
+        note(f"unknown rule id {rule_id!r} (see `nodename-lint rules`)")
         sys.exit(EXIT_USAGE)
     click.echo(rule.documentation(), nl=False)

@@ -118,9 +118,8 @@ class Linter:
                 line = obj.document.line_offset + mark.line + 1
                 self._syntax(result, obj.document, SyntaxProblem(str(exc), line, mark.column + 1))
             return False
-        except Exception as exc:  # a rule bug must not stop the other files from being checked
-            where = f"{result.source.display}" + (f":{obj.locate(())[0]}" if obj is not None else "")
-            result.internal_errors.append(f"internal error in rule {rule.id} at {where}: {exc!r}")
+        except Exception as exc:  # a rule bug must not stop the other files, but the run must not read as clean
+            result.internal_errors.append(internal_error(rule, exc, result.source.display, obj))
         return True
 
     def locate(self, rule: Rule, severity: Severity, obj: Manifest, violation: Violation) -> Finding:
@@ -183,15 +182,27 @@ class Linter:
             run.files += 1
             run.objects += file_result.objects
             run.findings.extend(file_result.findings)
-            run.notes.extend(file_result.internal_errors)
+            run.internal_errors.extend(file_result.internal_errors)
             for pod in file_result.static_pods:
                 static_by_folder.setdefault(os.path.dirname(pod.path), []).append(pod)
         for rule, severity in self.folder_rules:
-            for pods in static_by_folder.values():
-                for obj, violation in rule.check_folder(pods, self.context):
-                    self._report(run.findings, rule, severity, obj, violation)
+            for folder, pods in static_by_folder.items():
+                try:
+                    for obj, violation in rule.check_folder(pods, self.context):
+                        self._report(run.findings, rule, severity, obj, violation)
+                except Exception as exc:  # as in _run: the run goes on and exits 2
+                    run.internal_errors.append(internal_error(rule, exc, folder or ".", None))
+        run.notes.extend(run.internal_errors)
         run.findings.sort(key=lambda f: (f.file, *f.sort_key()))
         return run
+
+
+def internal_error(rule: Rule, exc: Exception, where: str, obj: Manifest | None) -> str:
+    """What a rule that raised did wrong, naming the rule, the object and its place (the run exits 2)."""
+    if obj is not None:
+        where = f"{obj.ref.describe()} at {where}:{obj.locate(())[0]}"
+    return (f"internal error in rule {rule.id} on {where}: {type(exc).__name__}: {exc}; its findings for this "
+            "object are missing and the run exits 2 (please report this bug)")
 
 
 def _decode_message(exc: UnicodeDecodeError) -> str:

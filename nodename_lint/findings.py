@@ -58,6 +58,7 @@ class RunResult:
     objects: int = 0
     skipped_rules: dict[str, str] = field(default_factory=dict)  # rule id -> why it did not run
     notes: list[str] = field(default_factory=list)  # run-level messages for the summary
+    internal_errors: list[str] = field(default_factory=list)  # rules that raised: also in notes; exit code 2
 
     def counts(self) -> dict[str, int]:
         counts = {"error": 0, "warning": 0, "info": 0}

@@ -10,6 +10,8 @@ import sys
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
+from .safe_text import note, one_line
+
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STATIC_POD_MARKER = "etc/kubernetes/manifests/"
 STDIN = "-"
@@ -34,12 +36,15 @@ class Source:
 
 
 def printable_path(path: str) -> str:
-    """A path as valid UTF-8 for reports: bytes of a name that are not UTF-8 appear as \\xff."""
+    """A path safe for every report and log: valid UTF-8 (bytes that are not appear as \\xff), no control
+    character (a newline appears as \\x0a), and never starting with `:` (`::cmd::` at the start of a line
+    is a CI workflow command), so a file name cannot inject lines or commands into the output."""
     try:
         path.encode("utf-8")
-        return path
     except UnicodeEncodeError:
-        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        path = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    path = one_line(path)
+    return "./" + path if path.startswith(":") else path
 
 
 def is_static_pod_path(path: str, static_dirs: Iterable[str]) -> bool:
@@ -113,7 +118,7 @@ def _walk(
         with os.scandir(folder) as scan:
             entries = sorted(scan, key=lambda entry: entry.name)
     except OSError as exc:
-        print(f"nodename-lint: {folder}: cannot list folder: {exc.strerror}", file=sys.stderr)
+        note(f"{printable_path(folder)}: cannot list folder: {exc.strerror}")
         return
     static_folder = is_static_pod_path(os.path.join(folder, "x"), static_dirs)
     for entry in entries:
@@ -140,7 +145,7 @@ def _walk(
 
 
 def _skipped(path: str, reason: str) -> None:
-    print(f"nodename-lint: {printable_path(path)}: skipped: {reason}", file=sys.stderr)
+    note(f"{printable_path(path)}: skipped: {reason}")
 
 
 def _file_kind(mode: int) -> str:

@@ -8,6 +8,7 @@ from typing import Iterable
 import click
 
 from ..engine import Linter
+from ..safe_text import note
 from ..sources import STDIN, Source, UsageError
 
 
@@ -37,12 +38,11 @@ def fix_sources(linter: Linter, sources: Iterable[Source], *, write: bool, show_
         outcome = fix_source(linter, source, write=write)
         if show_diff and outcome.changed:
             click.echo(outcome.diff(), nl=False)
-        for note in outcome.notes:
-            click.echo(f"nodename-lint: {note}", err=True)
+        for message in outcome.notes:
+            note(message)
         if outcome.changed:
             changed_files += 1
             fixes += len(outcome.applied)
     verb = "fixed" if write else "would fix"
-    click.echo(f"nodename-lint: {verb} {fixes} problem{'s' * (fixes != 1)} in {changed_files} "
-               f"file{'s' * (changed_files != 1)}", err=True)
+    note(f"{verb} {fixes} problem{'s' * (fixes != 1)} in {changed_files} file{'s' * (changed_files != 1)}")
     return changed_files > 0

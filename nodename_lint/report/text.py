@@ -1,8 +1,13 @@
-"""The default format: `path:line:col: severity[rule] message`, a fix hint, a summary."""
+"""The default format: `path:line:col: severity[rule] message`, a fix hint, a summary.
+
+Each finding is one line (and its fix one more): messages quote manifest values and API server
+text, so control characters are escaped (safe_text.one_line) and no value can start a line.
+"""
 
 from __future__ import annotations
 
 from ..findings import RunResult
+from ..safe_text import one_line
 
 _COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
@@ -13,18 +18,18 @@ def render(result: RunResult, *, color: bool = False) -> str:
     for finding in result.findings:
         where = f"{finding.file}:{finding.line}:{finding.column}"
         if finding.template:
-            where += f" ({finding.template})"
+            where += f" ({one_line(finding.template)})"
         label = f"{finding.severity}[{finding.rule}]"
         if color:
             where = f"{_BOLD}{where}{_RESET}"
             label = f"{_COLORS[finding.severity]}{label}{_RESET}"
-        lines.append(f"{where}: {label} {finding.message}")
+        lines.append(f"{where}: {label} {one_line(finding.message)}")
         if finding.fix:
-            hint = f"  fix: {finding.fix}"
+            hint = f"  fix: {one_line(finding.fix)}"
             lines.append(f"{_DIM}{hint}{_RESET}" if color else hint)
     lines.append(summary_line(result))
-    lines.extend(skipped_lines(result))
-    lines.extend(f"note: {note}" for note in result.notes)
+    lines.extend(one_line(line) for line in skipped_lines(result))
+    lines.extend(f"note: {one_line(note)}" for note in result.notes)
     return "\n".join(lines) + "\n"
 
 
