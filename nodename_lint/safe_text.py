@@ -17,7 +17,7 @@ import sys
 # C0 and C1 controls, DEL, line and paragraph separators, and the bidirectional overrides that make
 # a terminal show text in another order than it is stored ("Trojan Source").
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()!|~])")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 PREFIX = "nodename-lint: "
 
 

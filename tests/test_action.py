@@ -173,7 +173,7 @@ def test_action_annotates_summarises_and_fails_on_errors(pull_request, tmp_path:
     assert uris == ["deploy/debug-pod.yaml", "deploy/legacy.yaml"]
     assert "Found 2 problems (1 error, 0 warnings, 1 info)" in run.summary
     assert ("| :x: error | [`nodename-in-template`](https://github.com/nodename-lint/nodename-lint/blob/main/docs/"
-            "rules/nodename-in-template.md) | `deploy/legacy.yaml:13:7` |") in run.summary
+            "rules/nodename-in-template.md) | <code>deploy/legacy.yaml:13:7</code> |") in run.summary
 
 
 def test_only_changed_reports_the_files_of_the_pull_request(pull_request, tmp_path: Path):

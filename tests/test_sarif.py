@@ -184,7 +184,7 @@ def test_several_formats_in_one_run(repo: Path):
     report = json.loads((repo / "results.json").read_text(encoding="utf-8"))
     assert len(log["runs"][0]["results"]) == report["summary"]["findings"] == 2
     summary = (repo / "summary.md").read_text(encoding="utf-8")
-    assert "[`nodename-in-template`](https://github.com/" in summary and "`deploy/web.yaml:13:7`" in summary
+    assert "[`nodename-in-template`](https://github.com/" in summary and "<code>deploy/web.yaml:13:7</code>" in summary
 
 
 def test_output_sarif_alone_keeps_text_on_stdout_and_formats_cannot_share_a_file(repo: Path):
