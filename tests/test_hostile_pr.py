@@ -1,0 +1,84 @@
+"""A pull request written by an attacker gets a report, and nothing else (issue 10).
+
+Each test plants what a pull request can contain (file names, symlinks, config files, manifest
+values) and runs the real command line over it; tests/test_action.py runs action.yml's own steps
+over a workspace with planted Python modules, tests/test_live_hostile.py covers the live mode.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from .conftest import run_cli
+
+PINNED_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  nodeName: worker-1\n  containers: []\n"
+# A workflow command a runner would obey if it started a line of stdout or stderr.
+INJECTED = "::stop-commands::pwned"
+LEGITIMATE_COMMAND = re.compile(r"::(error|warning|notice) file=[^:]*,line=\d+,col=\d+,title=nodename-lint [a-z-]+::")
+
+
+def assert_no_injected_command(*outputs: str) -> None:
+    """No line starts a workflow command other than the annotations --format github writes."""
+    for output in outputs:
+        for line in output.splitlines():
+            assert not line.startswith("::") or LEGITIMATE_COMMAND.match(line), f"injected command: {line!r}"
+            assert INJECTED not in line or not line.startswith(INJECTED)
+
+
+def test_file_names_cannot_inject_workflow_commands_on_stdout_or_stderr(tmp_path: Path):
+    deploy = tmp_path / "deploy"
+    deploy.mkdir()
+    (deploy / f"evil\n{INJECTED}\n.yaml").write_text(PINNED_POD.replace("worker-1", f'"w\\n{INJECTED}"'),
+                                                     encoding="utf-8")
+    os.mkfifo(deploy / f"fifo\n{INJECTED}.yaml")
+    os.symlink("missing", deploy / f"dangling\r\n{INJECTED}.yaml")
+    (tmp_path / f"{INJECTED}.yaml").write_text(PINNED_POD, encoding="utf-8")
+    for output_format in ("github", "text", "markdown"):
+        completed = run_cli("--format", output_format, "deploy", f"{INJECTED}.yaml", cwd=tmp_path)
+        assert completed.returncode == 1, completed.stderr
+        assert_no_injected_command(completed.stdout, completed.stderr)
+        assert "deploy/evil\\x0a" in completed.stdout, "the file is reported, its name escaped"
+        assert "fifo\\x0a::stop-commands::pwned.yaml: skipped: not a regular file" in completed.stderr
+        assert "dangling\\x0d\\x0a::stop-commands::pwned.yaml: skipped" in completed.stderr
+
+
+def test_a_rule_that_raises_makes_the_run_exit_2_naming_the_rule_and_object(tmp_path: Path, monkeypatch, capsys):
+    import json
+
+    from nodename_lint.cli import EXIT_USAGE, run_lint
+    from nodename_lint.registry import all_rules
+
+    def broken(obj, context):
+        raise KeyError("a bug")
+        yield
+
+    monkeypatch.setattr(all_rules()["nodename-on-pod"], "check_object", broken)
+    (tmp_path / "pod.yaml").write_text(PINNED_POD, encoding="utf-8")
+    sarif, report = tmp_path / "out.sarif", tmp_path / "out.json"
+    code = run_lint(paths=[str(tmp_path / "pod.yaml")], formats=["text"], output=None, fail_on=None, config_path=None,
+                    select=[], ignore=[], namespace=None, static_pod_dirs=[], color=False,
+                    outputs={"sarif": str(sarif), "json": str(report)})
+    assert code == EXIT_USAGE, "a crash must not read as clean"
+    stderr = capsys.readouterr().err
+    assert "internal error in rule nodename-on-pod on Pod default/a at " in stderr and "pod.yaml:1" in stderr
+    assert "KeyError" in stderr
+    assert json.loads(sarif.read_text())["runs"][0]["invocations"][0]["executionSuccessful"] is False
+    assert json.loads(report.read_text())["summary"]["notes"][0].startswith("internal error in rule nodename-on-pod")
+
+
+def test_the_test_helpers_fail_on_a_rule_that_raises(monkeypatch):
+    import pytest
+
+    from nodename_lint.registry import all_rules
+
+    from .conftest import lint_yaml
+
+    def broken(obj, context):
+        raise ValueError("a bug")
+        yield
+
+    monkeypatch.setattr(all_rules()["nodename-on-pod"], "check_object", broken)
+    with pytest.raises(AssertionError, match="internal error in rule nodename-on-pod"):
+        lint_yaml(PINNED_POD, rules=["nodename-on-pod"])
