@@ -144,7 +144,7 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
     from .parallel import lint_files
     from .registry import all_rules
     from .rule import SEVERITY_RANK, Context
-    from .sources import discover
+    from .sources import discover, roots_of
 
     catalogue = all_rules()
     if config_path is not None and not os.path.isfile(config_path):
@@ -171,7 +171,8 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
     if fix or diff:
         from .fix.command import fix_sources
 
-        would_change = fix_sources(linter, sources, write=fix, show_diff=diff)
+        would_change = fix_sources(linter, sources, write=fix, show_diff=diff,
+                                   roots=roots_of([*paths, *static_pod_dirs, *config.static_pod_dirs]))
         if not fix:  # --diff alone: the diff is the output; exit 1 when there is something to fix
             return EXIT_FINDINGS if would_change else EXIT_CLEAN
     result = lint_files(linter, sources, jobs)

@@ -59,17 +59,35 @@ def is_static_pod_path(path: str, static_dirs: Iterable[str]) -> bool:
     return any(parent == os.path.realpath(folder) for folder in static_dirs)
 
 
+def roots_of(paths: Iterable[str]) -> list[str]:
+    """The real folders a run may read and write: each folder given, and the folder of each file given."""
+    roots = []
+    for path in paths:
+        if path != STDIN:
+            roots.append(os.path.realpath(path if os.path.isdir(path) else os.path.dirname(path) or "."))
+    return roots
+
+
+def is_inside(path: str, roots: Iterable[str]) -> bool:
+    """Whether PATH, with every symlink resolved, is one of ROOTS or below one."""
+    real = os.path.realpath(path)
+    return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
 def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Iterable[str] = ()) -> Iterator[Source]:
     """Sources in a stable order; raises UsageError for a path that does not exist.
 
     Folders are walked recursively for *.yaml, *.yml and *.json, skipping hidden entries,
     following symlinks once (a cycle is never entered twice) and never opening FIFOs or devices.
+    A symlink whose target resolves outside the folders given is not followed (a note says so):
+    a repository's `rootfs -> /` must not make the run read the machine's files.
     Static Pod folders yield every non-hidden regular file directly inside, like the kubelet.
     """
     static_dirs = list(static_dirs)
     exclude = list(exclude)
     seen: set[object] = set()  # (device, inode) of each file yielded: a file reached twice is linted once
     requested = list(paths) + [folder for folder in static_dirs if folder not in paths]
+    roots = [os.path.realpath(path) for path in requested if path != STDIN and os.path.isdir(path)]
     for path in requested:
         if path == STDIN:
             yield Source(STDIN)
@@ -77,7 +95,7 @@ def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Ite
         if not os.path.lexists(path):
             raise UsageError(f"{path}: no such file or folder")
         if os.path.isdir(path):
-            found = _walk(path, static_dirs, exclude, set())
+            found = _walk(path, static_dirs, exclude, set(), roots)
         elif exclude and _excluded(path, exclude):
             continue  # a hook passes every changed file: the config's exclude applies to them too
         else:
@@ -104,7 +122,7 @@ def _excluded(path: str, patterns: list[str]) -> bool:
 
 
 def _walk(
-    folder: str, static_dirs: list[str], exclude: list[str], visited: set[tuple[int, int]]
+    folder: str, static_dirs: list[str], exclude: list[str], visited: set[tuple[int, int]], roots: list[str]
 ) -> Iterator[tuple[Source, tuple[int, int]]]:
     try:
         info = os.stat(folder)
@@ -128,6 +146,10 @@ def _walk(
         if exclude and _excluded(path, exclude):
             continue
         wanted = static_folder or entry.name.endswith(MANIFEST_SUFFIXES)
+        if entry.is_symlink() and not is_inside(path, roots):
+            if wanted or os.path.isdir(path):
+                _skipped(path, f"a symlink to {os.path.realpath(path)}, outside the folders given; not followed")
+            continue
         try:
             info = os.stat(path)
         except OSError as exc:  # a dangling symlink, a symlink loop, a file that vanished, a path too long
@@ -136,19 +158,19 @@ def _walk(
             continue
         mode = info.st_mode
         if stat.S_ISDIR(mode):
-            yield from _walk(path, static_dirs, exclude, visited)
+            yield from _walk(path, static_dirs, exclude, visited, roots)
         elif stat.S_ISREG(mode):
             if wanted:
                 yield Source(path, static_folder), (info.st_dev, info.st_ino)
         elif wanted:
-            _skipped(path, f"not a regular file ({_file_kind(mode)}), not opened")
+            _skipped(path, f"not a regular file ({file_kind(mode)}), not opened")
 
 
 def _skipped(path: str, reason: str) -> None:
     note(f"{printable_path(path)}: skipped: {reason}")
 
 
-def _file_kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
     kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
              (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
     return next((name for test, name in kinds if test(mode)), "not a file")
@@ -167,7 +189,7 @@ def read_blocks(source: Source) -> Iterator[str]:
         if stat.S_ISFIFO(mode):
             os.set_blocking(handle.fileno(), True)  # a pipe named on purpose, e.g. <(helm template .)
         elif not stat.S_ISREG(mode):
-            raise OSError(errno.EINVAL, f"not a regular file ({_file_kind(mode)}), not read")
+            raise OSError(errno.EINVAL, f"not a regular file ({file_kind(mode)}), not read")
         data = handle.read()
     try:
         text = decode(data)

@@ -82,3 +82,78 @@ def test_the_test_helpers_fail_on_a_rule_that_raises(monkeypatch):
     monkeypatch.setattr(all_rules()["nodename-on-pod"], "check_object", broken)
     with pytest.raises(AssertionError, match="internal error in rule nodename-on-pod"):
         lint_yaml(PINNED_POD, rules=["nodename-on-pod"])
+
+
+# --- leaving the repository ----------------------------------------------------------------------------
+def _outside(tmp_path: Path) -> Path:
+    """A folder beside the repository with a manifest the run must never read or write."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.yaml").write_text(PINNED_POD.replace("name: a", "name: outside-secret"), encoding="utf-8")
+    return outside
+
+
+def test_folder_discovery_does_not_follow_symlinks_out_of_the_folders_given(tmp_path: Path):
+    outside = _outside(tmp_path)
+    repo = tmp_path / "repo"
+    (repo / "k8s").mkdir(parents=True)
+    (repo / "k8s" / "pod.yaml").write_text(PINNED_POD, encoding="utf-8")
+    os.symlink(outside, repo / "k8s" / "rootfs")  # k8s/rootfs -> a folder outside
+    os.symlink(outside / "secret.yaml", repo / "k8s" / "linked.yaml")
+    os.symlink("pod.yaml", repo / "k8s" / "alias.yaml")  # inside: followed (and linted once)
+    completed = run_cli("--format", "json", "k8s", cwd=repo)
+    assert "outside-secret" not in completed.stdout
+    import json
+
+    assert {f["file"] for f in json.loads(completed.stdout)["findings"]} == {"k8s/alias.yaml"}
+    assert f"k8s/rootfs: skipped: a symlink to {outside}, outside the folders given; not followed" in completed.stderr
+    assert f"k8s/linked.yaml: skipped: a symlink to {outside / 'secret.yaml'}, outside" in completed.stderr
+
+
+def test_fix_does_not_write_through_a_symlink_out_of_the_folders_given(tmp_path: Path):
+    outside = _outside(tmp_path)
+    (outside / "secret.yaml").write_text(PINNED_POD.replace("worker-1", "WORKER-1"), encoding="utf-8")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    os.symlink(outside / "secret.yaml", repo / "linked.yaml")
+    completed = run_cli("--fix", "linked.yaml", cwd=repo)
+    assert "WORKER-1" in (outside / "secret.yaml").read_text(encoding="utf-8"), completed.stderr
+    assert "linked.yaml: not fixed: it is a symlink to" in completed.stderr
+
+
+def test_config_paths_stay_inside_the_config_folder(tmp_path: Path):
+    outside = _outside(tmp_path)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pod.yaml").write_text(PINNED_POD, encoding="utf-8")
+    os.symlink(outside, repo / "escape")
+    cases = {
+        "static-pod-dirs:\n  - nodes\n  - /proc/self\n": "3: invalid config at static-pod-dirs/1: '/proc/self' is absolute",
+        "static-pod-dirs:\n  - ../../../proc/self\n": "2: invalid config at static-pod-dirs/0: '../../../proc/self' leaves",
+        "exclude: [charts/*, ../*]\n": "1: invalid config at exclude/1: '../*' leaves",
+        "static-pod-dirs: [escape]\n": f"1: invalid config at static-pod-dirs/0: 'escape' resolves to {outside}",
+    }
+    for config, message in cases.items():
+        (repo / ".nodename-lint.yaml").write_text(config, encoding="utf-8")
+        completed = run_cli("pod.yaml", cwd=repo)
+        assert completed.returncode == 2 and f".nodename-lint.yaml:{message}" in completed.stderr, completed.stderr
+        assert "outside-secret" not in completed.stdout
+    (repo / ".nodename-lint.yaml").unlink()
+    completed = run_cli("pod.yaml", "--static-pod-dir", str(outside), "--format", "json", cwd=repo)
+    assert '"files": 2' in completed.stdout, "a command-line flag is trusted"
+
+
+# --- special files -----------------------------------------------------------------------------------
+def test_fix_and_diff_accept_regular_files_only(tmp_path: Path):
+    (tmp_path / "pod.yaml").write_text(PINNED_POD, encoding="utf-8")
+    os.mkfifo(tmp_path / "fifo.yaml")  # no writer: opening it would hang
+    for args in (["--fix", "/dev/zero"], ["--diff", "/dev/zero"], ["--diff", "fifo.yaml"], ["--fix", "fifo.yaml"]):
+        completed = run_cli(*args, cwd=tmp_path)
+        assert completed.returncode == 2, (args, completed.stderr)
+        assert "works on regular files only" in completed.stderr and "is a " in completed.stderr
+    import subprocess
+    import sys
+
+    piped = subprocess.run(["bash", "-c", f"{sys.executable} -m nodename_lint --fix <(cat pod.yaml)"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=60, env={**os.environ, "NO_COLOR": "1"})
+    assert piped.returncode == 2 and "--fix works on regular files only" in piped.stderr, piped.stderr

@@ -3,21 +3,38 @@
 from __future__ import annotations
 
 import importlib.util
+import os
+import stat
 from typing import Iterable
 
 import click
 
 from ..engine import Linter
 from ..safe_text import note
-from ..sources import STDIN, Source, UsageError
+from ..sources import STDIN, Source, UsageError, file_kind, is_inside
 
 
 def check_fix_request(sources: Iterable[Source], *, write: bool) -> None:
-    """Raise UsageError before anything is read when --fix/--diff cannot run."""
-    if write and any(source.path == STDIN for source in sources):
-        raise UsageError(
-            "--fix cannot rewrite standard input: pass the files instead, or use --diff to see the changes"
-        )
+    """Raise UsageError before anything is read when --fix/--diff cannot run.
+
+    Only regular files (and stdin for --diff): `--fix <(cat f.yaml)` would drain a pipe it cannot
+    write back, a FIFO without a writer would hang, and /dev/zero never ends.
+    """
+    option = "--fix" if write else "--diff"
+    for source in sources:
+        if source.path == STDIN:
+            if write:
+                raise UsageError(
+                    "--fix cannot rewrite standard input: pass the files instead, or use --diff to see the changes"
+                )
+            continue
+        try:
+            mode = os.stat(source.path).st_mode
+        except OSError:
+            continue  # the lint run reports why it cannot be read
+        if not stat.S_ISREG(mode):
+            raise UsageError(f"{option} works on regular files only: {source.display} is {file_kind(mode)}; "
+                             "lint it without the option, or save it to a file first")
     try:
         installed = importlib.util.find_spec("ruamel.yaml") is not None
     except (ImportError, ValueError):  # no ruamel package at all
@@ -26,16 +43,23 @@ def check_fix_request(sources: Iterable[Source], *, write: bool) -> None:
         raise UsageError("--fix and --diff need ruamel.yaml: pip install 'nodename-lint[fix]'")
 
 
-def fix_sources(linter: Linter, sources: Iterable[Source], *, write: bool, show_diff: bool) -> bool:
+def fix_sources(linter: Linter, sources: Iterable[Source], *, write: bool, show_diff: bool,
+                roots: list[str]) -> bool:
     """Fix every source (writing only with `write`); returns whether anything would change.
 
+    A file whose real path (symlinks resolved) is outside ROOTS, the folders given, is never written.
     The diff goes to stdout, what was fixed and what was left (with the reason) to stderr.
     """
     from .runner import fix_source
 
     changed_files = fixes = 0
     for source in sources:
-        outcome = fix_source(linter, source, write=write)
+        writable = write and (source.path == STDIN or is_inside(source.path, roots))
+        outcome = fix_source(linter, source, write=writable)
+        if write and not writable and outcome.changed:
+            note(f"{source.display}: not fixed: it is a symlink to {os.path.realpath(source.path)}, outside the "
+                 "folders given; fix that file where it lives")
+            continue
         if show_diff and outcome.changed:
             click.echo(outcome.diff(), nl=False)
         for message in outcome.notes:
