@@ -157,3 +157,32 @@ def test_fix_and_diff_accept_regular_files_only(tmp_path: Path):
     piped = subprocess.run(["bash", "-c", f"{sys.executable} -m nodename_lint --fix <(cat pod.yaml)"], cwd=tmp_path,
                            capture_output=True, text=True, timeout=60, env={**os.environ, "NO_COLOR": "1"})
     assert piped.returncode == 2 and "--fix works on regular files only" in piped.stderr, piped.stderr
+
+
+def test_cluster_state_refuses_devices_and_stops_at_its_size_cap(tmp_path: Path, monkeypatch):
+    import subprocess
+    import sys
+
+    import pytest
+
+    from nodename_lint.cluster import from_file
+    from nodename_lint.sources import UsageError
+
+    completed = run_cli("--cluster-state", "/dev/zero", "-", stdin=PINNED_POD)
+    assert completed.returncode == 2 and "/dev/zero: not a cluster state: it is a character device" in completed.stderr
+    state = Path(__file__).resolve().parent.parent / "examples" / "cluster" / "state.yaml"
+    piped = subprocess.run(["bash", "-c", f"{sys.executable} -m nodename_lint --cluster-state <(cat {state}) -"],
+                           input=PINNED_POD, capture_output=True, text=True, timeout=60)
+    assert piped.returncode == 1 and "unknown-node" in piped.stdout, "a pipe of a real state is read"
+    monkeypatch.setattr(from_file, "MAX_STATE_BYTES", 1000)
+    big = tmp_path / "big.yaml"
+    big.write_text("x" * 1001, encoding="utf-8")
+    with pytest.raises(UsageError, match="more than 1,000 bytes, the limit"):
+        from_file.load_state_file(str(big))
+    endless = subprocess.Popen(["yes"], stdout=subprocess.PIPE)
+    try:
+        with pytest.raises(UsageError, match="the limit for a cluster state"):
+            from_file.load_state_file(f"/dev/fd/{endless.stdout.fileno()}")
+    finally:
+        endless.kill()
+        endless.wait()
