@@ -42,14 +42,16 @@ def live_options(command: Any) -> Any:
         click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig file [default: KUBECONFIG, else ~/.kube/config]."),
         click.option("--in-cluster", is_flag=True, help="Use the Pod's service account (inside a cluster)."),
         click.option("--request-timeout", type=click.FloatRange(min=0.1), default=5.0, show_default=True, metavar="SECONDS",
-                     help="Connect and read timeout of each API request."),
+                     help="Longest time one API request may take, from connecting to the last byte."),
+        click.option("--max-response-bytes", type=click.IntRange(min=1024), default=256 << 20, show_default=True,
+                     metavar="BYTES", help="Largest API reply read; a bigger one ends the run (exit 2)."),
     ]):
         command = option(command)
     return command
 
 
 def _live(kube_context: str | None, kubeconfig: str | None, in_cluster: bool, request_timeout: float,
-          live: bool = True) -> Any:
+          max_response_bytes: int, live: bool = True) -> Any:
     """LiveOptions when the user asked for a live cluster, else None (never because KUBECONFIG is set)."""
     if not (live or kube_context or kubeconfig or in_cluster):
         return None
@@ -57,7 +59,8 @@ def _live(kube_context: str | None, kubeconfig: str | None, in_cluster: bool, re
 
     if in_cluster and (kube_context or kubeconfig):
         raise UsageError("--in-cluster cannot be combined with --context or --kubeconfig")
-    return LiveOptions(kubeconfig=kubeconfig, context=kube_context, in_cluster=in_cluster, request_timeout=request_timeout)
+    return LiveOptions(kubeconfig=kubeconfig, context=kube_context, in_cluster=in_cluster, request_timeout=request_timeout,
+                       max_response_bytes=max_response_bytes)
 
 
 def _split_ids(values: tuple[str, ...]) -> list[str]:
@@ -99,12 +102,12 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
                  config_path: str | None, select: tuple[str, ...], ignore: tuple[str, ...], namespace: str | None,
                  static_pod_dirs: tuple[str, ...], color: bool | None, changed_since: str | None,
                  live: bool, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
-                 request_timeout: float, fix: bool, diff: bool, jobs: int | None, cluster_state: str | None,
-                 **format_outputs: str | None) -> None:
+                 request_timeout: float, max_response_bytes: int, fix: bool, diff: bool, jobs: int | None,
+                 cluster_state: str | None, **format_outputs: str | None) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
     outputs = {name: format_outputs[f"output_{name}"] for name in FORMATS if format_outputs[f"output_{name}"]}
     try:
-        live_options = _live(kube_context, kubeconfig, in_cluster, request_timeout, live)
+        live_options = _live(kube_context, kubeconfig, in_cluster, request_timeout, max_response_bytes, live)
         code = run_lint(
             live=live_options, cluster=_cluster_from_file(cluster_state, live_options),
             paths=list(paths) or ["."], formats=list(formats) or ["text"], output=output, fail_on=fail_on,
@@ -228,12 +231,12 @@ def _use_color(flag: bool | None, output: str | None) -> bool:
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
               help="Write the List to FILE (JSON when it ends in .json, else YAML) [default: stdout].")
 def snapshot_command(kube_context: str | None, kubeconfig: str | None, in_cluster: bool, request_timeout: float,
-                     output: str | None) -> None:
+                     max_response_bytes: int, output: str | None) -> None:
     """Save nodes, namespaces and non-terminated Pods of a live cluster for --cluster-state."""
     from .cluster.live import LiveCluster, write_snapshot
 
     try:
-        live = LiveCluster(_live(kube_context, kubeconfig, in_cluster, request_timeout))
+        live = LiveCluster(_live(kube_context, kubeconfig, in_cluster, request_timeout, max_response_bytes))
         state = live.snapshot()
         write_snapshot(state, output, live.source)
     except UsageError as exc:

@@ -39,7 +39,8 @@ def config_schema(rule_ids: list[str]) -> dict[str, Any]:
             },
             "exclude": {"type": "array", "items": {"type": "string"}},
             "static-pod-dirs": {"type": "array", "items": {"type": "string"}},
-            "namespace": {"type": "string", "minLength": 1},
+            # a DNS-1123 label, as the API requires: the live mode puts it into request paths
+            "namespace": {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 63},
             "fail-on": {"enum": list(SEVERITIES)},
         },
     }

@@ -16,21 +16,27 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import os
 import re
 import sys
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import yaml
 
+from ..safe_text import note
 from ..sources import STDIN, Source, UsageError
 from .state import ClusterState
 
-DEFAULT_TIMEOUT = 5.0  # seconds, for connecting and for each read
+DEFAULT_TIMEOUT = 5.0  # seconds: the whole of each request, from connecting to the last byte
+DEFAULT_MAX_RESPONSE_BYTES = 256 << 20  # a page of 500 nodes is a few MB; an endless reply stops here
+READ_BLOCK = 16 << 10  # bytes per read: a compressed block cannot inflate far past the cap
+_RETRY_AFTER = re.compile(r"[0-9]{1,6}")  # delay-seconds, ASCII digits only (RFC 9110 section 10.2.3)
 PAGE_SIZE = 500  # kubectl's --chunk-size default
 PARALLEL_REQUESTS = 4  # Pod lists in flight at once
 RETRIES = 3  # extra attempts after 429, 500, 502, 503, 504
@@ -55,6 +61,7 @@ class LiveOptions:
     context: str | None = None
     in_cluster: bool = False
     request_timeout: float = DEFAULT_TIMEOUT
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
 
 @dataclass
@@ -124,6 +131,28 @@ class Redactor:
         for secret in sorted(self.secrets, key=len, reverse=True):
             text = text.replace(secret, "<redacted>")
         return text
+
+
+class _RedactedLog(logging.Handler):
+    """The client's log records (an exec plugin's failure quotes its stderr) as redacted one-line notes."""
+
+    def __init__(self, redact: Redactor) -> None:
+        super().__init__(logging.WARNING)
+        self.redact = redact
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            note(self.redact(f"kubernetes client: {record.getMessage()}"))
+        except Exception:  # a log call must never end the run
+            pass
+
+
+def _route_client_logging(redact: Redactor) -> None:
+    """Send every log record (the client logs on the root logger) through the redaction, never raw to stderr."""
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if isinstance(h, _RedactedLog)]:
+        root.removeHandler(handler)
+    root.addHandler(_RedactedLog(redact))
 
 
 # --- kubeconfig resolution, as kubectl does it ----------------------------------------------------
@@ -216,7 +245,9 @@ class ApiConnection:
                                      "(or save the state with kubectl and use --cluster-state FILE)") from None
 
         self.timeout = options.request_timeout
+        self.max_response_bytes = options.max_response_bytes
         self.redact = Redactor()
+        _route_client_logging(self.redact)
         self.namespace: str | None = None
         configuration = client.Configuration()
         try:
@@ -231,9 +262,8 @@ class ApiConnection:
                 config.load_kube_config(config_file=os.pathsep.join(resolved.paths), context=resolved.context,
                                         client_configuration=configuration, persist_config=False)
                 if resolved.insecure:
-                    print(f"nodename-lint: warning: TLS verification is off for cluster {resolved.cluster} "
-                          "(insecure-skip-tls-verify: true in the kubeconfig); the server's identity is not checked",
-                          file=sys.stderr)
+                    note(f"warning: TLS verification is off for cluster {resolved.cluster} "
+                         "(insecure-skip-tls-verify: true in the kubeconfig); the server's identity is not checked")
         except ClusterUnavailable:
             raise
         except Exception as exc:  # ConfigException and friends: their texts may quote the kubeconfig
@@ -246,6 +276,9 @@ class ApiConnection:
         configuration.retries = False  # retries are ours: bounded, and only for GET
         configuration.debug = False  # the client's debug log prints request headers (the token)
         self.host = configuration.host
+        if urlsplit(self.host).scheme == "http" and configuration.api_key:
+            note(f"warning: the API server {self.host} of {self.source} is plain http://: its bearer token is sent "
+                 "unencrypted and anyone on the way can read and reuse it; use an https:// server address")
         self.api = client.ApiClient(configuration)
 
     def _redact_in_cluster(self) -> None:
@@ -266,8 +299,8 @@ class ApiConnection:
             if status not in RETRY_STATUSES or attempt >= RETRIES:
                 break
             delay = min(MAX_BACKOFF, 0.1 * 2 ** attempt)
-            retry_after = headers.get("Retry-After", "")
-            if retry_after.isdigit():
+            retry_after = headers.get("Retry-After", "").strip()
+            if _RETRY_AFTER.fullmatch(retry_after):  # str.isdigit() would take "²", which int() refuses
                 delay = min(MAX_BACKOFF, float(retry_after))
             time.sleep(delay)
             attempt += 1
@@ -275,9 +308,13 @@ class ApiConnection:
         if 200 <= status < 300:
             try:
                 data = json.loads(body)
-            except ValueError as exc:
+            except json.JSONDecodeError as exc:
                 raise ClusterUnavailable(f"the API server at {self.host} sent a reply that is not valid JSON for {what} "
                                          f"({exc.msg} at byte {exc.pos}); the cluster state cannot be trusted") from None
+            except UnicodeDecodeError as exc:  # a ValueError without .msg: not UTF-8 (or UTF-16/32) text
+                raise ClusterUnavailable(f"the API server at {self.host} sent a reply that is not UTF-8 JSON for {what} "
+                                         f"(byte 0x{exc.object[exc.start]:02x} at byte {exc.start}); the cluster state "
+                                         "cannot be trusted") from None
             if not isinstance(data, dict):
                 raise ClusterUnavailable(f"the API server at {self.host} sent an unexpected reply for {what}")
             return data
@@ -295,20 +332,32 @@ class ApiConnection:
                                              f"{retried}: {message}"))
 
     def _send(self, path: str, query: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
-        import urllib3
+        """One GET, bounded in total time (--request-timeout) and in size (--max-response-bytes).
 
+        urllib3's timeouts bound each socket read, so a server that sends a byte a second would never
+        trip them: the request runs in a daemon thread that this one waits for at most the timeout,
+        and the reply is read in blocks, counted against the size cap as they arrive.
+        """
         method, url, headers, _, _ = self.api.param_serialize(
             "GET", path, query_params=list(query.items()), header_params={"Accept": "application/json"},
             auth_settings=["BearerToken"],
         )
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
-                response = self.api.call_api(method, url, headers, _request_timeout=(self.timeout, self.timeout))
-                body = response.read()
-        except Exception as exc:
-            raise ClusterUnavailable(self.redact(self._network_error(exc, _describe(path, query)))) from None
-        return response.status, dict(response.headers or {}), body
+        what = _describe(path, query)
+        request = _Request(self, method, url, headers)
+        worker = threading.Thread(target=request.run, name="nodename-lint-request", daemon=True)
+        worker.start()
+        worker.join(self.timeout)
+        if worker.is_alive():
+            request.abandon()
+            raise ClusterUnavailable(f"the API server {self.host} did not answer {what} within {self.timeout:g}s "
+                                     "(--request-timeout); the cluster state cannot be read")
+        if isinstance(request.error, ReplyTooLarge):
+            raise ClusterUnavailable(f"the API server {self.host} sent more than {self.max_response_bytes:,} bytes for "
+                                     f"{what} (--max-response-bytes); the cluster state cannot be read") from None
+        if request.error is not None:
+            raise ClusterUnavailable(self.redact(self._network_error(request.error, what))) from None
+        assert request.reply is not None
+        return request.reply
 
     def _network_error(self, exc: BaseException, what: str) -> str:
         """One line that says what went wrong on the way to the server."""
@@ -371,12 +420,67 @@ class Gone(Exception):
     """410 Gone: the continue token expired."""
 
 
+class ReplyTooLarge(Exception):
+    """The reply went past --max-response-bytes."""
+
+
+class _Request:
+    """One GET as run by ApiConnection._send's worker thread: the reply or the error, for the caller to read."""
+
+    def __init__(self, connection: ApiConnection, method: str, url: str, headers: dict[str, str]) -> None:
+        self.connection, self.method, self.url, self.headers = connection, method, url, headers
+        self.reply: tuple[int, dict[str, str], bytes] | None = None
+        self.error: BaseException | None = None
+        self.response: Any = None  # urllib3's response once the headers are in
+        self.abandoned = False
+
+    def run(self) -> None:
+        import urllib3
+
+        conn = self.connection
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
+                response = conn.api.call_api(self.method, self.url, self.headers,
+                                             _request_timeout=(conn.timeout, conn.timeout)).response
+            self.response = response
+            declared = response.headers.get("Content-Length", "")
+            if declared.isascii() and declared.isdigit() and int(declared) > conn.max_response_bytes:
+                raise ReplyTooLarge()
+            blocks, size = [], 0
+            for block in response.stream(READ_BLOCK):
+                size += len(block)
+                if size > conn.max_response_bytes:
+                    raise ReplyTooLarge()
+                if self.abandoned:
+                    return
+                blocks.append(block)
+            self.reply = (response.status, dict(response.headers or {}), b"".join(blocks))
+        except BaseException as exc:  # handed to the caller's thread, which classifies it
+            self.error = exc
+        finally:
+            if self.response is not None and self.reply is not None:
+                self.response.release_conn()  # read to the end: the connection can serve the next request
+            elif self.response is not None:
+                self.response.close()
+
+    def abandon(self) -> None:
+        """The caller gave up: cut the connection so the thread stops reading."""
+        self.abandoned = True
+        response = self.response
+        if response is not None:
+            try:
+                getattr(response, "shutdown", response.close)()  # shutdown() (urllib3 2.3) unblocks a read
+            except Exception:
+                pass
+
+
 # --- what the rules need --------------------------------------------------------------------------
 def referenced(sources: Iterable[Source], default_namespace: str) -> Referenced:
     """Nodes and Pods the manifests name: a quick pre-scan that parses but runs no rule."""
     from ..documents import iter_documents
     from ..model import objects_in
-    from ..podspec import pinned_node
+    from ..podspec import is_dns1123_label, is_dns1123_subdomain, pinned_node
     from ..sources import read_blocks
 
     found = Referenced()
@@ -397,10 +501,12 @@ def referenced(sources: Iterable[Source], default_namespace: str) -> Referenced:
                                   is_static_pod=source.is_static_pod):
                 try:
                     node = pinned_node(obj)
-                    if node:
+                    if node and is_dns1123_subdomain(node):  # else invalid-node-name reports it: no request
                         found.nodes.add(node)
-                    if obj.is_pod and not source.is_static_pod and isinstance(obj.name, str) and obj.name:
-                        found.pods.add((obj.namespace or default_namespace, obj.name))
+                    namespace = obj.namespace or default_namespace
+                    if obj.is_pod and not source.is_static_pod and is_dns1123_subdomain(obj.name) \
+                            and is_dns1123_label(namespace):  # else invalid-object-name reports it
+                        found.pods.add((namespace, obj.name))
                 except Exception:  # an unreadable object is the lint run's to report
                     continue
     return found
@@ -465,9 +571,10 @@ class LiveCluster:
     def _pods(self, nodes: list[str], identities: list[tuple[str, str]]) -> list[dict[str, Any]]:
         """The non-terminated Pods on each node, then the manifests' Pods not found there."""
         pods: dict[tuple[str, str], dict[str, Any]] = {}
-        for found in self._parallel([("/api/v1/pods", f"spec.nodeName={node},{NON_TERMINATED}") for node in nodes]):
+        for found in self._parallel([("/api/v1/pods", f"spec.nodeName={_name(node)},{NON_TERMINATED}")
+                                     for node in nodes]):
             pods.update((_pod_key(pod), pod) for pod in found)
-        lookups = [(f"/api/v1/namespaces/{namespace}/pods", f"metadata.name={name}")
+        lookups = [(f"/api/v1/namespaces/{_segment(namespace)}/pods", f"metadata.name={_name(name)}")
                    for namespace, name in identities if (namespace, name) not in pods]
         for found in self._parallel(lookups):
             pods.update((_pod_key(pod), pod) for pod in found)
@@ -498,6 +605,28 @@ class LiveCluster:
             conn.close()
         items = [*map(trim_node, nodes), *map(trim_namespace, namespaces), *map(trim_pod, pods)]
         return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
+
+
+def _segment(namespace: str) -> str:
+    """A namespace as one path segment: checked (a DNS-1123 label, as the API requires) and percent-quoted.
+
+    Manifests are untrusted; `kube-system/secrets#` or `../../apis` must never become a path.
+    `referenced` already drops such values (a rule reports them); this is the last line of defence.
+    """
+    from ..podspec import is_dns1123_label
+
+    if not is_dns1123_label(namespace):
+        raise ValueError(f"not a namespace name: {namespace!r}")
+    return quote(namespace, safe="")
+
+
+def _name(name: str) -> str:
+    """A node or Pod name for a field selector: a DNS-1123 subdomain, so it cannot add `,` or `=` terms."""
+    from ..podspec import is_dns1123_subdomain
+
+    if not is_dns1123_subdomain(name):
+        raise ValueError(f"not an object name: {name!r}")
+    return name
 
 
 def _pod_key(pod: dict[str, Any]) -> tuple[str, str]:
