@@ -186,3 +186,25 @@ def test_cluster_state_refuses_devices_and_stops_at_its_size_cap(tmp_path: Path,
     finally:
         endless.kill()
         endless.wait()
+
+
+# --- code execution ----------------------------------------------------------------------------------
+def test_spawned_workers_never_import_modules_from_the_linted_folder(tmp_path: Path, monkeypatch):
+    """A worker started with "spawn" (after the live client ran threads) is `python -c` in this folder."""
+    from nodename_lint.parallel import lint_files
+    from nodename_lint.sources import discover
+
+    from .fix.helpers import default_linter
+    from .test_action import plant_hostile_modules
+
+    workspace, markers = tmp_path / "workspace", tmp_path / "markers"
+    workspace.mkdir()
+    plant_hostile_modules(workspace, markers)
+    for name in ("a", "b", "c"):
+        (workspace / f"{name}.yaml").write_text(PINNED_POD.replace("name: a", f"name: {name}"), encoding="utf-8")
+    monkeypatch.chdir(workspace)
+    monkeypatch.delenv("PYTHONSAFEPATH", raising=False)
+    result = lint_files(default_linter(), list(discover(["."])), jobs=2, start_method="spawn")
+    assert sorted(path.name for path in markers.iterdir()) == []
+    assert result.files == 3 and len(result.findings) == 3
+    assert "PYTHONSAFEPATH" not in os.environ, "restored after the pool"
