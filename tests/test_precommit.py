@@ -157,6 +157,9 @@ def test_modules_in_the_repository_never_run_in_the_hook(project: Path, hook_env
     finally:  # the other tests of this module commit in the same repository with `python -m pre_commit`
         (project / "deploy" / "hostile.yaml").unlink()
         for name in HOSTILE_MODULES:
-            shutil.rmtree(project / name.split("/")[0]) if "/" in name else (project / name).unlink()
+            if "/" in name:
+                shutil.rmtree(project / name.split("/")[0])
+            else:
+                (project / name).unlink()
     assert "deploy/hostile.yaml:13:7: error[nodename-in-template]" in completed.stdout + completed.stderr
     assert sorted(path.name for path in markers.iterdir()) == []
