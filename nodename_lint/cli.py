@@ -22,7 +22,12 @@ class DefaultToLint(click.Group):
     """A group whose default command is `lint`: `nodename-lint deploy/` means `nodename-lint lint deploy/`."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+        # While the shell completes the first word (resilient parsing, no words yet) the group stays
+        # itself, so TAB offers the subcommands.
+        completing_first_word = ctx.resilient_parsing and not args
+        if not completing_first_word and (
+            not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"))
+        ):
             args = ["lint", *args]
         return super().parse_args(ctx, args)
 
@@ -401,7 +406,7 @@ def rules_command(markdown: bool) -> None:
 
 
 @main.command("explain")
-@click.argument("rule_id")
+@click.argument("rule_id", shell_complete=complete_rule_ids)
 def explain_command(rule_id: str) -> None:
     """Print the whole documentation of one rule, with its examples."""
     from .registry import all_rules
