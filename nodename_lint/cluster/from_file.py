@@ -427,9 +427,12 @@ def _read_bounded(path: str) -> bytes:
                 raise UsageError(f"{path}: not a cluster state: it is {file_kind(mode)}, not a file")
             if stat.S_ISREG(mode) and os.fstat(handle.fileno()).st_size > MAX_STATE_BYTES:
                 raise UsageError(f"{path}: the cluster state is {limit}")
-            data = handle.read(MAX_STATE_BYTES + 1)
+            blocks, size = [], 0
+            while block := handle.read(1 << 20):  # read(cap) would reserve the whole cap up front
+                size += len(block)
+                if size > MAX_STATE_BYTES:
+                    raise UsageError(f"{path}: the cluster state is {limit}")
+                blocks.append(block)
     except OSError as exc:
         raise UsageError(f"{path}: cannot read the cluster state: {exc.strerror or exc}") from None
-    if len(data) > MAX_STATE_BYTES:
-        raise UsageError(f"{path}: the cluster state is {limit}")
-    return data
+    return b"".join(blocks)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import stat
 from typing import Iterable
@@ -35,12 +34,6 @@ def check_fix_request(sources: Iterable[Source], *, write: bool) -> None:
         if not stat.S_ISREG(mode):
             raise UsageError(f"{option} works on regular files only: {source.display} is {file_kind(mode)}; "
                              "lint it without the option, or save it to a file first")
-    try:
-        installed = importlib.util.find_spec("ruamel.yaml") is not None
-    except (ImportError, ValueError):  # no ruamel package at all
-        installed = False
-    if not installed:
-        raise UsageError("--fix and --diff need ruamel.yaml: pip install 'nodename-lint[fix]'")
 
 
 def fix_sources(linter: Linter, sources: Iterable[Source], *, write: bool, show_diff: bool,
