@@ -29,7 +29,7 @@ from urllib.parse import quote, urlsplit
 
 import yaml
 
-from ..safe_text import note
+from ..safe_text import note, one_line
 from ..sources import STDIN, Source, UsageError
 from .state import ClusterState
 
@@ -50,7 +50,13 @@ _DICT_REPR = re.compile(r"/?\{(?:[^{}]|\{[^{}]*\})*\}")
 
 
 class ClusterUnavailable(UsageError):
-    """The cluster cannot be read in a way the run could trust (exit code 2)."""
+    """The cluster cannot be read in a way the run could trust (exit code 2).
+
+    Its message quotes the server's replies, so it is kept on one line (safe_text.one_line).
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(one_line(message))
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,7 @@ class Forbidden(Exception):
 
     def __init__(self, verb: str, resource: str, message: str) -> None:
         super().__init__(message)
-        self.verb, self.resource, self.message = verb, resource, message
+        self.verb, self.resource, self.message = verb, resource, one_line(message)
 
     def reason(self) -> str:
         return (f"the API server refused to {self.verb} {self.resource} ({self.message}); "
