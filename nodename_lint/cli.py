@@ -149,7 +149,7 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
     if config_path is not None and not os.path.isfile(config_path):
         raise UsageError(f"{config_path}: no such config file")
     config = load_config(config_path or find_config(), list(catalogue))
-    severities = resolve_severities({rule.id: rule.severity for rule in catalogue.values()}, config, select, ignore)
+    severities = resolve_severities(catalogue, config, select, ignore)
     sources = list(discover(paths, [*static_pod_dirs, *config.static_pod_dirs], config.exclude))
     if fix or diff:
         from .fix.command import check_fix_request
