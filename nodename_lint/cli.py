@@ -165,7 +165,7 @@ class _Group:
 
     config: Any
     paths: list[str]
-    severities: dict[str, str] = field(default_factory=dict)
+    severities: dict[str, Any] = field(default_factory=dict)  # rule id -> configured severity, None: the rule's own
     sources: list[Any] = field(default_factory=list)
 
 
@@ -264,7 +264,7 @@ def _config_groups(paths: list[str], config_path: str | None, select: list[str],
     groups = []
     for found, group_paths in by_config.items():
         config = load_config(found, list(catalogue))
-        severities = resolve_severities({rule.id: rule.severity for rule in catalogue.values()}, config, select, ignore)
+        severities = resolve_severities(catalogue, config, select, ignore)
         sources = list(discover(group_paths, [*static_pod_dirs, *config.static_pod_dirs], config.exclude))
         groups.append(_Group(config, group_paths, dict(severities), sources))
     return groups

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-from .cluster.state import NodeInfo, NodeUsage
+from .cluster.records import NodeInfo, NodeUsage
 from .model import Path
 from .quantity import QuantityError, request_value
 

@@ -137,7 +137,7 @@ def test_wrong_shapes_never_crash_a_rule():
 
     catalogue = all_rules()
     cluster = load_state_text(STATE.read_text(), source=str(STATE))
-    linter = Linter({rule_id: rule.severity for rule_id, rule in catalogue.items()}, Context(cluster=cluster))
+    linter = Linter(dict.fromkeys(catalogue), Context(cluster=cluster))
     result = linter.lint_text((BADINPUT / "wrong-types.yaml").read_text(), display="wrong-types.yaml")
     assert result.internal_errors == []
     assert result.objects == 7  # the two documents whose apiVersion or kind is not a string are not objects

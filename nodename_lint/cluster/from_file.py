@@ -18,7 +18,8 @@ import yaml
 from ..documents import without_cycle_collection
 from ..sources import UsageError
 from ..yamlnodes import key_text, resolve_plain
-from .state import ClusterState, NodeInfo, PodInfo
+from .records import NodeInfo, PodInfo
+from .state import ClusterState
 
 try:
     from yaml import CSafeLoader as _BaseLoader

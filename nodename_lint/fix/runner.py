@@ -129,7 +129,7 @@ class _DocumentEdit:
 def _fix_pass(linter: Linter, text: str, display: str, is_static_pod: bool) -> tuple[str, list[str], list[str]]:
     catalogue = all_rules()
     findings = [f for f in linter.lint_text(text, display, is_static_pod).findings
-                if f.rule in catalogue and catalogue[f.rule].fix_object is not None]
+                if f.rule in catalogue and catalogue[f.rule].fixer_function is not None]
     if not findings:
         return text, [], []
     documents = list(iter_documents([text]))
@@ -145,7 +145,7 @@ def _fix_pass(linter: Linter, text: str, display: str, is_static_pod: bool) -> t
     for index, object_findings in by_object.items():
         document, obj = objects[index]
         for finding in object_findings:
-            steps = list(catalogue[finding.rule].fix_object(obj, linter.context))
+            steps = list(catalogue[finding.rule].fixer_function(obj, linter.context))
             where = f"{display}:{finding.line}: {finding.rule}"
             notes += [f"{where} not fixed: {step.reason}" for step in steps if isinstance(step, Unfixable)]
             edits = [step for step in steps if not isinstance(step, Unfixable)]

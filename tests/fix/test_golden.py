@@ -79,6 +79,6 @@ def test_untouched_documents_are_byte_identical() -> None:
 
 def test_every_documented_fix_has_a_fixer_and_every_fixer_is_documented() -> None:
     for rule in all_rules().values():
-        assert bool(rule.fix) == (rule.fix_object is not None), rule.id
-        if rule.fix_object is not None:
+        assert bool(rule.fix) == (rule.fixer_function is not None), rule.id
+        if rule.fixer_function is not None:
             assert "--fix" in rule.doc, f"{rule.id}: say in 'How to fix' what --fix does"
