@@ -38,6 +38,7 @@ NOT_APPLICABLE = frozenset({"yaml-syntax", "duplicate-key", "nodename-immutable"
 ADMISSION_RULES = {"NodeAffinity": "node-selector-mismatch", "TaintToleration": "untolerated-taint"}
 PODGC_PERIOD = timedelta(seconds=20)  # gcCheckPeriod, pkg/controller/podgc/gc_controller.go
 PODGC_QUARANTINE = timedelta(seconds=40)  # quarantineTime: how long a missing node may reappear
+LIVE = ". In the cluster: "  # what a finding adds from the object's live state
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _EMPTY_DOCUMENT = Document(index=0, line_offset=0, text="", root=None)
 _EMPTY_NODE = MappingNode("tag:yaml.org,2002:map", [])
@@ -252,11 +253,11 @@ def _pod_findings(subject: Subject, findings: list[Finding], linter: Linter, sev
 def _podgc_timeline(obj: ClusterObject, phase: Any, now: datetime) -> str:
     """When PodGC removes a Pod bound to a missing node, counted from the Pod's creation."""
     created = _timestamp(obj.get(("metadata", "creationTimestamp")))
-    state = f"it is {phase}" if isinstance(phase, str) else "it has no phase"
+    state = f"{LIVE}it is {phase}" if isinstance(phase, str) else f"{LIVE}it has no phase"
     if created is None:
-        return f"; {state}, and without a creationTimestamp the PodGC timeline cannot be told"
+        return f"{state}, and without a creationTimestamp the PodGC timeline cannot be told"
     first, last = created + PODGC_QUARANTINE, created + PODGC_QUARANTINE + 2 * PODGC_PERIOD
-    text = (f"; {state} since {_format(created)}: PodGC deletes it between {_format(first)} and {_format(last)} "
+    text = (f"{state} since {_format(created)}: PodGC deletes it between {_format(first)} and {_format(last)} "
             f"(its 20 s check period and the 40 s quarantine of a missing node)")
     if now > last:
         text += (", which has passed, so PodGC is not running (check kube-controller-manager and its podgc "
@@ -280,7 +281,7 @@ def _rejection(obj: ClusterObject, findings: list[Finding], linter: Linter, seve
         [f for f in findings if f.rule == rule]
     if predicted:
         finding = predicted[0]
-        finding.message = f"{finding.message}; {said}"
+        finding.message = f"{finding.message}{LIVE}{said}"
         finding.fix += fix_tail
         return [finding]
     return [Finding(
