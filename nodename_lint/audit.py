@@ -275,7 +275,8 @@ def _rejection(obj: ClusterObject, findings: list[Finding], linter: Linter, seve
         return []
     message = _clean(status.get("message")) or "(no status.message)"
     node = obj.get(("spec", "nodeName")) or "its node"
-    said = f"the kubelet did reject it: the Pod is Failed with status.reason {reason}, status.message \"{message}\""
+    quoted = f"status.reason {reason}, status.message \"{message}\""
+    said = f"the kubelet did reject it: the Pod is Failed with {quoted}"
     fix_tail = f"; then delete the Failed Pod (kubectl delete pod {obj.name} -n {obj.namespace}): it is never retried"
     predicted = [f for f in findings if f.rule == rule and reason in f.message] or \
         [f for f in findings if f.rule == rule]
@@ -286,9 +287,9 @@ def _rejection(obj: ClusterObject, findings: list[Finding], linter: Linter, seve
         return [finding]
     return [Finding(
         rule=rule, severity=severities[rule], file="", line=0, column=0, object=obj.ref,
-        message=(f"Pod {obj.name} was rejected by the kubelet on {node}: {said}; it stays Failed and is never "
-                 f"retried or moved. The cause is gone from the cluster now ({state.source}): the node or the "
-                 "Pods on it changed since"),
+        message=(f"Pod {obj.name} is Failed: the kubelet on {node} rejected it with {quoted}; it is never retried "
+                 f"or moved. The cause is gone from the cluster now ({state.source}): the node or the Pods on it "
+                 "changed since"),
         fix=f"recreate the Pod (kubectl delete pod {obj.name} -n {obj.namespace}, then apply it again), "
             "or drop nodeName and let the scheduler choose",
     )]
