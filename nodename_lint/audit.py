@@ -305,7 +305,7 @@ def _summary_notes(objects: ClusterObjects, work: Plan) -> list[str]:
     if system:
         parts = ", ".join(f"{count} {_PLACED_BY[where]}" for where, count in sorted(
             work.system_placed.items(), key=lambda item: item[0].value))
-        notes.append(f"{system} Pod{'s' if system != 1 else ''} placed by the system were not checked ({parts})")
+        notes.append(f"{system} Pod{'s' if system != 1 else ''} placed by the system were not checked: {parts}")
     if work.undecided:
         notes.append(
             f"{work.undecided} bare Pod{'s' if work.undecided != 1 else ''} with nodeName have no managedFields, so "
@@ -322,7 +322,7 @@ def _summary_notes(objects: ClusterObjects, work: Plan) -> list[str]:
 
 
 _PLACED_BY = {
-    Placement.CONTROLLER: "by their workload controller (checked on the workload)",
+    Placement.CONTROLLER: "by a workload controller (the workload is checked)",
     Placement.DAEMONSET: "by the DaemonSet controller and the scheduler",
     Placement.MIRROR: "mirror Pods of static Pods (the kubelet)",
     Placement.SCHEDULER: "bound by the scheduler (no manager owns nodeName)",
