@@ -28,6 +28,7 @@ from .documents import Document
 from .engine import Linter
 from .findings import Finding, RunResult
 from .model import Manifest, Path
+from .podspec import pinned_node
 from .rule import Context, Severity
 
 # Rules that cannot apply to an object read from the API: they are about files (syntax, static Pod
@@ -122,6 +123,7 @@ class Subject:
     own_pods: list[PodInfo]
     placement: Placement | None = None  # for a bare Pod
     managers: list[str] = field(default_factory=list)
+    rejected: list[dict[str, Any]] = field(default_factory=list)  # a workload's Pods Failed on kubelet admission
 
 
 @dataclass
@@ -170,36 +172,41 @@ def plan(objects: ClusterObjects, state: ClusterState, default_namespace: str) -
         return key
 
     own_pods: dict[tuple[str, str, str], list[PodInfo]] = {}
-    subjects: list[Subject] = []
+    rejected: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    pods: list[Subject] = []
     system: dict[Placement, int] = {}
     undecided = 0
     for raw, info in zip(objects.of("Pod"), state.pods or []):
         where = placement(raw)
         owner = controller_of(raw)
         if owner is not None:
-            own_pods.setdefault(top((owner[0], info.namespace, owner[1])), []).append(info)
+            key = top((owner[0], info.namespace, owner[1]))
+            own_pods.setdefault(key, []).append(info)
+            if info.phase == "Failed" and admission_rule(_status(raw, "reason")):
+                rejected.setdefault(key, []).append(raw)
         if where in SYSTEM_PLACED:
             system[where] = system.get(where, 0) + 1
             continue
         if info.phase == "Succeeded":
             continue
         undecided += where is Placement.UNKNOWN
-        subjects.append(Subject(ClusterObject(raw, "Pod", default_namespace), [info], where,
-                                nodename_managers(raw) or []))
-    for key, raw in workloads.items():
-        if top(key) == key:
-            subjects.insert(0, Subject(ClusterObject(raw, key[0], default_namespace), own_pods.get(key, [])))
-    return Plan(subjects, system, undecided)
+        pods.append(Subject(ClusterObject(raw, "Pod", default_namespace), [info], where, nodename_managers(raw) or []))
+    owners = [Subject(ClusterObject(raw, key[0], default_namespace), own_pods.get(key, []), rejected=rejected.get(key, []))
+              for key, raw in workloads.items() if top(key) == key]
+    return Plan(owners + pods, system, undecided)
+
+
+def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
+    metadata = obj.get("metadata")
+    return metadata if isinstance(metadata, dict) else {}
 
 
 def _name(obj: dict[str, Any]) -> str:
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    return str(metadata.get("name") or "")
+    return str(_metadata(obj).get("name") or "")
 
 
 def _namespace(obj: dict[str, Any]) -> str:
-    metadata = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
-    return str(metadata.get("namespace") or "default")
+    return str(_metadata(obj).get("namespace") or "default")
 
 
 def run_audit(objects: ClusterObjects, severities: dict[str, Severity], *, default_namespace: str = "default",
@@ -218,14 +225,17 @@ def run_audit(objects: ClusterObjects, severities: dict[str, Severity], *, defau
         result.notes.extend(checked.internal_errors)
         if subject.placement is None:
             result.findings.extend(checked.findings)
+            if subject.rejected and pinned_node(subject.obj):  # a pinned template's Pods the kubelet rejected
+                extra = _rejections(subject.obj, checked.findings, subject.rejected, active, state)
+                result.findings.extend(f for f in extra if all(f is not seen for seen in checked.findings))
         else:
-            result.findings.extend(_pod_findings(subject, checked.findings, linter, active, state, now))
+            result.findings.extend(_pod_findings(subject, checked.findings, active, state, now))
     result.findings.sort(key=lambda f: (f.object.key() if f.object else "", f.rule, f.message))
     result.notes.extend(_summary_notes(objects, work))
     return result
 
 
-def _pod_findings(subject: Subject, findings: list[Finding], linter: Linter, severities: dict[str, Severity],
+def _pod_findings(subject: Subject, findings: list[Finding], severities: dict[str, Severity],
                   state: ClusterState, now: datetime) -> list[Finding]:
     """A bare Pod's findings as its live state qualifies them.
 
@@ -237,7 +247,7 @@ def _pod_findings(subject: Subject, findings: list[Finding], linter: Linter, sev
     status = obj.get(("status",)) or {}
     phase = status.get("phase") if isinstance(status, dict) else None
     if phase == "Failed":
-        return _rejection(obj, findings, linter, severities, state)
+        return _rejections(obj, [f for f in findings if f.rule != "nodename-on-pod"], [obj.raw], severities, state)
     kept = []
     for finding in findings:
         if finding.rule == "unknown-node":
@@ -257,42 +267,68 @@ def _podgc_timeline(obj: ClusterObject, phase: Any, now: datetime) -> str:
     if created is None:
         return f"{state}, and without a creationTimestamp the PodGC timeline cannot be told"
     first, last = created + PODGC_QUARANTINE, created + PODGC_QUARANTINE + 2 * PODGC_PERIOD
-    text = (f"{state} since {_format(created)}: PodGC deletes it between {_format(first)} and {_format(last)} "
-            f"(its 20 s check period and the 40 s quarantine of a missing node)")
+    text = (f"{state}, created at {_format(created)}: with its node missing since then, PodGC deletes it between "
+            f"{_format(first)} and {_format(last)} (its 20 s check period and the 40 s quarantine of a missing node)")
     if now > last:
         text += (", which has passed, so PodGC is not running (check kube-controller-manager and its podgc "
                  "controller) or the node existed for a while")
     return text
 
 
-def _rejection(obj: ClusterObject, findings: list[Finding], linter: Linter, severities: dict[str, Severity],
-               state: ClusterState) -> list[Finding]:
-    """A Failed Pod the kubelet rejected on admission, explained by the rule that predicts it."""
-    status = obj.get(("status",)) or {}
-    reason = status.get("reason") if isinstance(status.get("reason"), str) else ""
-    rule = admission_rule(reason)
-    if rule is None or rule not in severities:
-        return []
-    message = _clean(status.get("message")) or "(no status.message)"
-    node = obj.get(("spec", "nodeName")) or "its node"
-    quoted = f"status.reason {reason}, status.message \"{message}\""
-    said = f"the kubelet did reject it: the Pod is Failed with {quoted}"
-    fix_tail = f"; then delete the Failed Pod (kubectl delete pod {obj.name} -n {obj.namespace}): it is never retried"
-    predicted = [f for f in findings if f.rule == rule and reason in f.message] or \
-        [f for f in findings if f.rule == rule]
-    if predicted:
-        finding = predicted[0]
-        finding.message = f"{finding.message}{LIVE}{said}"
-        finding.fix += fix_tail
-        return [finding]
-    return [Finding(
-        rule=rule, severity=severities[rule], file="", line=0, column=0, object=obj.ref,
-        message=(f"Pod {obj.name} is Failed: the kubelet on {node} rejected it with {quoted}; it is never retried "
-                 f"or moved. The cause is gone from the cluster now ({state.source}): the node or the Pods on it "
-                 "changed since"),
-        fix=f"recreate the Pod (kubectl delete pod {obj.name} -n {obj.namespace}, then apply it again), "
-            "or drop nodeName and let the scheduler choose",
-    )]
+def _rejections(obj: ClusterObject, findings: list[Finding], rejected: list[dict[str, Any]],
+                severities: dict[str, Severity], state: ClusterState) -> list[Finding]:
+    """Findings for Pods the kubelet rejected on admission (the Pod itself, or a pinned workload's Pods).
+
+    Each is explained by the finding of the rule that predicts it, with the kubelet's own
+    status.reason and status.message added; when that rule sees no problem now (the node changed
+    since), a finding of that rule says what happened. A workload's rejected Pods are counted.
+    """
+    by_rule: dict[str, list[dict[str, Any]]] = {}
+    for pod in rejected:
+        rule = admission_rule(_status(pod, "reason"))
+        if rule is not None and rule in severities:
+            by_rule.setdefault(rule, []).append(pod)
+    kept = []
+    for rule, pods in by_rule.items():
+        newest = max(pods, key=lambda pod: (str(_metadata(pod).get("creationTimestamp") or ""), _name(pod)))
+        reason, message = _status(newest, "reason"), _clean(_status(newest, "message")) or "(no status.message)"
+        quoted = f"status.reason {reason}, status.message \"{message}\""
+        node = _spec(newest, "nodeName") or "its node"
+        if obj.is_pod:
+            said = f"the kubelet did reject it: the Pod is Failed with {quoted}"
+            cleanup = f"delete the Failed Pod (kubectl delete pod {obj.name} -n {obj.namespace}): it is never retried"
+        else:
+            count = f"{len(pods)} of its Pods are" if len(pods) > 1 else "one of its Pods is"
+            said = f"the kubelet did reject them: {count} Failed, the newest ({_name(newest)}) with {quoted}"
+            cleanup = "delete the Failed Pods (they are never retried; the controller keeps creating new ones)"
+        predicted = [f for f in findings if f.rule == rule and reason in f.message] or \
+            [f for f in findings if f.rule == rule]
+        if predicted:
+            finding = predicted[0]
+            finding.message = f"{finding.message}{LIVE}{said}"
+            finding.fix += f"; then {cleanup}"
+            kept.append(finding)
+            continue
+        kept.append(Finding(
+            rule=rule, severity=severities[rule], file="", line=0, column=0, object=obj.ref,
+            message=(f"the kubelet on {node} rejected {obj.kind} {obj.name}'s Pod{'s' if len(pods) > 1 else ''}: "
+                     f"{said}; a rejected Pod is never retried or moved. The cause is gone from the cluster now "
+                     f"({state.source}): the node or the Pods on it changed since"),
+            fix=f"{cleanup}, and pin to a node that fits or drop nodeName and let the scheduler choose",
+        ))
+    return kept
+
+
+def _status(obj: dict[str, Any], key: str) -> str:
+    status = obj.get("status")
+    value = status.get(key) if isinstance(status, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def _spec(obj: dict[str, Any], key: str) -> str:
+    spec = obj.get("spec")
+    value = spec.get(key) if isinstance(spec, dict) else None
+    return value if isinstance(value, str) else ""
 
 
 def _summary_notes(objects: ClusterObjects, work: Plan) -> list[str]:

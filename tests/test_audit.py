@@ -75,14 +75,17 @@ def container(cpu: str) -> list[dict[str, Any]]:
     return [{"name": "main", "image": "busybox:1.37", "resources": {"requests": {"cpu": cpu}}}]
 
 
-def audit(*objects: dict[str, Any]) -> list[tuple[str, str]]:
-    """(object, rule) of every finding when auditing these objects next to nodes()."""
+def audit_result(*objects: dict[str, Any]) -> Any:
+    """The RunResult of auditing these objects next to nodes()."""
     found = ClusterObjects(source="file test.yaml", by_kind={"Node": nodes(), "Namespace": [], "Pod": []})
     for obj in objects:
         found.by_kind.setdefault(obj["kind"], []).append(obj)
-    severities = {rule.id: rule.severity for rule in all_rules().values()}
-    result = run_audit(found, severities, now=NOW)
-    return sorted((f.object.key() if f.object else "", f.rule) for f in result.findings)
+    return run_audit(found, {rule.id: rule.severity for rule in all_rules().values()}, now=NOW)
+
+
+def audit(*objects: dict[str, Any]) -> list[tuple[str, str]]:
+    """(object, rule) of every finding when auditing these objects next to nodes()."""
+    return sorted((f.object.key() if f.object else "", f.rule) for f in audit_result(*objects).findings)
 
 
 HAND = managed_by("kubectl-create", nodename=True)
@@ -179,15 +182,13 @@ def test_a_running_object_is_not_reported_for_not_fitting_next_to_itself() -> No
 
 # --- live-state messages --------------------------------------------------------------------------
 def audit_messages(*objects: dict[str, Any]) -> dict[str, str]:
-    found = ClusterObjects(source="file test.yaml", by_kind={"Node": nodes(), "Namespace": [], "Pod": list(objects)})
-    result = run_audit(found, {rule.id: rule.severity for rule in all_rules().values()}, now=NOW)
-    return {f.rule: f.message for f in result.findings}
+    return {f.rule: f.message for f in audit_result(*objects).findings}
 
 
 def test_a_pod_on_a_missing_node_gets_the_podgc_timeline_from_its_creation() -> None:
     message = audit_messages(pod("ghost", "kind-wroker", phase="Pending", meta=HAND))["unknown-node"]
-    assert ("it is Pending since 2026-11-29T22:00:00Z: PodGC deletes it between 2026-11-29T22:00:40Z and "
-            "2026-11-29T22:01:20Z") in message
+    assert ("it is Pending, created at 2026-11-29T22:00:00Z: with its node missing since then, PodGC deletes it "
+            "between 2026-11-29T22:00:40Z and 2026-11-29T22:01:20Z") in message
     assert "which has passed" in message
 
 
@@ -290,3 +291,66 @@ def test_audit_findings_name_the_object_in_every_format(tmp_path: Path) -> None:
 def test_audit_cluster_state_and_live_options_exclude_each_other(tmp_path: Path) -> None:
     result = run_cli("audit", "--cluster-state", "examples/cluster/state.yaml", "--context", "x", cwd=ROOT)
     assert result.returncode == 2 and "cannot be combined" in result.stderr
+
+
+def rejected_replica(name: str, cpu: str = "100") -> dict[str, Any]:
+    return pod(name, "kind-worker", phase="Failed", cpu=cpu, meta=owned_by("ReplicaSet", "web-5d8f"),
+               status={"reason": "OutOfcpu", "message": f"Pod was rejected: {name} did not fit"})
+
+
+def test_the_rejected_pods_of_a_pinned_workload_are_counted_on_the_workload() -> None:
+    pinned = {"nodeName": "kind-worker", "containers": container("100")}
+    objects = (workload("Deployment", "web", pinned),
+               workload("ReplicaSet", "web-5d8f", pinned, meta=owned_by("Deployment", "web")),
+               rejected_replica("web-5d8f-a"), rejected_replica("web-5d8f-b"))
+    message = audit_messages(*objects)["insufficient-resources"]
+    assert 'the kubelet did reject them: 2 of its Pods are Failed' in message and "did not fit" in message
+    assert [key for key, _ in audit(*objects)] == ["Deployment/default/web"] * 2  # never on the Pods themselves
+
+
+def test_rejected_pods_of_a_workload_are_reported_even_when_the_cause_is_gone() -> None:
+    pinned = {"nodeName": "kind-worker", "containers": container("100m")}
+    message = audit_messages(workload("Deployment", "web", pinned),
+                             workload("ReplicaSet", "web-5d8f", pinned, meta=owned_by("Deployment", "web")),
+                             rejected_replica("web-5d8f-a"))["insufficient-resources"]
+    assert message.startswith("the kubelet on kind-worker rejected Deployment web's Pod: ")
+    assert "The cause is gone from the cluster now" in message
+
+
+def test_rejected_pods_of_a_workload_the_scheduler_places_are_not_claimed() -> None:
+    unpinned = {"containers": container("100m")}
+    assert audit(workload("Deployment", "web", unpinned),
+                 workload("ReplicaSet", "web-5d8f", unpinned, meta=owned_by("Deployment", "web")),
+                 rejected_replica("web-5d8f-a")) == []
+
+
+def test_an_unscheduled_bare_pod_that_fits_nowhere_is_reported() -> None:
+    assert audit(pod("huge", None, phase="Pending", cpu="100", meta=HAND)) == [("Pod/default/huge", "no-node-fits")]
+    assert audit(pod("small", None, phase="Pending", cpu="100m", meta=HAND)) == []
+
+
+def test_the_ignore_annotation_on_a_live_object_silences_it() -> None:
+    meta = {**HAND, "annotations": {"nodename-lint.io/ignore": "unknown-node"}}
+    assert audit(pod("ghost", "no-such-node", phase="Pending", meta=meta)) == [("Pod/default/ghost", "nodename-on-pod")]
+
+
+def test_progress_is_shown_on_a_terminal_and_cleared() -> None:
+    import io
+
+    from nodename_lint.cluster.workloads import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    progress = Progress(screen)
+    keep = progress.counter("pods", lambda obj: obj)
+    for index in range(1200):
+        keep({"n": index})
+    progress.done()
+    assert "reading pods: 500" in screen.getvalue() and "reading pods: 1,000" in screen.getvalue()
+    assert screen.getvalue().endswith("\r\x1b[K")
+    quiet = io.StringIO()
+    Progress(quiet).counter("pods", lambda obj: obj)({"n": 1})
+    assert quiet.getvalue() == ""
