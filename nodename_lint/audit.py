@@ -29,7 +29,7 @@ from .engine import Linter
 from .findings import Finding, RunResult
 from .model import Manifest, Path
 from .podspec import pinned_node
-from .rule import Context, Severity
+from .rule import SEVERITY_RANK, Context, Severity
 
 # Rules that cannot apply to an object read from the API: they are about files (syntax, static Pod
 # folders) or compare a manifest with the live object, which here is the object itself.
@@ -39,7 +39,7 @@ NOT_APPLICABLE = frozenset({"yaml-syntax", "duplicate-key", "nodename-immutable"
 ADMISSION_RULES = {"NodeAffinity": "node-selector-mismatch", "TaintToleration": "untolerated-taint"}
 PODGC_PERIOD = timedelta(seconds=20)  # gcCheckPeriod, pkg/controller/podgc/gc_controller.go
 PODGC_QUARANTINE = timedelta(seconds=40)  # quarantineTime: how long a missing node may reappear
-LIVE = ". In the cluster: "  # what a finding adds from the object's live state
+LIVE = "In the cluster: "  # starts what a finding adds from the object's live state (see _live)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _EMPTY_DOCUMENT = Document(index=0, line_offset=0, text="", root=None)
 _EMPTY_NODE = MappingNode("tag:yaml.org,2002:map", [])
@@ -230,7 +230,7 @@ def run_audit(objects: ClusterObjects, severities: dict[str, Severity], *, defau
                 result.findings.extend(f for f in extra if all(f is not seen for seen in checked.findings))
         else:
             result.findings.extend(_pod_findings(subject, checked.findings, active, state, now))
-    result.findings.sort(key=lambda f: (f.object.key() if f.object else "", f.rule, f.message))
+    result.findings.sort(key=lambda f: (f.object.key() if f.object else "", -SEVERITY_RANK[f.severity], f.rule, f.message))
     result.notes.extend(_summary_notes(objects, work))
     return result
 
@@ -251,7 +251,7 @@ def _pod_findings(subject: Subject, findings: list[Finding], severities: dict[st
     kept = []
     for finding in findings:
         if finding.rule == "unknown-node":
-            finding.message += _podgc_timeline(obj, phase, now)
+            finding.message = _live(finding.message, _podgc_timeline(obj, phase, now))
         elif subject.placement is Placement.UNKNOWN:
             continue
         elif finding.rule == "nodename-on-pod" and subject.managers:
@@ -263,12 +263,12 @@ def _pod_findings(subject: Subject, findings: list[Finding], severities: dict[st
 def _podgc_timeline(obj: ClusterObject, phase: Any, now: datetime) -> str:
     """When PodGC removes a Pod bound to a missing node, counted from the Pod's creation."""
     created = _timestamp(obj.get(("metadata", "creationTimestamp")))
-    state = f"{LIVE}it is {phase}" if isinstance(phase, str) else f"{LIVE}it has no phase"
+    state = f"it is {phase}" if isinstance(phase, str) else "it has no phase"
     if created is None:
         return f"{state}, and without a creationTimestamp the PodGC timeline cannot be told"
     first, last = created + PODGC_QUARANTINE, created + PODGC_QUARANTINE + 2 * PODGC_PERIOD
     text = (f"{state}, created at {_format(created)}: with its node missing since then, PodGC deletes it between "
-            f"{_format(first)} and {_format(last)} (its 20 s check period and the 40 s quarantine of a missing node)")
+            f"{_format(first)} and {_format(last)} (its 20 s check period plus a 40 s quarantine)")
     if now > last:
         text += (", which has passed, so PodGC is not running (check kube-controller-manager and its podgc "
                  "controller) or the node existed for a while")
@@ -305,7 +305,7 @@ def _rejections(obj: ClusterObject, findings: list[Finding], rejected: list[dict
             [f for f in findings if f.rule == rule]
         if predicted:
             finding = predicted[0]
-            finding.message = f"{finding.message}{LIVE}{said}"
+            finding.message = _live(finding.message, said)
             finding.fix += f"; then {cleanup}"
             kept.append(finding)
             continue
@@ -317,6 +317,11 @@ def _rejections(obj: ClusterObject, findings: list[Finding], rejected: list[dict
             fix=f"{cleanup}, and pin to a node that fits or drop nodeName and let the scheduler choose",
         ))
     return kept
+
+
+def _live(message: str, addition: str) -> str:
+    """A rule's message followed by what the object's live state adds, as a sentence of its own."""
+    return f"{message}{' ' if message.endswith(('.', '?')) else '. '}{LIVE}{addition}"
 
 
 def _status(obj: dict[str, Any], key: str) -> str:

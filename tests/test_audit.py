@@ -187,8 +187,8 @@ def audit_messages(*objects: dict[str, Any]) -> dict[str, str]:
 
 def test_a_pod_on_a_missing_node_gets_the_podgc_timeline_from_its_creation() -> None:
     message = audit_messages(pod("ghost", "kind-wroker", phase="Pending", meta=HAND))["unknown-node"]
-    assert ("it is Pending, created at 2026-11-29T22:00:00Z: with its node missing since then, PodGC deletes it "
-            "between 2026-11-29T22:00:40Z and 2026-11-29T22:01:20Z") in message
+    assert ("? In the cluster: it is Pending, created at 2026-11-29T22:00:00Z: with its node missing since then, PodGC "
+            "deletes it between 2026-11-29T22:00:40Z and 2026-11-29T22:01:20Z") in message
     assert "which has passed" in message
 
 
@@ -235,7 +235,8 @@ def test_audit_of_the_example_cluster_prints_the_documented_output() -> None:
     result = run_cli("audit", "--cluster-state", "examples/cluster/state.yaml", cwd=ROOT)
     assert result.returncode == 1 and result.stderr == ""
     assert result.stdout == (EXAMPLE / "audit-expected.txt").read_text(encoding="utf-8")
-    assert (ROOT / "docs" / "audit.md").read_text(encoding="utf-8").count(result.stdout.split("\n")[0]) == 1
+    assert f"$ nodename-lint audit --cluster-state examples/cluster/state.yaml\n{result.stdout}```" in (
+        ROOT / "docs" / "audit.md").read_text(encoding="utf-8")
 
 
 def comparable(report: str, source: str) -> list[tuple[Any, ...]]:
@@ -354,3 +355,12 @@ def test_progress_is_shown_on_a_terminal_and_cleared() -> None:
     quiet = io.StringIO()
     Progress(quiet).counter("pods", lambda obj: obj)({"n": 1})
     assert quiet.getvalue() == ""
+
+
+def test_the_readme_shows_lines_of_the_real_audit_run() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("$ nodename-lint audit --cluster-state examples/cluster/state.yaml", 1)[1]
+    shown = block.split("\n", 1)[1].split("```", 1)[0].splitlines()
+    printed = (EXAMPLE / "audit-expected.txt").read_text(encoding="utf-8").splitlines()
+    assert len(shown) >= 3
+    assert all(any(line.startswith(excerpt.removesuffix(" ...")) for line in printed) for excerpt in shown)
