@@ -14,15 +14,23 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterator
+from typing import Any
 
 from yaml import MappingNode
 
 from .cluster.state import ClusterState, NodeUsage, PodInfo
 from .cluster.workloads import (
-    API_VERSIONS, SYSTEM_PLACED, WORKLOADS, ClusterObjects, Placement, controller_of, nodename_managers, placement,
+    API_VERSIONS,
+    SYSTEM_PLACED,
+    WORKLOADS,
+    ClusterObjects,
+    Placement,
+    controller_of,
+    nodename_managers,
+    placement,
 )
 from .documents import Document
 from .engine import Linter
@@ -340,8 +348,9 @@ def _summary_notes(objects: ClusterObjects, work: Plan) -> list[str]:
     """What was audited, what was left to the system, and what could not be read."""
     workloads = sum(1 for s in work.subjects if s.placement is None)
     pods = len(work.subjects) - workloads
-    notes = [f"audited {workloads} workload{'s' if workloads != 1 else ''} (each on its top-level owner) and "
-             f"{pods} bare Pod{'s' if pods != 1 else ''} of {objects.source}"]
+    audited = (f"audited {workloads} workload{'s' if workloads != 1 else ''} (each on its top-level owner) and "
+               f"{pods} bare Pod{'s' if pods != 1 else ''} of {objects.source}")
+    notes = [audited]
     system = sum(work.system_placed.values())
     if system:
         parts = ", ".join(f"{count} {_PLACED_BY[where]}" for where, count in sorted(

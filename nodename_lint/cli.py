@@ -382,7 +382,7 @@ def audit_command(cluster_state: str | None, kube_context: str | None, kubeconfi
                   config_path: str | None, select: tuple[str, ...], ignore: tuple[str, ...], color: bool | None,
                   **format_outputs: str | None) -> None:
     """Audit a running cluster: Pods pinned by hand, orphaned on a missing node or rejected by the kubelet."""
-    outputs = {name: format_outputs[f"output_{name}"] for name in FORMATS if format_outputs[f"output_{name}"]}
+    outputs = {name: path for name in FORMATS if (path := format_outputs[f"output_{name}"])}
     try:
         from .config import find_config, load_config, resolve_severities
         from .registry import all_rules

@@ -219,10 +219,10 @@ def objects_of(path: Path) -> dict[str, list[dict[str, Any]]]:
     return served
 
 
-def serve(path: Path, **kwargs: Any) -> ApiServer:
+def serve(path: Path) -> ApiServer:
     served = objects_of(path)
-    core = {resource: served.pop(resource) for resource in CORE.values()}
-    return ApiServer(**core, workloads=served, **kwargs)
+    nodes, namespaces, pods = (served.pop(resource) for resource in CORE.values())
+    return ApiServer(nodes, namespaces, pods, workloads=dict(served))
 
 
 def kubeconfig_for(tmp_path: Path, server: ApiServer) -> Path:

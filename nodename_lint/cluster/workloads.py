@@ -22,9 +22,11 @@ A live cluster gives every scheduled Pod a `spec.nodeName`, so "pinned by hand" 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Callable, Iterable, TextIO
+from functools import partial
+from typing import Any, TextIO
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 IGNORE_ANNOTATION = "nodename-lint.io/ignore"
@@ -234,7 +236,7 @@ def read_live(live: Any, progress: Progress | None = None) -> ClusterObjects:
         ("Pod", "pods", "/api/v1/pods", trim_audit_pod),
     ]
     for kind, (resource, group) in WORKLOADS.items():
-        reads.append((kind, resource, f"{group}/{resource}", lambda obj, kind=kind: trim_workload(kind, obj)))
+        reads.append((kind, resource, f"{group}/{resource}", partial(trim_workload, kind)))
     try:
         for kind, resource, path, trim in reads:
             try:

@@ -20,7 +20,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 from urllib.parse import parse_qs, urlsplit
 
 import trustme
@@ -212,7 +212,7 @@ class ApiServer:
     def __init__(self, nodes: Iterable[dict[str, Any]] = (), namespaces: Iterable[dict[str, Any]] = (),
                  pods: Iterable[dict[str, Any]] = (), *, tokens: Iterable[str] = (TOKEN,),
                  ca: trustme.CA | None = None, host: str = "127.0.0.1",
-                 workloads: dict[str, Iterable[dict[str, Any]]] | None = None) -> None:
+                 workloads: Mapping[str, Iterable[dict[str, Any]]] | None = None) -> None:
         self.stores = {"nodes": Store("nodes", nodes), "namespaces": Store("namespaces", namespaces),
                        "pods": Store("pods", pods)}
         for resource in WORKLOAD_RESOURCES:  # served empty unless given: a cluster without Jobs has none
