@@ -10,9 +10,9 @@ from __future__ import annotations
 import codecs
 import gc
 import re
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 import yaml
 from yaml import MappingNode, Node, ScalarNode

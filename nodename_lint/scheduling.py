@@ -18,8 +18,9 @@ Rules call these with plain dicts (the Pod spec as written) and cluster-state No
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from .cluster.records import NodeInfo, NodeUsage
 from .model import Path

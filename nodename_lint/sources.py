@@ -7,8 +7,8 @@ import fnmatch
 import os
 import stat
 import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STATIC_POD_MARKER = "etc/kubernetes/manifests/"

@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 import re
 import struct
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
 

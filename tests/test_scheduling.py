@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from nodename_lint.cluster.state import NodeInfo, NodeUsage
+from nodename_lint.cluster.records import NodeInfo, NodeUsage
 from nodename_lint.scheduling import (
-    AFFINITY_REASON, TAINT_REASON, UNSCHEDULABLE_REASON, RequestError, affinity_mismatch, eviction_delay,
-    no_node_available_message, pod_requests, request_path, scheduler_rejections, shortages, tolerates, untolerated,
+    AFFINITY_REASON,
+    TAINT_REASON,
+    UNSCHEDULABLE_REASON,
+    RequestError,
+    affinity_mismatch,
+    eviction_delay,
+    no_node_available_message,
+    pod_requests,
+    request_path,
+    scheduler_rejections,
+    shortages,
+    tolerates,
+    untolerated,
 )
 
 

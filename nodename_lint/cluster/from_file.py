@@ -17,7 +17,7 @@ import yaml
 
 from ..documents import without_cycle_collection
 from ..sources import UsageError
-from ..yamlnodes import key_text, resolve_plain
+from ..yamlnodes import resolve_plain
 from .records import NodeInfo, PodInfo
 from .state import ClusterState
 

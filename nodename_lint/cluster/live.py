@@ -15,14 +15,16 @@ Only used when the user asks for a live cluster (--context, --kubeconfig, --live
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import re
 import sys
 import time
 import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
@@ -97,10 +99,8 @@ class Redactor:
         for key in SECRET_USER_FIELDS:
             self.add(user.get(key))
         if isinstance(user.get("client-key-data"), str):
-            try:
+            with contextlib.suppress(ValueError):  # not base64: the raw text was added above
                 self.add(base64.b64decode(user["client-key-data"]).decode("utf-8", "replace"))
-            except ValueError:
-                pass
         if isinstance(user.get("username"), str) and isinstance(user.get("password"), str):
             self.add(base64.b64encode(f"{user['username']}:{user['password']}".encode()).decode())
         key_file = user.get("client-key")

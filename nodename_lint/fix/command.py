@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
-from typing import Iterable
+from collections.abc import Iterable
 
 import click
 

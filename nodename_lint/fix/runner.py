@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import codecs
+import contextlib
 import difflib
 import os
 import stat
@@ -241,10 +242,8 @@ def write_atomic(path: str, data: bytes) -> None:
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, stat.S_IMODE(info.st_mode))
-        try:
+        with contextlib.suppress(PermissionError, AttributeError):  # keep the owner where we may (and can)
             os.chown(temporary, info.st_uid, info.st_gid)
-        except (PermissionError, AttributeError):
-            pass
         os.replace(temporary, target)
     except BaseException:
         if os.path.exists(temporary):

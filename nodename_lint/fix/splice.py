@@ -9,6 +9,7 @@ the runner leaves that object unchanged.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,7 +38,7 @@ class Splice:
 def apply_splices(text: str, splices: list[Splice]) -> str:
     """The text with non-overlapping splices applied (insertions at one point keep their order)."""
     ordered = sorted(splices, key=lambda s: (s.start, s.end))
-    for before, after in zip(ordered, ordered[1:]):
+    for before, after in itertools.pairwise(ordered):
         if after.start < before.end:
             raise SpliceError("two edits touch the same text")
     parts, position = [], 0
@@ -58,9 +59,9 @@ def detect_layout(text: str, root: Node | None) -> render.Layout:
         for key, value in node.value if isinstance(node, MappingNode) else ():
             if node.flow_style or value.start_mark.index < key.end_mark.index:
                 continue  # flow style, or an alias pointing back to its anchor
-            if isinstance(value, MappingNode) and not value.flow_style and mapping_step is None:
-                if value.start_mark.line > key.start_mark.line:
-                    mapping_step = value.start_mark.column - key.start_mark.column
+            if (isinstance(value, MappingNode) and not value.flow_style and mapping_step is None
+                    and value.start_mark.line > key.start_mark.line):
+                mapping_step = value.start_mark.column - key.start_mark.column
             if isinstance(value, SequenceNode) and not value.flow_style and sequence_offset is None:
                 sequence_offset = value.start_mark.column - key.start_mark.column
                 if value.value and value.value[0].start_mark.line == value.start_mark.line:

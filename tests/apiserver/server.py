@@ -18,9 +18,10 @@ import socket
 import ssl
 import threading
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import trustme
@@ -216,7 +217,7 @@ class ApiServer:
         self._httpd: ThreadingHTTPServer | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
-    def __enter__(self) -> "ApiServer":
+    def __enter__(self) -> ApiServer:
         self.start()
         return self
 
@@ -296,7 +297,7 @@ class ApiServer:
         if path == "/api/v1":
             return 200, json.dumps(self._resource_list()).encode()
         if request.method != "GET":
-            raise ApiError(405, "MethodNotAllowed", f"the server does not allow this method on the requested resource")
+            raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
         parts = path.split("/")[3:]  # after /api/v1
         namespace = ""
         if len(parts) >= 3 and parts[0] == "namespaces" and parts[2] in RESOURCES:
@@ -456,7 +457,7 @@ class SilentServer:
         self.connections: list[socket.socket] = []
         self._stop = threading.Event()
 
-    def __enter__(self) -> "SilentServer":
+    def __enter__(self) -> SilentServer:
         threading.Thread(target=self._accept, daemon=True).start()
         return self
 
