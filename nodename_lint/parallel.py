@@ -14,7 +14,7 @@ the chunks it had not returned are linted in this process, exactly as a single-p
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from .sources import STDIN, Source
@@ -64,12 +64,15 @@ def _total_bytes(files: list[Source], enough: int) -> int:
 
 
 def lint_files(linter: Linter, sources: list[Source], jobs: int | None = None,
-               start_method: str | None = None) -> RunResult:
-    """Lint every source and run the folder-wide checks; findings as `linter.lint_sources` gives them."""
+               start_method: str | None = None, progress: Callable[[], None] | None = None) -> RunResult:
+    """Lint every source and run the folder-wide checks; findings as `linter.lint_sources` gives them.
+
+    PROGRESS is called in this process once per linted file.
+    """
     workers = worker_count(sources, jobs)
     if workers < 2:
-        return linter.lint_sources(sources)
-    return linter.collect(_pooled(linter, sources, workers, start_method))
+        return linter.lint_sources(sources, progress)
+    return linter.collect(_pooled(linter, sources, workers, start_method), progress)
 
 
 def chunked(sources: list[Source], pieces: int) -> list[list[Source]]:
@@ -79,7 +82,7 @@ def chunked(sources: list[Source], pieces: int) -> list[list[Source]]:
     chunks: list[list[Source]] = []
     current: list[Source] = []
     held = 0
-    for source, size in zip(sources, sizes, strict=True):
+    for source, size in zip(sources, sizes):
         if source.path == STDIN or (current and current[0].path == STDIN):
             if current:
                 chunks.append(current)
@@ -134,7 +137,7 @@ def _pooled(linter: Linter, sources: list[Source], workers: int, start_method: s
             futures = [None if chunk[0].path == STDIN else executor.submit(_lint_chunk, chunk) for chunk in chunks]
         except _CANNOT_START:  # processes start on the first submit
             futures = [None] * len(chunks)
-        for chunk, future in zip(chunks, futures, strict=True):
+        for chunk, future in zip(chunks, futures):
             try:
                 results = _lint_here(linter, chunk) if future is None else future.result()
             except BrokenProcessPool:  # a worker died (killed, out of memory): do its share here
