@@ -181,6 +181,15 @@ def test_malformed_json(manifests: Path, kubeconfig: Path, api_server: ApiServer
     assert api_server.methods == {"GET"}
 
 
+def test_reply_that_is_not_utf8(manifests: Path, kubeconfig: Path, api_server: ApiServer) -> None:
+    """JSON must be UTF-8 (RFC 8259): other bytes are a clear error, not a crash in the error message."""
+    api_server.faults = [Fault("not-utf8", path="/api/v1/nodes")]
+    code, _, err, seconds = _lint(manifests, kubeconfig)
+    assert code == 2 and seconds < BOUND, err
+    assert "sent a reply that is not valid JSON for GET /api/v1/nodes" in _one_error(err)
+    assert "not UTF-8" in _one_error(err) and "Traceback" not in err
+
+
 def _big_cluster() -> dict[str, list[dict]]:
     """More nodes than one page (500), so the node list needs a continue token."""
     cluster = kind_cluster()

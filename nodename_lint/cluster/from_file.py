@@ -219,6 +219,7 @@ def _load_yaml(text: str) -> list[Any]:
                 container[frame[1]] = value
             frame[1] = _NO_KEY
 
+    event: Any  # dispatched on its exact class below, which is faster than isinstance and opaque to mypy
     for event in yaml.parse(text, Loader=_BaseLoader):
         kind = event.__class__
         if kind is yaml.ScalarEvent:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import CollectionNode
 
 from ..model import Path
 from ..podspec import dotted
@@ -138,9 +139,9 @@ class Planner:
         return Splice(key.start_mark.index, self._line_end(_content_end(key, old)), lines[key.start_mark.column :])
 
     def _replace_key(self, obj_node: MappingNode, edit: ReplaceEntry) -> list[Splice]:
-        mapping = _node_at(obj_node, edit.path[:-1])
-        index = _entry(mapping, edit.path[-1]) if isinstance(mapping, MappingNode) else None
-        if index is None or not isinstance(edit.path[-1], str):
+        mapping, name = _node_at(obj_node, edit.path[:-1]), edit.path[-1]
+        index = _entry(mapping, name) if isinstance(mapping, MappingNode) and isinstance(name, str) else None
+        if index is None or not isinstance(mapping, MappingNode):
             raise SpliceError(f"{_dotted(edit.path)} is not written in this object")
         key, value = mapping.value[index]
         end = _content_end(key, value)
@@ -216,12 +217,14 @@ class Planner:
             parent = _node_at(obj_node, parent_path)
             if parent_path and len(groups[parent_path]) == len(parent.value):
                 grandparent = _node_at(obj_node, parent_path[:-1])
-                if isinstance(grandparent, MappingNode) and isinstance(parent_path[-1], str):
-                    groups.setdefault(parent_path[:-1], set()).add(_entry(grandparent, parent_path[-1]))
+                entry = (_entry(grandparent, parent_path[-1])
+                         if isinstance(grandparent, MappingNode) and isinstance(parent_path[-1], str) else None)
+                if entry is not None:
+                    groups.setdefault(parent_path[:-1], set()).add(entry)
                     del groups[parent_path]
         splices = []
         for parent_path, indexes in groups.items():
-            mapping = _node_at(obj_node, parent_path)
+            mapping = cast(MappingNode, _node_at(obj_node, parent_path))  # every group is a mapping, checked above
             for first, last in _runs(sorted(indexes)):
                 splices.append(self._delete_run(mapping, first, last))
         return splices
@@ -281,7 +284,7 @@ def _content_end(key: Node, value: Node) -> int:
     """Where the text of a key/value pair (or a list item, key is value) ends, trailing lines excluded."""
     if value.start_mark.index < key.end_mark.index and value is not key:
         raise SpliceError("the value is an alias of an anchor elsewhere")
-    if isinstance(value, ScalarNode) or value.flow_style:
+    if isinstance(value, ScalarNode) or (isinstance(value, CollectionNode) and value.flow_style):
         return max(key.end_mark.index, value.end_mark.index)
     if not value.value:
         return value.end_mark.index

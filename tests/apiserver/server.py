@@ -65,7 +65,7 @@ class Fault:
 
     action: "status:<code>" (a Status error, with Retry-After for 429), "hang" (read the request,
     never answer), "truncate" (promise more bytes than sent, then close), "malformed" (200 with a
-    body that is not JSON), "gone" (410 Expired, only for requests that carry a continue token).
+    body that is not JSON), "not-utf8" (200 with JSON bytes that are not UTF-8), "gone" (410 Expired, only for requests that carry a continue token).
     """
 
     action: str
@@ -437,6 +437,9 @@ class _Handler(BaseHTTPRequestHandler):
             return True
         if action == "malformed":
             self._send(200, b'{"kind": "NodeList", "items": [{"metadata": {"name": "kind-worker"}, ]')
+            return True
+        if action == "not-utf8":
+            self._send(200, b'{"kind": "NodeList", "items": [{"metadata": {"name": "kind-\xff\xfeworker"}}]}')
             return True
         raise ValueError(f"unknown fault {action!r}")
 
