@@ -53,7 +53,8 @@ class Config:
     """The settings of a config file, with paths made absolute against the file's folder."""
 
     path: str | None = None
-    rules: dict[str, Severity | None] = field(default_factory=dict)  # None disables the rule
+    # rule id -> a severity, "default" (enabled at the rule's own severity) or None (disabled)
+    rules: dict[str, str | None] = field(default_factory=dict)
     exclude: list[str] = field(default_factory=list)
     static_pod_dirs: list[str] = field(default_factory=list)
     namespace: str | None = None
@@ -167,9 +168,10 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
 
 
 _DEFAULT = "default"
+_CONFIGURED: dict[str, Severity] = {severity: severity for severity in SEVERITIES}
 
 
-def _severity(setting: Any) -> Any:
+def _severity(setting: Any) -> str | None:
     """A rule's setting as a severity, None (disabled) or "default"."""
     if setting in (OFF, False):
         return None
@@ -201,7 +203,7 @@ def resolve_severities(
         setting = config.rules.get(rule_id, _DEFAULT)
         if setting is None:
             continue
-        active[rule_id] = None if setting == _DEFAULT else setting
+        active[rule_id] = _CONFIGURED.get(setting)  # "default" is not a severity: None, the rule's own
     if select:
         active = {rule_id: active.get(rule_id) for rule_id in select}
     for rule_id in ignore:

@@ -76,12 +76,9 @@ class Linter:
                     self.object_checks[check.kind].append(ActiveCheck(rule, configured, check.function))
                 else:
                     self.group_checks[check.kind].append(ActiveCheck(rule, configured, check.function))
-        self.syntax_severity: Severity | None = None
-        if SYNTAX_RULE in severities:
-            self.syntax_severity = severities[SYNTAX_RULE] or catalogue[SYNTAX_RULE].severity
-        self.suppression_severity: Severity | None = None
-        if SUPPRESSION_RULE in severities:
-            self.suppression_severity = severities[SUPPRESSION_RULE] or catalogue[SUPPRESSION_RULE].severity
+        # The engine reports these two itself (lines of a file, not paths of an object): None when inactive.
+        self.syntax_severity = _active_severity(SYNTAX_RULE, severities, catalogue)
+        self.suppression_severity = _active_severity(SUPPRESSION_RULE, severities, catalogue)
         self.rule_ids = list(catalogue)
 
     def _missing_data(self, rule: Rule) -> str:
@@ -261,6 +258,14 @@ class Linter:
                     self._report(run.findings, check.rule, check.configured, obj, violation)
         run.findings.sort(key=lambda f: (f.file, *f.sort_key()))
         return run
+
+
+def _active_severity(rule_id: str, severities: Mapping[str, Severity | None],
+                     catalogue: Mapping[str, Rule]) -> Severity | None:
+    """The severity of a rule the engine reports itself: configured, else its default; None when it is not active."""
+    if rule_id not in severities:
+        return None
+    return severities[rule_id] or catalogue[rule_id].severity
 
 
 def _about(obj: Manifest, produce: Callable[[], Iterable[Violation]]) -> Iterator[tuple[Manifest, Violation]]:

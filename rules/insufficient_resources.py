@@ -106,7 +106,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     usage = cluster.usage(name)
     replicas = replica_count(obj)
     current = NodeUsage(usage.pods, dict(usage.requested)) if usage else NodeUsage(0, {})
-    for admitted in range(min(replicas, 100_000)):
+    for admitted in range(min(replicas, 100_000)):  # noqa: B007  (read after the loop: how many fit)
         found = shortages(requests, node, current, kubelet=True)
         if found:
             break

@@ -125,16 +125,16 @@ def fix(obj: Manifest, context: Context) -> Iterator[FixStep]:
     # startup: only --fix and --diff load the edits
     from nodename_lint.fix.edits import Delete, ReplaceEntry, SetValue, Unfixable
 
-    node = pinned_node(obj)
-    if node is None or not obj.is_workload_template:
+    node, spec = pinned_node(obj), obj.pod_spec
+    if node is None or spec is None or not obj.is_workload_template:
         return
-    selector = obj.pod_spec.get("nodeSelector")
+    selector = spec.get("nodeSelector")
     if selector is not None and not isinstance(selector, dict):
         yield Unfixable("spec.nodeSelector is not a mapping")
         return
     hostname = _hostname_label(node, context)
     current = (selector or {}).get(HOSTNAME_LABEL)
-    if "nodeSelector" not in obj.pod_spec:  # the new nodeSelector takes nodeName's place (and its comment)
+    if "nodeSelector" not in spec:  # the new nodeSelector takes nodeName's place (and its comment)
         yield ReplaceEntry(spec_path(obj, "nodeName"), "nodeSelector", {HOSTNAME_LABEL: hostname})
         return
     if current is None:

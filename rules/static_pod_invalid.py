@@ -183,7 +183,7 @@ def _api_references(spec: dict[str, Any]) -> Iterator[tuple[Path, str]]:
     """(path inside the Pod spec, what) for each reference to an API object."""
     if spec.get("serviceAccountName") or spec.get("serviceAccount"):
         yield ("serviceAccountName" if spec.get("serviceAccountName") else "serviceAccount",), "serviceaccounts"
-    for index, secret in enumerate(_list(spec.get("imagePullSecrets"))):
+    for index, _ in enumerate(_list(spec.get("imagePullSecrets"))):
         yield ("imagePullSecrets", index), "secrets"
     for index, volume in enumerate(_list(spec.get("volumes"))):
         if not isinstance(volume, dict):

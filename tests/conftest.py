@@ -14,6 +14,8 @@ from nodename_lint.engine import Linter
 from nodename_lint.findings import Finding
 from nodename_lint.registry import all_rules
 from nodename_lint.rule import Context
+from tests.apiserver.fixtures import api_server as api_server  # the fixtures every API server test uses
+from tests.apiserver.fixtures import kubeconfig as kubeconfig
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"

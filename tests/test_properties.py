@@ -9,7 +9,6 @@ import json
 import math
 import re
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 import yaml
