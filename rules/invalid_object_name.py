@@ -20,6 +20,8 @@ Write the namespace as `kubectl get namespaces` prints it, and a name of lowerca
 digits, `-` and `.`.
 """
 
+from collections.abc import Iterator
+
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import dns1123_label_error, dns1123_subdomain_error
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -85,7 +87,7 @@ RULE = Rule(
 
 
 @RULE.check
-def check(obj: Manifest, context: Context):
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     if obj.pod_spec_path is None:
         return
     for key, kind, validate in (("namespace", "namespace", dns1123_label_error),

@@ -18,8 +18,9 @@ import yaml
 
 from ..documents import without_cycle_collection
 from ..sources import UsageError
-from ..yamlnodes import key_text, resolve_plain
-from .state import ClusterState, NodeInfo, PodInfo
+from ..yamlnodes import resolve_plain
+from .records import NodeInfo, PodInfo
+from .state import ClusterState
 
 try:
     from yaml import CSafeLoader as _BaseLoader
@@ -219,6 +220,7 @@ def _load_yaml(text: str) -> list[Any]:
                 container[frame[1]] = value
             frame[1] = _NO_KEY
 
+    event: Any  # dispatched on its exact class below, which is faster than isinstance and opaque to mypy
     for event in yaml.parse(text, Loader=_BaseLoader):
         kind = event.__class__
         if kind is yaml.ScalarEvent:
@@ -397,7 +399,7 @@ def load_state_file(path: str) -> ClusterState:
     """Read `--cluster-state FILE`; any problem is a UsageError (exit code 2)."""
     from ..documents import decode
 
-    data = _read_bounded(path)
+    data = read_state_bytes(path)
     try:
         text = decode(data)
     except UnicodeDecodeError as exc:
@@ -409,7 +411,7 @@ def load_state_file(path: str) -> ClusterState:
 MAX_STATE_BYTES = 1 << 30  # 1 GiB: about 25 times a 150,000-Pod cluster saved as JSON
 
 
-def _read_bounded(path: str) -> bytes:
+def read_state_bytes(path: str) -> bytes:
     """The bytes of a state file: a regular file or a pipe (`<(kubectl get ...)`), at most MAX_STATE_BYTES.
 
     A device (/dev/zero) is refused before it is read, and a pipe that keeps going is cut off at the cap
