@@ -71,8 +71,8 @@ def _live(kube_context: str | None, kubeconfig: str | None, in_cluster: bool, re
 
     if in_cluster and (kube_context or kubeconfig):
         raise UsageError("--in-cluster cannot be combined with --context or --kubeconfig")
-    return LiveOptions(kubeconfig=kubeconfig, context=kube_context, in_cluster=in_cluster, request_timeout=request_timeout,
-                       max_response_bytes=max_response_bytes)
+    return LiveOptions(kubeconfig=kubeconfig, context=kube_context, in_cluster=in_cluster,
+                       request_timeout=request_timeout, max_response_bytes=max_response_bytes)
 
 
 def _split_ids(values: tuple[str, ...]) -> list[str]:

@@ -147,8 +147,8 @@ def _safe_path_for_children(method: str) -> Iterator[None]:
         del os.environ["PYTHONSAFEPATH"]
 
 
-def _run_pool(linter: "Linter", sources: list[Source], chunks: list[list[Source]], workers: int,
-              method: str) -> Iterator["FileResult"]:
+def _run_pool(linter: Linter, sources: list[Source], chunks: list[list[Source]], workers: int,
+              method: str) -> Iterator[FileResult]:
     """The pool itself: chunks to workers, results back in input order; a dead worker's share done here."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor

@@ -49,12 +49,13 @@ def test_a_rule_that_raises_makes_the_run_exit_2_naming_the_rule_and_object(tmp_
 
     from nodename_lint.cli import EXIT_USAGE, run_lint
     from nodename_lint.registry import all_rules
+    from nodename_lint.rule import ObjectRuleCheck
 
     def broken(obj, context):
         raise KeyError("a bug")
         yield
 
-    monkeypatch.setattr(all_rules()["nodename-on-pod"], "check_object", broken)
+    monkeypatch.setattr(all_rules()["nodename-on-pod"], "checks", [ObjectRuleCheck("object", broken)])
     (tmp_path / "pod.yaml").write_text(PINNED_POD, encoding="utf-8")
     sarif, report = tmp_path / "out.sarif", tmp_path / "out.json"
     code = run_lint(paths=[str(tmp_path / "pod.yaml")], formats=["text"], output=None, fail_on=None, config_path=None,
@@ -72,6 +73,7 @@ def test_the_test_helpers_fail_on_a_rule_that_raises(monkeypatch):
     import pytest
 
     from nodename_lint.registry import all_rules
+    from nodename_lint.rule import ObjectRuleCheck
 
     from .conftest import lint_yaml
 
@@ -79,7 +81,7 @@ def test_the_test_helpers_fail_on_a_rule_that_raises(monkeypatch):
         raise ValueError("a bug")
         yield
 
-    monkeypatch.setattr(all_rules()["nodename-on-pod"], "check_object", broken)
+    monkeypatch.setattr(all_rules()["nodename-on-pod"], "checks", [ObjectRuleCheck("object", broken)])
     with pytest.raises(AssertionError, match="internal error in rule nodename-on-pod"):
         lint_yaml(PINNED_POD, rules=["nodename-on-pod"])
 
@@ -128,8 +130,10 @@ def test_config_paths_stay_inside_the_config_folder(tmp_path: Path):
     (repo / "pod.yaml").write_text(PINNED_POD, encoding="utf-8")
     os.symlink(outside, repo / "escape")
     cases = {
-        "static-pod-dirs:\n  - nodes\n  - /proc/self\n": "3: invalid config at static-pod-dirs/1: '/proc/self' is absolute",
-        "static-pod-dirs:\n  - ../../../proc/self\n": "2: invalid config at static-pod-dirs/0: '../../../proc/self' leaves",
+        "static-pod-dirs:\n  - nodes\n  - /proc/self\n":
+            "3: invalid config at static-pod-dirs/1: '/proc/self' is absolute",
+        "static-pod-dirs:\n  - ../../../proc/self\n":
+            "2: invalid config at static-pod-dirs/0: '../../../proc/self' leaves",
         "exclude: [charts/*, ../*]\n": "1: invalid config at exclude/1: '../*' leaves",
         "static-pod-dirs: [escape]\n": f"1: invalid config at static-pod-dirs/0: 'escape' resolves to {outside}",
     }

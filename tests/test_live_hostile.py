@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from tests.apiserver import TOKEN, ApiServer, Fault, cluster_entry, kind_cluster, write_kubeconfig
-from tests.apiserver.fixtures import Timer, api_server, kubeconfig  # noqa: F401  (pytest fixtures)
+from tests.apiserver.fixtures import Timer
 from tests.conftest import run_cli
 
 NON_TERMINATED = "status.phase!=Succeeded,status.phase!=Failed"

@@ -147,10 +147,8 @@ class _RedactedLog(logging.Handler):
         self.redact = redact
 
     def emit(self, record: logging.LogRecord) -> None:
-        try:
+        with contextlib.suppress(Exception):  # a log call must never end the run
             note(self.redact(f"kubernetes client: {record.getMessage()}"))
-        except Exception:  # a log call must never end the run
-            pass
 
 
 def _route_client_logging(redact: Redactor) -> None:
@@ -476,10 +474,8 @@ class _Request:
         self.abandoned = True
         response = self.response
         if response is not None:
-            try:
+            with contextlib.suppress(Exception):
                 getattr(response, "shutdown", response.close)()  # shutdown() (urllib3 2.3) unblocks a read
-            except Exception:
-                pass
 
 
 # --- what the rules need --------------------------------------------------------------------------

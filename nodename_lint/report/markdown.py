@@ -8,8 +8,8 @@ nodeName of `<img src=...>` or `</details>`, or a backtick in a file name, shows
 from __future__ import annotations
 
 from ..findings import RunResult
-from .locations import repository_path, repository_root, rule_doc_url
 from ..safe_text import markdown_code, markdown_text
+from .locations import repository_path, repository_root, rule_doc_url
 from .text import skipped_lines, summary_line
 
 ICONS = {"error": ":x:", "warning": ":warning:", "info": ":information_source:"}
