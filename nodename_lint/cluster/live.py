@@ -27,7 +27,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 import yaml
 
@@ -276,7 +276,8 @@ class ApiConnection:
             self.redact.add(value.split(" ", 1)[-1])
         configuration.retries = False  # retries are ours: bounded, and only for GET
         configuration.debug = False  # the client's debug log prints request headers (the token)
-        self.host = configuration.host
+        self.host = configuration.host.rstrip("/")
+        self.configuration = configuration
         if urlsplit(self.host).scheme == "http" and configuration.api_key:
             note(f"warning: the API server {self.host} of {self.source} is plain http://: its bearer token is sent "
                  "unencrypted and anyone on the way can read and reuse it; use an https:// server address")
@@ -337,12 +338,9 @@ class ApiConnection:
         trip them: the request runs in a daemon thread that this one waits for at most the timeout,
         and the reply is read in blocks, counted against the size cap as they arrive.
         """
-        method, url, headers, _, _ = self.api.param_serialize(
-            "GET", path, query_params=list(query.items()), header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"],
-        )
         what = _describe(path, query)
-        request = _Request(self, method, url, headers)
+        request = _Request(self, self.host + path + (f"?{urlencode(list(query.items()))}" if query else ""),
+                           self._headers())
         worker = threading.Thread(target=request.run, name="nodename-lint-request", daemon=True)
         worker.start()
         worker.join(self.timeout)
@@ -357,6 +355,15 @@ class ApiConnection:
             raise ClusterUnavailable(self.redact(self._network_error(request.error, what))) from None
         assert request.reply is not None
         return request.reply
+
+    def _headers(self) -> dict[str, str]:
+        """Accept JSON, the client's User-Agent, and its credential header (the bearer token, refreshed by
+        an exec plugin when it expires): what every client version sends, without its generated request code."""
+        headers = {"Accept": "application/json", "User-Agent": self.api.user_agent}
+        for setting in self.configuration.auth_settings().values():
+            if setting.get("in") == "header" and setting.get("value"):
+                headers[setting["key"]] = setting["value"]
+        return headers
 
     def _network_error(self, exc: BaseException, what: str) -> str:
         """One line that says what went wrong on the way to the server."""
@@ -432,8 +439,8 @@ class ReplyTooLarge(Exception):
 class _Request:
     """One GET as run by ApiConnection._send's worker thread: the reply or the error, for the caller to read."""
 
-    def __init__(self, connection: ApiConnection, method: str, url: str, headers: dict[str, str]) -> None:
-        self.connection, self.method, self.url, self.headers = connection, method, url, headers
+    def __init__(self, connection: ApiConnection, url: str, headers: dict[str, str]) -> None:
+        self.connection, self.url, self.headers = connection, url, headers
         self.reply: tuple[int, dict[str, str], bytes] | None = None
         self.error: BaseException | None = None
         self.response: Any = None  # urllib3's response once the headers are in
@@ -446,8 +453,10 @@ class _Request:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
-                response = conn.api.call_api(self.method, self.url, self.headers,
-                                             _request_timeout=(conn.timeout, conn.timeout)).response
+                # the client's own pool: its TLS settings (CA, client certificate, proxy); retries are ours
+                response = conn.api.rest_client.pool_manager.request(
+                    "GET", self.url, headers=self.headers, preload_content=False, retries=False,
+                    timeout=urllib3.Timeout(connect=conn.timeout, read=conn.timeout))
             self.response = response
             declared = response.headers.get("Content-Length", "")
             if declared.isascii() and declared.isdigit() and int(declared) > conn.max_response_bytes:
