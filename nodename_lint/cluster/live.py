@@ -366,32 +366,45 @@ class ApiConnection:
         return headers
 
     def _network_error(self, exc: BaseException, what: str) -> str:
-        """One line that says what went wrong on the way to the server."""
+        """One line that says what went wrong on the way to the server, from the types of the errors raised.
+
+        urllib3 wraps the socket and ssl errors; the chain (cause, context, `reason`) holds them all.
+        """
+        import http.client
+        import socket
+        import ssl
+
         import urllib3.exceptions as u3
 
         host = urlsplit(self.host).hostname or self.host
         text = _one_line(exc)
         chain = _exception_chain(exc)
-        if any(isinstance(e, u3.NameResolutionError) for e in chain) or "Name or service not known" in text \
-                or "Temporary failure in name resolution" in text:
-            return f"cannot resolve the API server name {host!r} of {self.source} ({self.host}): check the server in the kubeconfig or your DNS"
-        if "certificate verify failed" in text:
-            detail = text.split("certificate verify failed:")[-1].split("(_ssl")[0].strip(" )")
+
+        def raised(*types: type[BaseException]) -> BaseException | None:
+            return next((error for error in chain if isinstance(error, types)), None)
+
+        if raised(socket.gaierror):
+            return (f"cannot resolve the API server name {host!r} of {self.source} ({self.host}): check the server "
+                    "in the kubeconfig or your DNS")
+        verify = raised(ssl.SSLCertVerificationError)
+        if isinstance(verify, ssl.SSLCertVerificationError):
+            detail = verify.verify_message or verify.reason or "certificate verify failed"
             return (f"TLS verification of the API server {self.host} failed ({detail}): its certificate does not match "
                     f"the certificate-authority or the server address of {self.source}; fix them in the kubeconfig")
-        if "SSLError" in text or any(isinstance(e, u3.SSLError) for e in chain):
+        if raised(ssl.SSLError, u3.SSLError):
             return f"the TLS handshake with the API server {self.host} of {self.source} failed: {text}"
-        if any(isinstance(e, ConnectionRefusedError) for e in chain) or "Connection refused" in text:
+        if raised(ConnectionRefusedError):
             return f"cannot connect to the API server {self.host} of {self.source}: connection refused; is the cluster running?"
-        if any(isinstance(e, u3.ConnectTimeoutError) and not isinstance(e, u3.NewConnectionError) for e in chain):
+        timeout = raised(u3.ConnectTimeoutError, u3.ReadTimeoutError, TimeoutError)
+        if isinstance(timeout, u3.ConnectTimeoutError) and not isinstance(timeout, u3.NewConnectionError):
             return (f"the API server {self.host} of {self.source} did not accept a connection within "
                     f"{self.timeout:g}s (--request-timeout)")
-        if any(isinstance(e, (u3.ReadTimeoutError, TimeoutError)) for e in chain):
+        if timeout is not None:
             return (f"the API server {self.host} did not answer {what} within {self.timeout:g}s (--request-timeout); "
                     "the cluster state cannot be read")
-        if any(isinstance(e, u3.NewConnectionError) for e in chain):
+        if raised(u3.NewConnectionError):
             return f"cannot connect to the API server {self.host} of {self.source}: {text}"
-        if any(isinstance(e, (u3.ProtocolError, u3.IncompleteRead)) for e in chain):
+        if raised(u3.ProtocolError, u3.IncompleteRead, http.client.HTTPException, ConnectionError):
             return (f"the API server {self.host} broke off its reply to {what} ({text}); "
                     "the cluster state cannot be trusted")
         return f"cannot read {what} from the API server {self.host}: {text}"
