@@ -360,7 +360,8 @@ class ApiConnection:
         """Accept JSON, the client's User-Agent, and its credential header (the bearer token, refreshed by
         an exec plugin when it expires): what every client version sends, without its generated request code."""
         headers = {"Accept": "application/json", "User-Agent": self.api.user_agent}
-        for setting in self.configuration.auth_settings().values():
+        settings: dict[str, dict[str, str]] = self.configuration.auth_settings()
+        for setting in settings.values():
             if setting.get("in") == "header" and setting.get("value"):
                 headers[setting["key"]] = setting["value"]
         return headers
