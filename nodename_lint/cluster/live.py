@@ -360,7 +360,7 @@ class ApiConnection:
         """Accept JSON, the client's User-Agent, and its credential header (the bearer token, refreshed by
         an exec plugin when it expires): what every client version sends, without its generated request code."""
         headers = {"Accept": "application/json", "User-Agent": self.api.user_agent}
-        settings: dict[str, dict[str, str]] = self.configuration.auth_settings()
+        settings: Any = self.configuration.auth_settings()  # a TypedDict in newer clients, a dict before
         for setting in settings.values():
             if setting.get("in") == "header" and setting.get("value"):
                 headers[setting["key"]] = setting["value"]
