@@ -140,13 +140,18 @@ class Redactor:
 
 
 class _RedactedLog(logging.Handler):
-    """The client's log records (an exec plugin's failure quotes its stderr) as redacted one-line notes."""
+    """The client's log records (an exec plugin's failure quotes its stderr) as redacted one-line notes.
+
+    urllib3's own warnings are left out: the error it goes on to raise gets a message of ours.
+    """
 
     def __init__(self, redact: Redactor) -> None:
         super().__init__(logging.WARNING)
         self.redact = redact
 
     def emit(self, record: logging.LogRecord) -> None:
+        if record.name.split(".")[0] == "urllib3":
+            return
         with contextlib.suppress(Exception):  # a log call must never end the run
             note(self.redact(f"kubernetes client: {record.getMessage()}"))
 
@@ -387,9 +392,9 @@ class ApiConnection:
         if raised(socket.gaierror):
             return (f"cannot resolve the API server name {host!r} of {self.source} ({self.host}): check the server "
                     "in the kubeconfig or your DNS")
-        verify = raised(ssl.SSLCertVerificationError)
-        if isinstance(verify, ssl.SSLCertVerificationError):
-            detail = verify.verify_message or verify.reason or "certificate verify failed"
+        verify = raised(ssl.SSLCertVerificationError, *_hostname_mismatch_errors())
+        if verify is not None:
+            detail = getattr(verify, "verify_message", None) or _one_line(verify)
             return (f"TLS verification of the API server {self.host} failed ({detail}): its certificate does not match "
                     f"the certificate-authority or the server address of {self.source}; fix them in the kubeconfig")
         if raised(ssl.SSLError, u3.SSLError):
@@ -470,6 +475,7 @@ class _Request:
                 # the client's own pool: its TLS settings (CA, client certificate, proxy); retries are ours
                 response = conn.api.rest_client.pool_manager.request(
                     "GET", self.url, headers=self.headers, preload_content=False, retries=False,
+                    enforce_content_length=True,  # a cut-off reply is an error (urllib3 1.x let it pass)
                     timeout=urllib3.Timeout(connect=conn.timeout, read=conn.timeout))
             self.response = response
             declared = response.headers.get("Content-Length", "")
@@ -496,9 +502,15 @@ class _Request:
         """The caller gave up: cut the connection so the thread stops reading."""
         self.abandoned = True
         response = self.response
-        if response is not None:
-            with contextlib.suppress(Exception):
-                getattr(response, "shutdown", response.close)()  # shutdown() (urllib3 2.3) unblocks a read
+        if response is None:
+            return
+        with contextlib.suppress(Exception):
+            if hasattr(response, "shutdown"):  # urllib3 2.3+
+                response.shutdown()
+            else:  # close() would wait for the reading thread's buffer lock: shut the socket itself
+                import socket
+
+                response._connection.sock.shutdown(socket.SHUT_RDWR)
 
 
 # --- what the rules need --------------------------------------------------------------------------
@@ -722,6 +734,15 @@ def write_snapshot(snapshot: dict[str, Any], output: str | None, source: str) ->
 
 
 # --- small helpers --------------------------------------------------------------------------------
+def _hostname_mismatch_errors() -> tuple[type[BaseException], ...]:
+    """urllib3 1.x checks host names itself and raises its own CertificateError; 2.x leaves it to ssl."""
+    try:
+        from urllib3.util.ssl_match_hostname import CertificateError
+    except ImportError:
+        return ()
+    return (CertificateError,)
+
+
 def _exception_chain(exc: BaseException) -> list[BaseException]:
     chain, seen = [], set()
     current: BaseException | None = exc
