@@ -446,7 +446,8 @@ def _audit_objects(cluster_state: str | None, live: Any, request_timeout: float,
 def snapshot_command(kube_context: str | None, kubeconfig: str | None, in_cluster: bool, request_timeout: float,
                      max_response_bytes: int, output: str | None, workloads: bool) -> None:
     """Save nodes, namespaces and non-terminated Pods of a live cluster for --cluster-state."""
-    from .cluster.live import LiveCluster, write_snapshot
+    from .cluster.live import LiveCluster
+    from .cluster.snapshot import write_snapshot
 
     try:
         live = LiveCluster(_live(kube_context, kubeconfig, in_cluster, request_timeout, max_response_bytes))

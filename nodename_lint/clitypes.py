@@ -84,7 +84,7 @@ def kubeconfig_contexts(flag: str | None) -> list[str]:
     """Every context name defined in the kubeconfig files; [] when there are none or they cannot be read."""
     import yaml
 
-    from .cluster.live import kubeconfig_paths
+    from .cluster.kubeconfig import kubeconfig_paths
     from .sources import UsageError
 
     try:

@@ -1,75 +1,31 @@
-"""Cluster state from a live API server, through the official `kubernetes` client.
+"""Cluster state from a live API server, for what the manifests name.
 
 Only used when the user asks for a live cluster (--context, --kubeconfig, --live, --in-cluster, or
-`snapshot`); the `kubernetes` package is imported here and nowhere else. Guarantees:
-
-- read-only: every request goes through `ApiConnection._get`, which can only send GET;
-- bounded time: connect and read timeouts on every request, a bounded number of retries for
-  429/5xx, pagination restarted at most once after 410 Gone;
-- the number of requests grows with what the manifests name (nodes, Pods), not with the cluster:
-  node pages, one namespace list, one Pod list per referenced node and per manifest Pod;
-- no credential ever reaches the output: every message built from an exception is passed through
-  `Redactor`, which knows every secret of the kubeconfig.
+`snapshot`). The number of requests grows with what the manifests name (nodes, Pods), not with the
+cluster: node pages, one namespace list, one Pod list per referenced node and per manifest Pod.
+Manifests are untrusted: only names the API server would accept become part of a request.
+The jobs live in their own modules: kubeconfig (which context), redaction (no secret in any
+output), connection (GET with bounds, retries and paging), errors (what went wrong), snapshot.
 """
 
 from __future__ import annotations
 
-import base64
-import contextlib
-import json
-import logging
-import os
-import re
 import sys
-import threading
-import time
-import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote
 
-import yaml
-
-from ..safe_text import note, one_line
-from ..sources import STDIN, Source, UsageError
+from ..sources import STDIN, Source
+from .connection import ApiConnection, LiveOptions
+from .errors import ClusterUnavailable, Forbidden
+from .snapshot import trim_namespace, trim_node, trim_pod
 from .state import ClusterState
 
-DEFAULT_TIMEOUT = 5.0  # seconds: the whole of each request, from connecting to the last byte
-DEFAULT_MAX_RESPONSE_BYTES = 256 << 20  # a page of 500 nodes is a few MB; an endless reply stops here
-READ_BLOCK = 16 << 10  # bytes per read: a compressed block cannot inflate far past the cap
-_RETRY_AFTER = re.compile(r"[0-9]{1,6}")  # delay-seconds, ASCII digits only (RFC 9110 section 10.2.3)
-PAGE_SIZE = 500  # kubectl's --chunk-size default
+__all__ = ["ClusterUnavailable", "LiveCluster", "LiveOptions", "Referenced", "referenced"]
+
 PARALLEL_REQUESTS = 4  # Pod lists in flight at once
-RETRIES = 3  # extra attempts after 429, 500, 502, 503, 504
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-MAX_BACKOFF = 2.0  # seconds; also caps a server's Retry-After
 NON_TERMINATED = "status.phase!=Succeeded,status.phase!=Failed"
-RBAC_EXAMPLE = "examples/rbac/nodename-lint-readonly.yaml"
-SECRET_USER_FIELDS = ("token", "password", "client-key-data")
-SECRET_PROVIDER_FIELDS = ("id-token", "refresh-token", "client-secret", "access-token")
-_DICT_REPR = re.compile(r"/?\{(?:[^{}]|\{[^{}]*\})*\}")
-
-
-class ClusterUnavailable(UsageError):
-    """The cluster cannot be read in a way the run could trust (exit code 2).
-
-    Its message quotes the server's replies, so it is kept on one line (safe_text.one_line).
-    """
-
-    def __init__(self, message: str) -> None:
-        super().__init__(one_line(message))
-
-
-@dataclass(frozen=True)
-class LiveOptions:
-    """How to reach the cluster, as given on the command line."""
-
-    kubeconfig: str | None = None
-    context: str | None = None
-    in_cluster: bool = False
-    request_timeout: float = DEFAULT_TIMEOUT
-    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
 
 @dataclass
@@ -78,440 +34,6 @@ class Referenced:
 
     nodes: set[str] = field(default_factory=set)
     pods: set[tuple[str, str]] = field(default_factory=set)  # (namespace, name)
-
-
-class Forbidden(Exception):
-    """A 403 for one verb on one resource: the run continues without that data."""
-
-    def __init__(self, verb: str, resource: str, message: str) -> None:
-        super().__init__(message)
-        self.verb, self.resource, self.message = verb, resource, one_line(message)
-
-    def reason(self) -> str:
-        return (f"the API server refused to {self.verb} {self.resource} ({self.message}); "
-                f"grant {self.verb} on {self.resource} (see {RBAC_EXAMPLE})")
-
-
-class Redactor:
-    """Replaces every credential of the kubeconfig in a message; used on all exception texts."""
-
-    def __init__(self) -> None:
-        self.secrets: set[str] = set()
-
-    def add(self, value: Any) -> None:
-        if isinstance(value, str) and len(value.strip()) >= 4:
-            self.secrets.add(value.strip())
-            for line in value.splitlines():  # a PEM key may be quoted one line at a time
-                if len(line.strip()) >= 16 and "-----" not in line:
-                    self.secrets.add(line.strip())
-
-    def add_user(self, user: dict[str, Any], base_folder: str) -> None:
-        """Every secret of a kubeconfig user entry (also when it is nested wrongly)."""
-        if isinstance(user.get("user"), dict):
-            self.add_user(user["user"], base_folder)
-        for key in SECRET_USER_FIELDS:
-            self.add(user.get(key))
-        if isinstance(user.get("client-key-data"), str):
-            with contextlib.suppress(ValueError):  # not base64: the raw text was added above
-                self.add(base64.b64decode(user["client-key-data"]).decode("utf-8", "replace"))
-        if isinstance(user.get("username"), str) and isinstance(user.get("password"), str):
-            self.add(base64.b64encode(f"{user['username']}:{user['password']}".encode()).decode())
-        key_file = user.get("client-key")
-        if isinstance(key_file, str):
-            try:
-                with open(os.path.join(base_folder, os.path.expanduser(key_file)), encoding="utf-8") as handle:
-                    self.add(handle.read())
-            except (OSError, UnicodeDecodeError):
-                pass
-        provider = user.get("auth-provider")
-        if isinstance(provider, dict) and isinstance(provider.get("config"), dict):
-            for key in SECRET_PROVIDER_FIELDS:
-                self.add(provider["config"].get(key))
-        plugin = user.get("exec")
-        if isinstance(plugin, dict):
-            for variable in plugin.get("env") or []:
-                if isinstance(variable, dict):
-                    self.add(variable.get("value"))
-
-    def __call__(self, text: str) -> str:
-        for secret in sorted(self.secrets, key=len, reverse=True):
-            text = text.replace(secret, "<redacted>")
-        return text
-
-
-class _RedactedLog(logging.Handler):
-    """The client's log records (an exec plugin's failure quotes its stderr) as redacted one-line notes.
-
-    urllib3's own warnings are left out: the error it goes on to raise gets a message of ours.
-    """
-
-    def __init__(self, redact: Redactor) -> None:
-        super().__init__(logging.WARNING)
-        self.redact = redact
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.name.split(".")[0] == "urllib3":
-            return
-        with contextlib.suppress(Exception):  # a log call must never end the run
-            note(self.redact(f"kubernetes client: {record.getMessage()}"))
-
-
-def _route_client_logging(redact: Redactor) -> None:
-    """Send every log record (the client logs on the root logger) through the redaction, never raw to stderr."""
-    root = logging.getLogger()
-    for handler in [h for h in root.handlers if isinstance(h, _RedactedLog)]:
-        root.removeHandler(handler)
-    root.addHandler(_RedactedLog(redact))
-
-
-# --- kubeconfig resolution, as kubectl does it ----------------------------------------------------
-@dataclass
-class Kubeconfig:
-    """The merged kubeconfig files and the context chosen from them."""
-
-    paths: list[str]
-    context: str
-    cluster: str
-    namespace: str | None
-    insecure: bool
-
-
-def kubeconfig_paths(flag: str | None) -> list[str]:
-    """--kubeconfig, else every file of KUBECONFIG that exists, else ~/.kube/config."""
-    if flag:
-        if not os.path.isfile(flag):
-            raise ClusterUnavailable(f"--kubeconfig {flag}: no such file")
-        return [flag]
-    env = os.environ.get("KUBECONFIG")
-    if env:
-        paths = [path for path in env.split(os.pathsep) if path and os.path.isfile(os.path.expanduser(path))]
-        if not paths:
-            raise ClusterUnavailable(f"none of the files in KUBECONFIG exists ({env})")
-        return [os.path.expanduser(path) for path in paths]
-    default = os.path.expanduser(os.path.join("~", ".kube", "config"))
-    if not os.path.isfile(default):
-        raise ClusterUnavailable(f"no kubeconfig: {default} does not exist and KUBECONFIG is not set "
-                                 "(use --kubeconfig FILE, or --in-cluster inside a Pod)")
-    return [default]
-
-
-def resolve_kubeconfig(paths: list[str], wanted_context: str | None, redact: Redactor) -> Kubeconfig:
-    """Merge the files like kubectl: the first file to define a name or current-context wins."""
-    contexts: dict[str, dict[str, Any]] = {}
-    clusters: dict[str, dict[str, Any]] = {}
-    current = ""
-    for path in paths:
-        try:
-            with open(path, encoding="utf-8") as handle:
-                data = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-        except OSError as exc:
-            raise ClusterUnavailable(f"kubeconfig {path}: cannot read it: {exc.strerror}") from None
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
-            raise ClusterUnavailable(f"kubeconfig {path}{where}: not valid YAML") from None
-        if data is None:
-            continue
-        if not isinstance(data, dict):
-            raise ClusterUnavailable(f"kubeconfig {path}: not a kubeconfig (expected a mapping with clusters, users, contexts)")
-        base = os.path.dirname(os.path.abspath(path))
-        for entry in data.get("users") or []:
-            if isinstance(entry, dict):
-                redact.add_user(entry, base)
-        for section, target, key in (("contexts", contexts, "context"), ("clusters", clusters, "cluster")):
-            for entry in data.get(section) or []:
-                if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-                    value = entry.get(key)
-                    target.setdefault(entry["name"], value if isinstance(value, dict) else {})
-        if not current and isinstance(data.get("current-context"), str):
-            current = data["current-context"]
-    where = os.pathsep.join(paths)
-    name = wanted_context or current
-    available = ", ".join(sorted(contexts)) or "none"
-    if not name:
-        raise ClusterUnavailable(f"kubeconfig {where} has no current-context; pick one with --context NAME "
-                                 f"(contexts: {available})")
-    if name not in contexts:
-        raise ClusterUnavailable(f"context {name!r} is not in kubeconfig {where} (contexts: {available})")
-    context = contexts[name]
-    cluster_name = context.get("cluster")
-    cluster = clusters.get(cluster_name) if isinstance(cluster_name, str) else None
-    if cluster is None or not isinstance(cluster_name, str):
-        raise ClusterUnavailable(f"context {name!r} in kubeconfig {where} names cluster {cluster_name!r}, "
-                                 "which is not defined there")
-    namespace = context.get("namespace") if isinstance(context.get("namespace"), str) else None
-    return Kubeconfig(paths, name, cluster_name, namespace or None, cluster.get("insecure-skip-tls-verify") is True)
-
-
-# --- the connection -------------------------------------------------------------------------------
-class ApiConnection:
-    """One API server, reached with GET requests only, with timeouts, retries and clear errors."""
-
-    def __init__(self, options: LiveOptions) -> None:
-        from kubernetes import client, config  # the one place the client is imported
-
-        self.timeout = options.request_timeout
-        self.max_response_bytes = options.max_response_bytes
-        self.redact = Redactor()
-        _route_client_logging(self.redact)
-        self.namespace: str | None = None
-        configuration = client.Configuration()
-        try:
-            if options.in_cluster:
-                config.load_incluster_config(client_configuration=configuration)
-                self.source = "in-cluster service account"
-                self._redact_in_cluster()
-            else:
-                resolved = resolve_kubeconfig(kubeconfig_paths(options.kubeconfig), options.context, self.redact)
-                self.namespace = resolved.namespace
-                self.source = f"context {resolved.context}"
-                config.load_kube_config(config_file=os.pathsep.join(resolved.paths), context=resolved.context,
-                                        client_configuration=configuration, persist_config=False)
-                if resolved.insecure:
-                    note(f"warning: TLS verification is off for cluster {resolved.cluster} "
-                         "(insecure-skip-tls-verify: true in the kubeconfig); the server's identity is not checked")
-        except ClusterUnavailable:
-            raise
-        except Exception as exc:  # ConfigException and friends: their texts may quote the kubeconfig
-            # the client names kubeconfig entries by their whole dict: drop those, then redact what is left
-            detail = _DICT_REPR.sub("", _one_line(exc))
-            raise ClusterUnavailable(self.redact(f"cannot use the cluster credentials: {detail}")) from None
-        for value in configuration.api_key.values():
-            self.redact.add(value)
-            self.redact.add(value.split(" ", 1)[-1])
-        configuration.retries = False  # retries are ours: bounded, and only for GET
-        configuration.debug = False  # the client's debug log prints request headers (the token)
-        self.host = configuration.host.rstrip("/")
-        self.configuration = configuration
-        if urlsplit(self.host).scheme == "http" and configuration.api_key:
-            note(f"warning: the API server {self.host} of {self.source} is plain http://: its bearer token is sent "
-                 "unencrypted and anyone on the way can read and reuse it; use an https:// server address")
-        self.api = client.ApiClient(configuration)
-
-    def _redact_in_cluster(self) -> None:
-        from kubernetes.config.incluster_config import SERVICE_TOKEN_FILENAME
-
-        try:
-            with open(SERVICE_TOKEN_FILENAME, encoding="utf-8") as handle:
-                self.redact.add(handle.read())
-        except OSError:
-            pass
-
-    # --- single requests ----------------------------------------------------------------------
-    def _get(self, path: str, query: dict[str, str]) -> dict[str, Any]:
-        """GET path?query as JSON. Raises Forbidden for 403 and ClusterUnavailable for anything untrustworthy."""
-        attempt = 0
-        while True:
-            status, headers, body = self._send(path, query)
-            if status not in RETRY_STATUSES or attempt >= RETRIES:
-                break
-            delay = min(MAX_BACKOFF, 0.1 * 2 ** attempt)
-            retry_after = headers.get("Retry-After", "").strip()
-            if _RETRY_AFTER.fullmatch(retry_after):  # str.isdigit() would take "²", which int() refuses
-                delay = min(MAX_BACKOFF, float(retry_after))
-            time.sleep(delay)
-            attempt += 1
-        what = _describe(path, query)
-        if 200 <= status < 300:
-            try:
-                data = json.loads(body)
-            except ValueError as exc:  # JSONDecodeError, or UnicodeDecodeError for bytes that are not UTF-8
-                problem = (f"{exc.msg} at byte {exc.pos}" if isinstance(exc, json.JSONDecodeError)
-                           else f"not UTF-8 at byte {exc.start}" if isinstance(exc, UnicodeDecodeError) else str(exc))
-                raise ClusterUnavailable(f"the API server at {self.host} sent a reply that is not valid JSON for {what} "
-                                         f"({problem}); the cluster state cannot be trusted") from None
-            if not isinstance(data, dict):
-                raise ClusterUnavailable(f"the API server at {self.host} sent an unexpected reply for {what}")
-            return data
-        message = _status_message(body) or headers.get("Reason", "") or f"HTTP {status}"
-        if status == 401:
-            raise ClusterUnavailable(f"the API server at {self.host} rejected the credentials of {self.source} "
-                                     f"(401 Unauthorized): the token or certificate is wrong or expired; log in again "
-                                     f"or pick another context")
-        if status == 403:
-            raise Forbidden("list" if not _is_get(path) else "get", _resource(path), self.redact(message))
-        if status == 410:
-            raise Gone(message)
-        retried = f" after {attempt + 1} attempts" if attempt else ""
-        raise ClusterUnavailable(self.redact(f"the API server at {self.host} answered {what} with HTTP {status}"
-                                             f"{retried}: {message}"))
-
-    def _send(self, path: str, query: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
-        """One GET, bounded in total time (--request-timeout) and in size (--max-response-bytes).
-
-        urllib3's timeouts bound each socket read, so a server that sends a byte a second would never
-        trip them: the request runs in a daemon thread that this one waits for at most the timeout,
-        and the reply is read in blocks, counted against the size cap as they arrive.
-        """
-        what = _describe(path, query)
-        request = _Request(self, self.host + path + (f"?{urlencode(list(query.items()))}" if query else ""),
-                           self._headers())
-        worker = threading.Thread(target=request.run, name="nodename-lint-request", daemon=True)
-        worker.start()
-        worker.join(self.timeout)
-        if worker.is_alive():
-            request.abandon()
-            raise ClusterUnavailable(f"the API server {self.host} did not answer {what} within {self.timeout:g}s "
-                                     "(--request-timeout); the cluster state cannot be read")
-        if isinstance(request.error, ReplyTooLarge):
-            raise ClusterUnavailable(f"the API server {self.host} sent more than {self.max_response_bytes:,} bytes for "
-                                     f"{what} (--max-response-bytes); the cluster state cannot be read") from None
-        if request.error is not None:
-            raise ClusterUnavailable(self.redact(self._network_error(request.error, what))) from None
-        assert request.reply is not None
-        return request.reply
-
-    def _headers(self) -> dict[str, str]:
-        """Accept JSON, the client's User-Agent, and its credential header (the bearer token, refreshed by
-        an exec plugin when it expires): what every client version sends, without its generated request code."""
-        headers = {"Accept": "application/json", "User-Agent": self.api.user_agent}
-        settings: Any = self.configuration.auth_settings()  # a TypedDict in newer clients, a dict before
-        for setting in settings.values():
-            if setting.get("in") == "header" and setting.get("value"):
-                headers[setting["key"]] = setting["value"]
-        return headers
-
-    def _network_error(self, exc: BaseException, what: str) -> str:
-        """One line that says what went wrong on the way to the server, from the types of the errors raised.
-
-        urllib3 wraps the socket and ssl errors; the chain (cause, context, `reason`) holds them all.
-        """
-        import http.client
-        import socket
-        import ssl
-
-        import urllib3.exceptions as u3
-
-        host = urlsplit(self.host).hostname or self.host
-        text = _one_line(exc)
-        chain = _exception_chain(exc)
-
-        def raised(*types: type[BaseException]) -> BaseException | None:
-            return next((error for error in chain if isinstance(error, types)), None)
-
-        if raised(socket.gaierror):
-            return (f"cannot resolve the API server name {host!r} of {self.source} ({self.host}): check the server "
-                    "in the kubeconfig or your DNS")
-        verify = raised(ssl.SSLCertVerificationError, *_hostname_mismatch_errors())
-        if verify is not None:
-            detail = getattr(verify, "verify_message", None) or _one_line(verify)
-            return (f"TLS verification of the API server {self.host} failed ({detail}): its certificate does not match "
-                    f"the certificate-authority or the server address of {self.source}; fix them in the kubeconfig")
-        if raised(ssl.SSLError, u3.SSLError):
-            return f"the TLS handshake with the API server {self.host} of {self.source} failed: {text}"
-        if raised(ConnectionRefusedError):
-            return f"cannot connect to the API server {self.host} of {self.source}: connection refused; is the cluster running?"
-        timeout = raised(u3.ConnectTimeoutError, u3.ReadTimeoutError, TimeoutError)
-        if isinstance(timeout, u3.ConnectTimeoutError) and not isinstance(timeout, u3.NewConnectionError):
-            return (f"the API server {self.host} of {self.source} did not accept a connection within "
-                    f"{self.timeout:g}s (--request-timeout)")
-        if timeout is not None:
-            return (f"the API server {self.host} did not answer {what} within {self.timeout:g}s (--request-timeout); "
-                    "the cluster state cannot be read")
-        if raised(u3.NewConnectionError):
-            return f"cannot connect to the API server {self.host} of {self.source}: {text}"
-        if raised(u3.ProtocolError, u3.IncompleteRead, http.client.HTTPException, ConnectionError):
-            return (f"the API server {self.host} broke off its reply to {what} ({text}); "
-                    "the cluster state cannot be trusted")
-        return f"cannot read {what} from the API server {self.host}: {text}"
-
-    # --- lists --------------------------------------------------------------------------------
-    def list_all(self, path: str, field_selector: str = "",
-                 keep: Callable[[dict[str, Any]], Any] | None = None) -> list[Any]:
-        """Every item of a list, page by page; a 410 on a continue token restarts the list once.
-
-        `keep` turns each item into what is kept as its page arrives (audit trims Pods so), so a
-        big list never sits in memory whole.
-        """
-        for restart in (False, True):
-            items: list[Any] = []
-            query = {"limit": str(PAGE_SIZE)}
-            if field_selector:
-                query["fieldSelector"] = field_selector
-            try:
-                while True:
-                    page = self._get(path, query)
-                    page_items = (item for item in page.get("items") or [] if isinstance(item, dict))
-                    items.extend(map(keep, page_items) if keep else page_items)
-                    token = (page.get("metadata") or {}).get("continue")
-                    if not token:
-                        return items
-                    query = {**query, "continue": token}
-            except Gone as exc:
-                if restart:
-                    raise ClusterUnavailable(f"the API server expired the list of {_describe(path, query)} twice "
-                                             f"(410 Gone: {exc}); the cluster changes too fast to read a consistent list") from None
-        raise AssertionError("unreachable")
-
-    def close(self) -> None:
-        self.api.close()
-
-
-class Gone(Exception):
-    """410 Gone: the continue token expired."""
-
-
-class ReplyTooLarge(Exception):
-    """The reply went past --max-response-bytes."""
-
-
-class _Request:
-    """One GET as run by ApiConnection._send's worker thread: the reply or the error, for the caller to read."""
-
-    def __init__(self, connection: ApiConnection, url: str, headers: dict[str, str]) -> None:
-        self.connection, self.url, self.headers = connection, url, headers
-        self.reply: tuple[int, dict[str, str], bytes] | None = None
-        self.error: BaseException | None = None
-        self.response: Any = None  # urllib3's response once the headers are in
-        self.abandoned = False
-
-    def run(self) -> None:
-        import urllib3
-
-        conn = self.connection
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
-                # the client's own pool: its TLS settings (CA, client certificate, proxy); retries are ours
-                response = conn.api.rest_client.pool_manager.request(
-                    "GET", self.url, headers=self.headers, preload_content=False, retries=False,
-                    enforce_content_length=True,  # a cut-off reply is an error (urllib3 1.x let it pass)
-                    timeout=urllib3.Timeout(connect=conn.timeout, read=conn.timeout))
-            self.response = response
-            declared = response.headers.get("Content-Length", "")
-            if declared.isascii() and declared.isdigit() and int(declared) > conn.max_response_bytes:
-                raise ReplyTooLarge()
-            blocks, size = [], 0
-            for block in response.stream(READ_BLOCK):
-                size += len(block)
-                if size > conn.max_response_bytes:
-                    raise ReplyTooLarge()
-                if self.abandoned:
-                    return
-                blocks.append(block)
-            self.reply = (response.status, dict(response.headers or {}), b"".join(blocks))
-        except BaseException as exc:  # handed to the caller's thread, which classifies it
-            self.error = exc
-        finally:
-            if self.response is not None and self.reply is not None:
-                self.response.release_conn()  # read to the end: the connection can serve the next request
-            elif self.response is not None:
-                self.response.close()
-
-    def abandon(self) -> None:
-        """The caller gave up: cut the connection so the thread stops reading."""
-        self.abandoned = True
-        response = self.response
-        if response is None:
-            return
-        with contextlib.suppress(Exception):
-            if hasattr(response, "shutdown"):  # urllib3 2.3+
-                response.shutdown()
-            else:  # close() would wait for the reading thread's buffer lock: shut the socket itself
-                import socket
-
-                response._connection.sock.shutdown(socket.SHUT_RDWR)
-
 
 # --- what the rules need --------------------------------------------------------------------------
 def referenced(sources: Iterable[Source], default_namespace: str) -> Referenced:
@@ -549,7 +71,6 @@ def referenced(sources: Iterable[Source], default_namespace: str) -> Referenced:
                     continue
     return found
 
-
 def _buffer_stdin() -> None:
     """Read stdin once into memory so the lint run can read it again after the pre-scan."""
     import io
@@ -557,7 +78,6 @@ def _buffer_stdin() -> None:
     if not isinstance(getattr(sys.stdin, "buffer", None), io.BytesIO):
         data = sys.stdin.buffer.read()
         sys.stdin = io.TextIOWrapper(io.BytesIO(data))
-
 
 class LiveCluster:
     """A connection plus what the run reads with it."""
@@ -644,7 +164,6 @@ class LiveCluster:
         items = [*map(trim_node, nodes), *map(trim_namespace, namespaces), *map(trim_pod, pods)]
         return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
 
-
 def _segment(namespace: str) -> str:
     """A namespace as one path segment: checked (a DNS-1123 label, as the API requires) and percent-quoted.
 
@@ -657,7 +176,6 @@ def _segment(namespace: str) -> str:
         raise ValueError(f"not a namespace name: {namespace!r}")
     return quote(namespace, safe="")
 
-
 def _name(name: str) -> str:
     """A node or Pod name for a field selector: a DNS-1123 subdomain, so it cannot add `,` or `=` terms."""
     from ..podspec import is_dns1123_subdomain
@@ -666,129 +184,6 @@ def _name(name: str) -> str:
         raise ValueError(f"not an object name: {name!r}")
     return name
 
-
 def _pod_key(pod: dict[str, Any]) -> tuple[str, str]:
     metadata = pod.get("metadata") or {}
     return (metadata.get("namespace") or "", metadata.get("name") or "")
-
-
-# --- snapshot trimming: keep what the rules read, drop the rest ---------------------------------
-def _pick(source: Any, keys: Iterable[str]) -> dict[str, Any]:
-    if not isinstance(source, dict):
-        return {}
-    return {key: source[key] for key in keys if source.get(key) not in (None, {}, [])}
-
-
-def trim_node(node: dict[str, Any]) -> dict[str, Any]:
-    status = node.get("status") or {}
-    conditions = [_pick(c, ("type", "status")) for c in status.get("conditions") or [] if isinstance(c, dict)]
-    return {
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": _pick(node.get("metadata"), ("name", "labels")),
-        "spec": _pick(node.get("spec"), ("taints", "unschedulable")),
-        "status": {**_pick(status, ("allocatable",)), **({"conditions": conditions} if conditions else {})},
-    }
-
-
-def trim_namespace(namespace: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": _pick(namespace.get("metadata"), ("name",)),
-            "status": _pick(namespace.get("status"), ("phase",))}
-
-
-def trim_pod(pod: dict[str, Any]) -> dict[str, Any]:
-    spec = pod.get("spec") or {}
-
-    def containers(key: str, fields: tuple[str, ...]) -> dict[str, Any]:
-        listed = [_pick(c, fields) for c in spec.get(key) or [] if isinstance(c, dict)]
-        return {key: listed} if listed else {}
-
-    return {
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": _pick(pod.get("metadata"), ("name", "namespace")),
-        "spec": {**_pick(spec, ("nodeName", "overhead", "resources")),
-                 **containers("initContainers", ("name", "resources", "restartPolicy")),
-                 **containers("containers", ("name", "resources"))},
-        "status": _pick(pod.get("status"), ("phase",)),
-    }
-
-
-def write_snapshot(snapshot: dict[str, Any], output: str | None, source: str) -> None:
-    """JSON when the file name ends in .json, else YAML with one object per line, to a file or stdout.
-
-    Each item is a JSON flow mapping on its own line: valid YAML, written a hundred times faster
-    than a block-style dump, and a change to one object is a one-line diff in a snapshot branch.
-    """
-    if output and output.endswith(".json"):
-        text = json.dumps(snapshot, separators=(",", ":")) + "\n"
-    else:
-        lines = [f"# nodename-lint snapshot of {source}; lint against it with --cluster-state FILE",
-                 "apiVersion: v1", "kind: List", 'metadata: {resourceVersion: ""}',
-                 "items:" if snapshot["items"] else "items: []"]
-        lines += [f"- {json.dumps(item, ensure_ascii=False, separators=(', ', ': '))}" for item in snapshot["items"]]
-        text = "\n".join(lines) + "\n"
-    if output:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    else:
-        sys.stdout.write(text)
-
-
-# --- small helpers --------------------------------------------------------------------------------
-def _hostname_mismatch_errors() -> tuple[type[BaseException], ...]:
-    """urllib3 1.x checks host names itself and raises its own CertificateError; 2.x leaves it to ssl."""
-    try:
-        from urllib3.util.ssl_match_hostname import CertificateError
-    except ImportError:
-        return ()
-    return (CertificateError,)
-
-
-def _exception_chain(exc: BaseException) -> list[BaseException]:
-    chain, seen = [], set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        chain.append(current)
-        current = getattr(current, "reason", None) if isinstance(getattr(current, "reason", None), BaseException) \
-            else (current.__cause__ or current.__context__)
-    return chain
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
-def _status_message(body: bytes) -> str:
-    try:
-        data = json.loads(body)
-    except ValueError:
-        return ""
-    return str(data.get("message", "")) if isinstance(data, dict) else ""
-
-
-def _resource_parts(path: str) -> list[str]:
-    """The path after /api/v1 or /apis/GROUP/VERSION."""
-    parts = path.strip("/").split("/")
-    return parts[3:] if parts[:1] == ["apis"] else parts[2:]
-
-
-def _is_get(path: str) -> bool:
-    """A path to one object (/api/v1/nodes/NAME) rather than a collection."""
-    parts = _resource_parts(path)
-    if parts[:1] == ["namespaces"] and len(parts) >= 3:
-        parts = parts[2:]
-    return len(parts) == 2
-
-
-def _resource(path: str) -> str:
-    parts = _resource_parts(path)
-    if parts[:1] == ["namespaces"] and len(parts) >= 3:
-        return parts[2]
-    return parts[0] if parts else path
-
-
-def _describe(path: str, query: dict[str, str]) -> str:
-    selector = query.get("fieldSelector")
-    return f"GET {path}" + (f" (fieldSelector {selector})" if selector else "")
-

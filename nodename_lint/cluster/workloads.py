@@ -170,7 +170,7 @@ def _trimmed_metadata(obj: dict[str, Any], *, managed: bool) -> dict[str, Any]:
 
 def trim_audit_pod(pod: dict[str, Any]) -> dict[str, Any]:
     """A Pod as audit keeps it: a controller's Pod only for usage; a bare Pod with its whole spec."""
-    from .live import trim_pod  # the fields the node-usage sums read
+    from .snapshot import trim_pod  # the fields the node-usage sums read
 
     status = _pick(pod.get("status"), ("phase", "reason", "message"))
     if controller_of(pod) is not None:
@@ -225,7 +225,8 @@ def read_live(live: Any, progress: Progress | None = None) -> ClusterObjects:
     `live` is a cluster.live.LiveCluster. A 403 on one resource leaves it out (with the reason);
     anything else that makes the cluster unreadable raises ClusterUnavailable.
     """
-    from .live import Forbidden, trim_namespace, trim_node
+    from .errors import Forbidden
+    from .snapshot import trim_namespace, trim_node
 
     progress = progress or Progress()
     connection = live.connection
@@ -251,7 +252,7 @@ def read_live(live: Any, progress: Progress | None = None) -> ClusterObjects:
 
 def write_workload_snapshot(found: ClusterObjects, output: str | None) -> None:
     """`snapshot --workloads`: the same objects audit reads live, as a v1 List for --cluster-state."""
-    from .live import write_snapshot
+    from .snapshot import write_snapshot
 
     items = [obj for kind in (*CORE, *WORKLOADS) for obj in found.of(kind)]
     write_snapshot({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items},
