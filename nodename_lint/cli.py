@@ -85,7 +85,9 @@ def _format_output_options(command: Any) -> Any:
 
 
 @main.command("lint")
-@click.argument("paths", nargs=-1, type=click.Path())
+# readable=False: click would refuse the whole run for one unreadable file; the engine reports it as a
+# finding at its line 1 and lints the others.
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @click.option("--format", "formats", multiple=True, type=click.Choice(FORMATS), help="Output format (repeatable).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE instead of stdout.")
 @_format_output_options

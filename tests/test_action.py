@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import ROOT, lint_yaml
+from .conftest import ROOT, lint_yaml, unavailable
 from .test_precommit import GIT_IDENTITY, snapshot_working_tree
 from .test_sarif import BROKEN_DEPLOYMENT, assert_valid_sarif
 
@@ -229,7 +229,7 @@ def test_install_step_installs_the_action_checkout_into_a_virtualenv(pull_reques
     run = run_action(workspace, tmp_path, event, action_path=action_path, paths="deploy")
     python = run.step_outputs["install"].get("python", "")
     if not python and any(word in run.stderr for word in ("NewConnectionError", "Could not find a version")):
-        pytest.skip("pip could not reach the package index")
+        unavailable("pip could not reach the package index")
     assert python == str(tmp_path / "runner" / "nodename-lint-venv" / "bin" / "python"), run.stderr
     assert "already installed" not in run.stdout
     assert run.exit_code == 1 and run.outputs["findings"] == "2", run.stderr

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -17,14 +16,12 @@ import pytest
 import yaml
 
 from tests.apiserver import ApiServer
-from tests.conftest import run_cli
+from tests.conftest import require_tool, run_cli, unavailable
 
 
 @pytest.fixture
 def kubectl(tmp_path: Path, kubeconfig: Path):
-    binary = shutil.which("kubectl")
-    if binary is None:
-        pytest.skip("kubectl is not installed (apt-get install kubernetes-client)")
+    binary = require_tool("kubectl", "apt-get install kubernetes-client")
     env = {**os.environ, "HOME": str(tmp_path), "KUBECONFIG": str(kubeconfig)}
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -33,7 +30,7 @@ def kubectl(tmp_path: Path, kubeconfig: Path):
 
     probe = run("version", "--client")
     if probe.returncode != 0:
-        pytest.skip(f"{binary} does not run here: {probe.stderr.strip()[:200]}")
+        unavailable(f"{binary} does not run here: {probe.stderr.strip()[:200]}")
     return run
 
 

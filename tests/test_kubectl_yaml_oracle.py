@@ -24,7 +24,7 @@ from nodename_lint.documents import decode, iter_documents
 from nodename_lint.registry import all_rules
 from nodename_lint.yamlnodes import ConversionError, to_python
 
-from .conftest import ROOT
+from .conftest import ROOT, require_tool, unavailable
 
 ORACLE_SOURCE = ROOT / "tests" / "oracle" / "yaml2json.go"
 GOPATHS = ("/usr/share/gocode",)
@@ -34,12 +34,10 @@ FAILED = object()  # the document cannot be converted
 @pytest.fixture(scope="session")
 def kubectl_json(tmp_path_factory):
     """A function: YAML documents -> what kubectl would send (JSON value) or FAILED, one Go run per batch."""
-    go = shutil.which("go")
-    if go is None:
-        pytest.skip("Go is not installed (apt-get install golang-go golang-k8s-sigs-yaml-dev)")
+    go = require_tool("go", "apt-get install golang-go golang-k8s-sigs-yaml-dev")
     library = next((p for p in GOPATHS if (Path(p) / "src/sigs.k8s.io/yaml/yaml.go").is_file()), None)
     if library is None:
-        pytest.skip("sigs.k8s.io/yaml is not installed (apt-get install golang-k8s-sigs-yaml-dev)")
+        unavailable("sigs.k8s.io/yaml is not installed (apt-get install golang-k8s-sigs-yaml-dev)")
     gopath = tmp_path_factory.mktemp("gopath")
     package = gopath / "src" / "yaml2json"
     package.mkdir(parents=True)
