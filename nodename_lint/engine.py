@@ -112,6 +112,12 @@ class Linter:
         result.findings.sort(key=Finding.sort_key)
         return result
 
+    def check_object(self, obj: Manifest) -> FileResult:
+        """Run the object rules on one object that comes from no file (audit reads them from a cluster)."""
+        result = FileResult(Source(obj.path, obj.is_static_pod), objects=1)
+        self._check_object(result, obj)
+        return result
+
     def _lint_documents(self, result: FileResult, documents: Iterable[Document]) -> None:
         source = result.source
         file_objects: list[Manifest] = []

@@ -55,6 +55,10 @@ class ObjectRef:
         where = f"{self.namespace}/" if self.namespace else ""
         return f"{self.kind} {where}{self.name or '<unnamed>'}"
 
+    def key(self) -> str:
+        """kind/namespace/name (kind/name when cluster-scoped): how audit names an object it reports."""
+        return "/".join(part for part in (self.kind, self.namespace, self.name or "<unnamed>") if part)
+
 
 class Manifest:
     """One Kubernetes object of a file, read lazily from its YAML nodes."""

@@ -341,17 +341,23 @@ class ApiConnection:
         return f"cannot read {what} from the API server {self.host}: {text}"
 
     # --- lists --------------------------------------------------------------------------------
-    def list_all(self, path: str, field_selector: str = "") -> list[dict[str, Any]]:
-        """Every item of a list, page by page; a 410 on a continue token restarts the list once."""
+    def list_all(self, path: str, field_selector: str = "",
+                 keep: Callable[[dict[str, Any]], Any] | None = None) -> list[Any]:
+        """Every item of a list, page by page; a 410 on a continue token restarts the list once.
+
+        `keep` turns each item into what is kept as its page arrives (audit trims Pods so), so a
+        big list never sits in memory whole.
+        """
         for restart in (False, True):
-            items: list[dict[str, Any]] = []
+            items: list[Any] = []
             query = {"limit": str(PAGE_SIZE)}
             if field_selector:
                 query["fieldSelector"] = field_selector
             try:
                 while True:
                     page = self._get(path, query)
-                    items.extend(item for item in page.get("items") or [] if isinstance(item, dict))
+                    page_items = (item for item in page.get("items") or [] if isinstance(item, dict))
+                    items.extend(map(keep, page_items) if keep else page_items)
                     token = (page.get("metadata") or {}).get("continue")
                     if not token:
                         return items
@@ -590,16 +596,22 @@ def _status_message(body: bytes) -> str:
     return str(data.get("message", "")) if isinstance(data, dict) else ""
 
 
+def _resource_parts(path: str) -> list[str]:
+    """The path after /api/v1 or /apis/GROUP/VERSION."""
+    parts = path.strip("/").split("/")
+    return parts[3:] if parts[:1] == ["apis"] else parts[2:]
+
+
 def _is_get(path: str) -> bool:
     """A path to one object (/api/v1/nodes/NAME) rather than a collection."""
-    parts = path.strip("/").split("/")[2:]
+    parts = _resource_parts(path)
     if parts[:1] == ["namespaces"] and len(parts) >= 3:
         parts = parts[2:]
     return len(parts) == 2
 
 
 def _resource(path: str) -> str:
-    parts = path.strip("/").split("/")[2:]
+    parts = _resource_parts(path)
     if parts[:1] == ["namespaces"] and len(parts) >= 3:
         return parts[2]
     return parts[0] if parts else path
