@@ -102,7 +102,8 @@ def _format_output_options(command: Any) -> Any:
 @click.option("--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set].")
 @click.option("--live", is_flag=True, help="Read cluster state from the current kubeconfig context.")
 @click.option("--cluster-state", "cluster_state", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Cluster state saved by `kubectl get nodes,namespaces,pods -A -o yaml` (or -o json, or `nodename-lint snapshot`).")
+              help="Cluster state saved by `kubectl get nodes,namespaces,pods -A -o yaml` "
+              "(or -o json, or `nodename-lint snapshot`).")
 @click.option("--fix", is_flag=True, help="Fix what can be fixed in the files, then report what remains.")
 @click.option("--diff", is_flag=True, help="Print a unified diff of what --fix would change; write nothing.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",

@@ -119,7 +119,8 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     if replicas == 1:
         head = f"{pods_noun(obj)} would be rejected by the kubelet on {name} with {shortage.kubelet_reason}"
     elif admitted == 0:
-        head = f"none of {pods_noun(obj)} fits on {name}: each would be rejected by the kubelet with {shortage.kubelet_reason}"
+        head = (f"none of {pods_noun(obj)} fits on {name}: each would be rejected by the kubelet with "
+                f"{shortage.kubelet_reason}")
     else:
         head = (
             f"only {admitted} of {pods_noun(obj)} fit on {name}: replica {admitted + 1} would be rejected by the "

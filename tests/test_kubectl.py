@@ -74,7 +74,8 @@ def test_kubectl_sees_a_wrong_token_as_unauthorized(kubectl, api_server: ApiServ
 
 def test_kubectl_saved_state_gives_the_same_findings_as_live(kubectl, tmp_path: Path, api_server: ApiServer,
                                                               kubeconfig: Path) -> None:
-    """`kubectl get nodes,namespaces,pods -A -o yaml` of this server, used as --cluster-state, agrees with the live run."""
+    """`kubectl get nodes,namespaces,pods -A -o yaml` of this server, used as --cluster-state, agrees with the
+    live run."""
     result = kubectl("get", "nodes,namespaces,pods", "-A", "-o", "yaml")
     assert result.returncode == 0, result.stderr
     state = tmp_path / "state.yaml"
