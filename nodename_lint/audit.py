@@ -21,6 +21,7 @@ from typing import Any
 
 from yaml import MappingNode
 
+from .cluster.from_file import StateError, state_from_objects
 from .cluster.records import NodeUsage, PodInfo
 from .cluster.state import ClusterState
 from .cluster.workloads import (
@@ -41,6 +42,7 @@ from .podspec import pinned_node
 from .registry import all_rules
 from .rule import SEVERITY_RANK, Context, Severity
 from .scheduling import pod_requests
+from .sources import UsageError
 
 # Rules that cannot apply to an object read from the API: they are about files (syntax, static Pod
 # folders) or compare a manifest with the live object, which here is the object itself.
@@ -147,9 +149,6 @@ class Plan:
 
 def build_state(objects: ClusterObjects) -> AuditState:
     """The ClusterState the rules read, from the audited objects."""
-    from .cluster.from_file import StateError, state_from_objects
-    from .sources import UsageError
-
     def present(kind: str, resource: str) -> list[dict[str, Any]] | None:
         return None if resource in objects.unavailable else objects.of(kind)
 

@@ -14,8 +14,12 @@ from .clitypes import Duration, complete_contexts, complete_rule_ids
 from .report import FORMATS
 from .sources import UsageError
 
-if TYPE_CHECKING:  # startup: the CLI imports the engine's modules only when a command needs them
+if TYPE_CHECKING:
     from .rule import Severity
+
+# Startup: every import inside a function of this module is deliberate. `--version`, `rules` and an
+# offline lint load only what they use (the engine, the cluster code, the fixer, the reporters are
+# imported where a command needs them); tests/test_imports.py proves it.
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 SEVERITY_CHOICES = ("error", "warning", "info")
