@@ -12,7 +12,17 @@ from .documents import Document, SyntaxProblem, iter_documents
 from .findings import Finding, RunResult
 from .model import Manifest, live_list_fields, objects_in
 from .registry import all_rules
-from .rule import Context, GroupCheck, ObjectCheck, ObjectRuleCheck, Rule, Severity, Violation
+from .rule import (
+    Context,
+    GroupCheck,
+    GroupKind,
+    ObjectCheck,
+    ObjectKind,
+    ObjectRuleCheck,
+    Rule,
+    Severity,
+    Violation,
+)
 from .sources import Source, read_blocks
 from .suppress import (
     annotation_ignores,
@@ -63,8 +73,8 @@ class Linter:
         catalogue = all_rules()
         self.context = context
         self.skipped: dict[str, str] = {}
-        self.object_checks: dict[str, list[ActiveCheck[ObjectCheck]]] = {"object": [], "static-pod": []}
-        self.group_checks: dict[str, list[ActiveCheck[GroupCheck]]] = {"file": [], "folder": []}
+        self.object_checks: dict[ObjectKind, list[ActiveCheck[ObjectCheck]]] = {"object": [], "static-pod": []}
+        self.group_checks: dict[GroupKind, list[ActiveCheck[GroupCheck]]] = {"file": [], "folder": []}
         for rule_id, configured in severities.items():
             rule = catalogue[rule_id]
             reason = self._missing_data(rule)
