@@ -21,16 +21,17 @@ from typing import Any
 
 from yaml import MappingNode
 
-from .cluster.state import ClusterState, NodeUsage, PodInfo
+from .cluster.state import ClusterState, NodeUsage
 from .cluster.workloads import (
     API_VERSIONS,
     SYSTEM_PLACED,
     WORKLOADS,
     ClusterObjects,
     Placement,
+    PodRecord,
+    admission_rule,
     controller_of,
     nodename_managers,
-    placement,
 )
 from .documents import Document
 from .engine import Linter
@@ -43,21 +44,12 @@ from .rule import SEVERITY_RANK, Context, Severity
 # folders) or compare a manifest with the live object, which here is the object itself.
 NOT_APPLICABLE = frozenset({"yaml-syntax", "duplicate-key", "nodename-immutable", "static-pod-invalid",
                             "static-pod-missing-namespace", "mirror-pod-manifest"})
-# The rule whose prediction a kubelet admission failure (status.reason of a Failed Pod) confirms.
-ADMISSION_RULES = {"NodeAffinity": "node-selector-mismatch", "TaintToleration": "untolerated-taint"}
 PODGC_PERIOD = timedelta(seconds=20)  # gcCheckPeriod, pkg/controller/podgc/gc_controller.go
 PODGC_QUARANTINE = timedelta(seconds=40)  # quarantineTime: how long a missing node may reappear
 LIVE = "In the cluster: "  # starts what a finding adds from the object's live state (see _live)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _EMPTY_DOCUMENT = Document(index=0, line_offset=0, text="", root=None)
 _EMPTY_NODE = MappingNode("tag:yaml.org,2002:map", [])
-
-
-def admission_rule(reason: str) -> str | None:
-    """The rule that predicts a kubelet admission failure with this status.reason, if any."""
-    if reason.startswith("OutOf"):
-        return "insufficient-resources"
-    return ADMISSION_RULES.get(reason)
 
 
 class ClusterObject(Manifest):
@@ -89,17 +81,22 @@ class ClusterObject(Manifest):
 
 @dataclass(slots=True)
 class AuditState(ClusterState):
-    """A ClusterState that can leave the Pods of the object being checked out of the node usage."""
+    """A ClusterState whose node usage comes from PodRecords, and can leave the checked object's own Pods out.
 
-    _own: dict[str, list[PodInfo]] = field(default_factory=dict, repr=False)  # node -> the object's own Pods
+    `pods` is empty (known, but not kept as PodInfo): usage() sums the records once per run.
+    """
+
+    records: list[PodRecord] = field(default_factory=list, repr=False)
+    _sums: dict[str, NodeUsage] | None = field(default=None, repr=False)
+    _own: dict[str, list[PodRecord]] = field(default_factory=dict, repr=False)  # node -> the object's own Pods
 
     @contextlib.contextmanager
-    def excluding(self, pods: list[PodInfo]) -> Iterator[None]:
+    def excluding(self, pods: list[PodRecord]) -> Iterator[None]:
         """Within the block, usage() does not count these Pods (answers memoized for others are set aside)."""
-        own: dict[str, list[PodInfo]] = {}
+        own: dict[str, list[PodRecord]] = {}
         for pod in pods:
-            if pod.node_name and not pod.is_terminated:
-                own.setdefault(pod.node_name, []).append(pod)
+            if pod.node and pod.running:
+                own.setdefault(pod.node, []).append(pod)
         if not own:
             yield
             return
@@ -110,17 +107,33 @@ class AuditState(ClusterState):
             self.memo, self._own = shared, {}
 
     def usage(self, node: str) -> NodeUsage | None:
-        usage = ClusterState.usage(self, node)
+        if not self.pods_known_on(node):
+            return None
+        if self._sums is None:
+            self._sums = _sum_by_node(self.records)
+        usage = self._sums.get(node) or NodeUsage(0, {})
         own = self._own.get(node)
-        if usage is None or not own:
+        if not own:
             return usage
-        from .scheduling import pod_requests
-
         requested = dict(usage.requested)
         for pod in own:
-            for resource, amount in pod_requests(pod.spec, lenient=True).items():
+            for resource, amount in pod.requests.items():
                 requested[resource] = requested.get(resource, 0) - amount
         return NodeUsage(usage.pods - len(own), requested)
+
+
+def _sum_by_node(records: list[PodRecord]) -> dict[str, NodeUsage]:
+    """Pods count and summed requests of the running Pods on each node."""
+    sums: dict[str, NodeUsage] = {}
+    for pod in records:
+        if pod.node and pod.running:
+            usage = sums.get(pod.node)
+            if usage is None:
+                usage = sums[pod.node] = NodeUsage(0, {})
+            usage.pods += 1
+            for resource, amount in pod.requests.items():
+                usage.requested[resource] = usage.requested.get(resource, 0) + amount
+    return sums
 
 
 @dataclass
@@ -128,7 +141,7 @@ class Subject:
     """One object audit checks, with the Pods that are its own."""
 
     obj: ClusterObject
-    own_pods: list[PodInfo]
+    own_pods: list[PodRecord]
     placement: Placement | None = None  # for a bare Pod
     managers: list[str] = field(default_factory=list)
     rejected: list[dict[str, Any]] = field(default_factory=list)  # a workload's Pods Failed on kubelet admission
@@ -151,21 +164,20 @@ def build_state(objects: ClusterObjects) -> AuditState:
     def present(kind: str, resource: str) -> list[dict[str, Any]] | None:
         return None if resource in objects.unavailable else objects.of(kind)
 
-    unavailable = dict(objects.unavailable)
+    unavailable = {k: v for k, v in objects.unavailable.items() if k in ("nodes", "namespaces", "pods")}
     if "pods" in unavailable:
         unavailable["live-pods"] = unavailable["pods"]
     try:
         state = state_from_objects(objects.source, nodes=present("Node", "nodes"),
-                                   namespaces=present("Namespace", "namespaces"), pods=present("Pod", "pods"),
-                                   unavailable={k: v for k, v in unavailable.items() if k in
-                                                ("nodes", "namespaces", "pods", "live-pods")})
+                                   namespaces=present("Namespace", "namespaces"), pods=None, unavailable=unavailable)
     except StateError as exc:
         raise UsageError(f"{objects.source}: bad cluster state: {exc}") from None
-    return AuditState(source=state.source, nodes=state.nodes, namespaces=state.namespaces, pods=state.pods,
-                      unavailable=state.unavailable)
+    return AuditState(source=state.source, nodes=state.nodes, namespaces=state.namespaces,
+                      pods=None if "pods" in unavailable else [], unavailable=state.unavailable,
+                      records=objects.pods)
 
 
-def plan(objects: ClusterObjects, state: ClusterState, default_namespace: str) -> Plan:
+def plan(objects: ClusterObjects, default_namespace: str) -> Plan:
     """The top-level workloads and the bare Pods to check; every other Pod is counted and left alone."""
     workloads = {(kind, _namespace(obj), _name(obj)): obj for kind in WORKLOADS for obj in objects.of(kind)}
 
@@ -179,26 +191,29 @@ def plan(objects: ClusterObjects, state: ClusterState, default_namespace: str) -
             key = (owner[0], key[1], owner[1])
         return key
 
-    own_pods: dict[tuple[str, str, str], list[PodInfo]] = {}
+    own_pods: dict[tuple[str, str, str], list[PodRecord]] = {}
+    system: dict[Placement, int] = {}
+    records: dict[tuple[str, str], PodRecord] = {}
+    for record in objects.pods:
+        records[(record.namespace, record.name)] = record
+        if record.owner is not None:
+            own_pods.setdefault(top((record.owner[0], record.namespace, record.owner[1])), []).append(record)
+        if record.placement in SYSTEM_PLACED:
+            system[record.placement] = system.get(record.placement, 0) + 1
     rejected: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     pods: list[Subject] = []
-    system: dict[Placement, int] = {}
     undecided = 0
-    for raw, info in zip(objects.of("Pod"), state.pods or []):
-        where = placement(raw)
-        owner = controller_of(raw)
-        if owner is not None:
-            key = top((owner[0], info.namespace, owner[1]))
-            own_pods.setdefault(key, []).append(info)
-            if info.phase == "Failed" and admission_rule(_status(raw, "reason")):
-                rejected.setdefault(key, []).append(raw)
-        if where in SYSTEM_PLACED:
-            system[where] = system.get(where, 0) + 1
+    for raw in objects.of("Pod"):  # the Pods kept whole: bare ones, and rejected ones of a workload
+        kept = records.get((_namespace(raw), _name(raw)))
+        if kept is None:
             continue
-        if info.phase == "Succeeded":
+        if kept.owner is not None:
+            rejected.setdefault(top((kept.owner[0], kept.namespace, kept.owner[1])), []).append(raw)
+        if kept.placement in SYSTEM_PLACED or _status(raw, "phase") == "Succeeded":
             continue
-        undecided += where is Placement.UNKNOWN
-        pods.append(Subject(ClusterObject(raw, "Pod", default_namespace), [info], where, nodename_managers(raw) or []))
+        undecided += kept.placement is Placement.UNKNOWN
+        pods.append(Subject(ClusterObject(raw, "Pod", default_namespace), [kept], kept.placement,
+                            nodename_managers(raw) or []))
     owners = [Subject(ClusterObject(raw, key[0], default_namespace), own_pods.get(key, []), rejected=rejected.get(key, []))
               for key, raw in workloads.items() if top(key) == key]
     return Plan(owners + pods, system, undecided)
@@ -223,7 +238,7 @@ def run_audit(objects: ClusterObjects, severities: dict[str, Severity], *, defau
     state = build_state(objects)
     active = {rule: severity for rule, severity in severities.items() if rule not in NOT_APPLICABLE}
     linter = Linter(active, Context(cluster=state, default_namespace=default_namespace))
-    work = plan(objects, state, default_namespace)
+    work = plan(objects, default_namespace)
     result = RunResult(skipped_rules=dict(linter.skipped), cluster=objects.source)
     now = now or datetime.now(timezone.utc)
     for subject in work.subjects:

@@ -79,7 +79,10 @@ def audit_result(*objects: dict[str, Any]) -> Any:
     """The RunResult of auditing these objects next to nodes()."""
     found = ClusterObjects(source="file test.yaml", by_kind={"Node": nodes(), "Namespace": [], "Pod": []})
     for obj in objects:
-        found.by_kind.setdefault(obj["kind"], []).append(obj)
+        if obj["kind"] == "Pod":
+            found.add_pod(obj)
+        else:
+            found.by_kind.setdefault(obj["kind"], []).append(obj)
     return run_audit(found, {rule.id: rule.severity for rule in all_rules().values()}, now=NOW)
 
 
@@ -338,14 +341,14 @@ def test_the_ignore_annotation_on_a_live_object_silences_it() -> None:
 def test_progress_is_shown_on_a_terminal_and_cleared() -> None:
     import io
 
-    from nodename_lint.cluster.workloads import Progress
+    from nodename_lint.cluster.workloads import ListProgress
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
             return True
 
     screen = Terminal()
-    progress = Progress(screen)
+    progress = ListProgress(screen)
     keep = progress.counter("pods", lambda obj: obj)
     for index in range(1200):
         keep({"n": index})
@@ -353,7 +356,7 @@ def test_progress_is_shown_on_a_terminal_and_cleared() -> None:
     assert "reading pods: 500" in screen.getvalue() and "reading pods: 1,000" in screen.getvalue()
     assert screen.getvalue().endswith("\r\x1b[K")
     quiet = io.StringIO()
-    Progress(quiet).counter("pods", lambda obj: obj)({"n": 1})
+    ListProgress(quiet).counter("pods", lambda obj: obj)({"n": 1})
     assert quiet.getvalue() == ""
 
 
