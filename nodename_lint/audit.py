@@ -372,10 +372,11 @@ def _summary_notes(objects: ClusterObjects, work: Plan) -> list[str]:
             work.system_placed.items(), key=lambda item: item[0].value))
         notes.append(f"{system} Pod{'s' if system != 1 else ''} placed by the system were not checked: {parts}")
     if work.undecided:
+        many = work.undecided != 1
         notes.append(
-            f"{work.undecided} bare Pod{'s' if work.undecided != 1 else ''} with nodeName have no managedFields, so "
-            "who set nodeName is unknown: only their live state (missing node, kubelet rejection) was audited; "
-            "save the state with --show-managed-fields")
+            f"{work.undecided} bare Pod{'s' if many else ''} with nodeName {'have' if many else 'has'} no managedFields, "
+            f"so who set nodeName is unknown: only {'their' if many else 'its'} live state (missing node, kubelet "
+            "rejection) was audited; save the state with --show-managed-fields")
     for resource, reason in objects.unavailable.items():
         what = "bare Pods and the live-state findings" if resource == "pods" else resource
         notes.append(f"not audited: {what}: {reason}")

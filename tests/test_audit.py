@@ -367,3 +367,32 @@ def test_the_readme_shows_lines_of_the_real_audit_run() -> None:
     printed = (EXAMPLE / "audit-expected.txt").read_text(encoding="utf-8").splitlines()
     assert len(shown) >= 3
     assert all(any(line.startswith(excerpt.removesuffix(" ...")) for line in printed) for excerpt in shown)
+
+
+BAD_STATE = """\
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Node, metadata: {name: kind-worker}}
+- {apiVersion: v1, kind: Pod, metadata: 5, spec: [1], status: x}
+- {apiVersion: v1, kind: Pod, metadata: {name: p, ownerReferences: [7, {controller: true}]}, spec: {nodeName: 3}}
+- {apiVersion: apps/v1, kind: Deployment, metadata: [], spec: {template: 4}}
+- {apiVersion: apps/v1, kind: ReplicaSet, metadata: {name: rs, ownerReferences: {a: b}}, spec: {template: {spec: []}}}
+- apps/v1
+- {apiVersion: batch/v1, kind: CronJob, metadata: {name: cj}, spec: {jobTemplate: {spec: {template: {spec: {nodeName: [x]}}}}}}
+"""
+
+
+def test_odd_objects_in_a_state_file_never_end_in_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "state.yaml").write_text(BAD_STATE)
+    result = run_cli("audit", "--cluster-state", str(tmp_path / "state.yaml"))
+    assert "Traceback" not in result.stderr and result.returncode in (0, 1, 2), result.stderr
+    assert result.stdout or result.stderr.startswith("nodename-lint: ")
+
+
+def test_audit_from_a_file_never_imports_the_kubernetes_client(tmp_path: Path) -> None:
+    from tests.test_imports import loaded_modules
+
+    _, loaded, output = loaded_modules(["audit", "--cluster-state", str(EXAMPLE / "state.yaml")], tmp_path)
+    assert "kubernetes" not in loaded and "urllib3" not in loaded, loaded
+    assert "Pod/default/ghost" in output
