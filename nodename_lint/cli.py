@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,6 +13,9 @@ from . import __version__
 from .clitypes import Duration, complete_contexts, complete_rule_ids
 from .report import FORMATS
 from .sources import UsageError
+
+if TYPE_CHECKING:  # startup: the CLI imports the engine's modules only when a command needs them
+    from .rule import Severity
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 SEVERITY_CHOICES = ("error", "warning", "info")
@@ -115,7 +118,7 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
                  exit_zero: bool, statistics: bool, quiet: bool, show_source: bool,
                  **format_outputs: str | None) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
-    outputs = {name: format_outputs[f"output_{name}"] for name in FORMATS if format_outputs[f"output_{name}"]}
+    outputs: dict[str, str] = {name: file for name in FORMATS if (file := format_outputs[f"output_{name}"])}
     try:
         live_options = _live(kube_context, kubeconfig, in_cluster, request_timeout, live)
         code = run_lint(
@@ -165,7 +168,7 @@ class _Group:
 
     config: Any
     paths: list[str]
-    severities: dict[str, str] = field(default_factory=dict)
+    severities: dict[str, Severity | None] = field(default_factory=dict)  # None: the rule's own severity
     sources: list[Any] = field(default_factory=list)
 
 
@@ -264,7 +267,7 @@ def _config_groups(paths: list[str], config_path: str | None, select: list[str],
     groups = []
     for found, group_paths in by_config.items():
         config = load_config(found, list(catalogue))
-        severities = resolve_severities({rule.id: rule.severity for rule in catalogue.values()}, config, select, ignore)
+        severities = resolve_severities(catalogue, config, select, ignore)
         sources = list(discover(group_paths, [*static_pod_dirs, *config.static_pod_dirs], config.exclude))
         groups.append(_Group(config, group_paths, dict(severities), sources))
     return groups

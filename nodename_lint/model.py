@@ -7,8 +7,9 @@ line and column of the node the user has to change.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -62,7 +63,7 @@ class ObjectRef:
 class Manifest:
     """One Kubernetes object of a file, read lazily from its YAML nodes."""
 
-    __slots__ = ("path", "document", "node", "api_version", "kind", "is_static_pod", "_namespace_default", "_cache")
+    __slots__ = ("_cache", "_namespace_default", "api_version", "document", "is_static_pod", "kind", "node", "path")
 
     def __init__(
         self,

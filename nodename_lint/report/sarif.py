@@ -69,7 +69,7 @@ def _section(doc: str, heading: str) -> str:
     return " ".join(match.group(1).split()) if match else ""
 
 
-def _result(finding: Finding, rule_index: dict[str, int], root: str, fingerprints: "_Fingerprints") -> dict[str, Any]:
+def _result(finding: Finding, rule_index: dict[str, int], root: str, fingerprints: _Fingerprints) -> dict[str, Any]:
     message = finding.message + (f" Fix: {finding.fix}" if finding.fix else "")
     uri = repository_path(finding.file, root) if finding.in_file else None
     location: dict[str, Any] = {}

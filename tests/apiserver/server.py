@@ -18,9 +18,10 @@ import socket
 import ssl
 import threading
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import trustme
@@ -75,7 +76,7 @@ class Fault:
 
     action: "status:<code>" (a Status error, with Retry-After for 429), "hang" (read the request,
     never answer), "truncate" (promise more bytes than sent, then close), "malformed" (200 with a
-    body that is not JSON), "gone" (410 Expired, only for requests that carry a continue token).
+    body that is not JSON), "not-utf8" (200 with JSON bytes that are not UTF-8), "gone" (410 Expired, only for requests that carry a continue token).
     """
 
     action: str
@@ -230,7 +231,7 @@ class ApiServer:
         self._httpd: ThreadingHTTPServer | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
-    def __enter__(self) -> "ApiServer":
+    def __enter__(self) -> ApiServer:
         self.start()
         return self
 
@@ -314,7 +315,7 @@ class ApiServer:
             group_version = "v1" if path == "/api/v1" else path[len("/apis/"):]
             return 200, json.dumps(self._resource_list(group_version)).encode()
         if request.method != "GET":
-            raise ApiError(405, "MethodNotAllowed", f"the server does not allow this method on the requested resource")
+            raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
         if path.startswith("/apis/"):  # /apis/GROUP/VERSION/...
             group_version, parts = "/".join(path.split("/")[2:4]), path.split("/")[4:]
         else:
@@ -466,6 +467,9 @@ class _Handler(BaseHTTPRequestHandler):
         if action == "malformed":
             self._send(200, b'{"kind": "NodeList", "items": [{"metadata": {"name": "kind-worker"}, ]')
             return True
+        if action == "not-utf8":
+            self._send(200, b'{"kind": "NodeList", "items": [{"metadata": {"name": "kind-\xff\xfeworker"}}]}')
+            return True
         raise ValueError(f"unknown fault {action!r}")
 
     do_GET = _handle
@@ -485,7 +489,7 @@ class SilentServer:
         self.connections: list[socket.socket] = []
         self._stop = threading.Event()
 
-    def __enter__(self) -> "SilentServer":
+    def __enter__(self) -> SilentServer:
         threading.Thread(target=self._accept, daemon=True).start()
         return self
 
