@@ -30,9 +30,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from live_scale import TEAMS, cluster
+from live_scale import TEAMS, cluster  # noqa: E402
 
-from tests.apiserver import TOKEN, ApiServer, cluster_entry, write_kubeconfig
+from tests.apiserver import TOKEN, ApiServer, cluster_entry, write_kubeconfig  # noqa: E402
 
 
 def with_owners(objects: dict[str, list[dict[str, Any]]], seed: int = 2026) -> dict[str, list[dict[str, Any]]]:

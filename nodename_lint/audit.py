@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -38,6 +38,7 @@ from .engine import Linter
 from .findings import Finding, RunResult
 from .model import Manifest, Path
 from .podspec import pinned_node
+from .registry import all_rules
 from .rule import SEVERITY_RANK, Context, Severity
 
 # Rules that cannot apply to an object read from the API: they are about files (syntax, static Pod
@@ -92,7 +93,8 @@ class AuditState(ClusterState):
 
     @contextlib.contextmanager
     def excluding(self, pods: list[PodRecord]) -> Iterator[None]:
-        """Within the block, usage() does not count these Pods (answers memoized for others are set aside)."""
+        """Within the block, usage() does not count these Pods (the no-node-fits answers cached for the
+        whole cluster are set aside, as they counted them)."""
         own: dict[str, list[PodRecord]] = {}
         for pod in pods:
             if pod.node and pod.running:
@@ -100,11 +102,11 @@ class AuditState(ClusterState):
         if not own:
             yield
             return
-        shared, self.memo, self._own = self.memo, {}, own
+        shared, self._no_fit, self._own = self._no_fit, {}, own
         try:
             yield
         finally:
-            self.memo, self._own = shared, {}
+            self._no_fit, self._own = shared, {}
 
     def usage(self, node: str) -> NodeUsage | None:
         if not self.pods_known_on(node):
@@ -214,8 +216,8 @@ def plan(objects: ClusterObjects, default_namespace: str) -> Plan:
         undecided += kept.placement is Placement.UNKNOWN
         pods.append(Subject(ClusterObject(raw, "Pod", default_namespace), [kept], kept.placement,
                             nodename_managers(raw) or []))
-    owners = [Subject(ClusterObject(raw, key[0], default_namespace), own_pods.get(key, []), rejected=rejected.get(key, []))
-              for key, raw in workloads.items() if top(key) == key]
+    owners = [Subject(ClusterObject(raw, key[0], default_namespace), own_pods.get(key, []),
+                      rejected=rejected.get(key, [])) for key, raw in workloads.items() if top(key) == key]
     return Plan(owners + pods, system, undecided)
 
 
@@ -232,7 +234,7 @@ def _namespace(obj: dict[str, Any]) -> str:
     return str(_metadata(obj).get("namespace") or "default")
 
 
-def run_audit(objects: ClusterObjects, severities: dict[str, Severity], *, default_namespace: str = "default",
+def run_audit(objects: ClusterObjects, severities: Mapping[str, Severity | None], *, default_namespace: str = "default",
               now: datetime | None = None) -> RunResult:
     """Audit the objects with the rules at these severities; findings name objects, not files."""
     state = build_state(objects)
@@ -253,12 +255,13 @@ def run_audit(objects: ClusterObjects, severities: dict[str, Severity], *, defau
                 result.findings.extend(f for f in extra if all(f is not seen for seen in checked.findings))
         else:
             result.findings.extend(_pod_findings(subject, checked.findings, active, state, now))
-    result.findings.sort(key=lambda f: (f.object.key() if f.object else "", -SEVERITY_RANK[f.severity], f.rule, f.message))
+    result.findings.sort(key=lambda f: (f.object.key() if f.object else "", -SEVERITY_RANK[f.severity], f.rule,
+                                        f.message))
     result.notes.extend(_summary_notes(objects, work))
     return result
 
 
-def _pod_findings(subject: Subject, findings: list[Finding], severities: dict[str, Severity],
+def _pod_findings(subject: Subject, findings: list[Finding], severities: Mapping[str, Severity | None],
                   state: ClusterState, now: datetime) -> list[Finding]:
     """A bare Pod's findings as its live state qualifies them.
 
@@ -299,7 +302,7 @@ def _podgc_timeline(obj: ClusterObject, phase: Any, now: datetime) -> str:
 
 
 def _rejections(obj: ClusterObject, findings: list[Finding], rejected: list[dict[str, Any]],
-                severities: dict[str, Severity], state: ClusterState) -> list[Finding]:
+                severities: Mapping[str, Severity | None], state: ClusterState) -> list[Finding]:
     """Findings for Pods the kubelet rejected on admission (the Pod itself, or a pinned workload's Pods).
 
     Each is explained by the finding of the rule that predicts it, with the kubelet's own
@@ -333,7 +336,8 @@ def _rejections(obj: ClusterObject, findings: list[Finding], rejected: list[dict
             kept.append(finding)
             continue
         kept.append(Finding(
-            rule=rule, severity=severities[rule], file="", line=0, column=0, object=obj.ref,
+            rule=rule, severity=severities[rule] or all_rules()[rule].severity, file="", line=0, column=0,
+            object=obj.ref,
             message=(f"the kubelet on {node} rejected {obj.kind} {obj.name}'s Pod{'s' if len(pods) > 1 else ''}: "
                      f"{said}; a rejected Pod is never retried or moved. The cause is gone from the cluster now "
                      f"({state.source}): the node or the Pods on it changed since"),
@@ -374,8 +378,8 @@ def _summary_notes(objects: ClusterObjects, work: Plan) -> list[str]:
     if work.undecided:
         many = work.undecided != 1
         notes.append(
-            f"{work.undecided} bare Pod{'s' if many else ''} with nodeName {'have' if many else 'has'} no managedFields, "
-            f"so who set nodeName is unknown: only {'their' if many else 'its'} live state (missing node, kubelet "
+            f"{work.undecided} bare Pod{'s' if many else ''} with nodeName {'have' if many else 'has'} no "
+            f"managedFields, so who set nodeName is unknown: only {'their' if many else 'its'} live state (missing node, kubelet "
             "rejection) was audited; save the state with --show-managed-fields")
     for resource, reason in objects.unavailable.items():
         what = "bare Pods and the live-state findings" if resource == "pods" else resource
