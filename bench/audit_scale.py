@@ -84,13 +84,17 @@ def with_owners(objects: dict[str, list[dict[str, Any]]], seed: int = 2026) -> d
 
 
 # Runs the CLI and writes its own peak resident memory (KiB) to stderr's last line, whatever the exit code.
+# VmHWM, not getrusage's ru_maxrss: Linux carries ru_maxrss across exec, so a child started by this
+# process (which holds the whole test cluster) would report this process's size.
 MEASURED = """
-import resource, sys
+import sys
 from nodename_lint.cli import main
 try:
     main(sys.argv[1:], prog_name="nodename-lint")
 finally:
-    print(f"peak-rss-kib {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}", file=sys.stderr)
+    with open("/proc/self/status") as status:
+        peak = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+    print(f"peak-rss-kib {peak}", file=sys.stderr)
 """
 
 
