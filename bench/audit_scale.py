@@ -127,13 +127,16 @@ def main() -> None:
                                       clusters={"big": cluster_entry(server.url, server.ca_pem)},
                                       users={"big": {"token": TOKEN}}, contexts={"big": ("big", "big")}, current="big")
         state = Path(folder) / "state.json"
-        print(f"{options.nodes:,} nodes, {options.pods:,} Pods, {len(workloads['deployments']):,} Deployments, "
-              f"{len(workloads['daemonsets'])} DaemonSets; best of {options.repeat}")
+        deployments, daemonsets = len(workloads["deployments"]), len(workloads["daemonsets"])
+        print(f"{options.nodes:,} nodes, {options.pods:,} Pods, {deployments:,} Deployments, "
+              f"{daemonsets} DaemonSets; best of {options.repeat}")
         rows = []
-        for name, args in (("snapshot --workloads (reference)", ["snapshot", "--workloads", "--kubeconfig", str(kubeconfig),
-                                                                 "-o", str(state)]),
-                           ("audit live", ["audit", "--kubeconfig", str(kubeconfig), "--format", "json"]),
-                           ("audit --cluster-state state.json", ["audit", "--cluster-state", str(state), "--format", "json"])):
+        runs = (
+            ("snapshot --workloads (reference)", ["snapshot", "--workloads", "--kubeconfig", str(kubeconfig), "-o", str(state)]),
+            ("audit live", ["audit", "--kubeconfig", str(kubeconfig), "--format", "json"]),
+            ("audit --cluster-state state.json", ["audit", "--cluster-state", str(state), "--format", "json"]),
+        )
+        for name, args in runs:
             before = len(server.requests)
             seconds, peak, completed = run(args, options.repeat)
             requests = (len(server.requests) - before) // options.repeat

@@ -379,8 +379,8 @@ def _summary_notes(objects: ClusterObjects, work: Plan) -> list[str]:
         many = work.undecided != 1
         notes.append(
             f"{work.undecided} bare Pod{'s' if many else ''} with nodeName {'have' if many else 'has'} no "
-            f"managedFields, so who set nodeName is unknown: only {'their' if many else 'its'} live state (missing node, kubelet "
-            "rejection) was audited; save the state with --show-managed-fields")
+            f"managedFields, so who set nodeName is unknown: only {'their' if many else 'its'} live state "
+            "(missing node, kubelet rejection) was audited; save the state with --show-managed-fields")
     for resource, reason in objects.unavailable.items():
         what = "bare Pods and the live-state findings" if resource == "pods" else resource
         notes.append(f"not audited: {what}: {reason}")

@@ -92,6 +92,7 @@ def audit(*objects: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 HAND = managed_by("kubectl-create", nodename=True)
+REJECTED = "Pod was rejected: Node didn't have enough resource: cpu"
 
 
 # --- who placed a Pod -----------------------------------------------------------------------------
@@ -127,7 +128,7 @@ SYSTEM_PLACED = {
 @pytest.mark.parametrize("node,phase,status", [
     ("kind-gone", "Running", {}),  # NotReady, cordoned, NoExecute-tainted
     ("no-such-node", "Pending", {}),  # orphaned
-    ("kind-worker", "Failed", {"reason": "OutOfcpu", "message": "Pod was rejected: Node didn't have enough resource: cpu"}),
+    ("kind-worker", "Failed", {"reason": "OutOfcpu", "message": REJECTED}),
 ])
 def test_system_placed_pods_are_never_reported(who: str, node: str, phase: str, status: dict[str, Any]) -> None:
     assert audit(pod("p", node, phase=phase, cpu="100", meta=SYSTEM_PLACED[who], status=status)) == []
@@ -136,7 +137,7 @@ def test_system_placed_pods_are_never_reported(who: str, node: str, phase: str, 
 @pytest.mark.parametrize("node,phase,status,rule", [
     ("kind-gone", "Running", {}, "node-not-ready"),
     ("no-such-node", "Pending", {}, "unknown-node"),
-    ("kind-worker", "Failed", {"reason": "OutOfcpu", "message": "Pod was rejected: Node didn't have enough resource: cpu"},
+    ("kind-worker", "Failed", {"reason": "OutOfcpu", "message": REJECTED},
      "insufficient-resources"),
 ])
 def test_the_same_pods_pinned_by_hand_are_reported(node: str, phase: str, status: dict[str, Any], rule: str) -> None:
@@ -205,7 +206,8 @@ def test_a_rejected_pod_is_explained_by_the_rule_and_quotes_the_kubelet() -> Non
 
 def test_a_rejection_whose_cause_is_gone_is_still_reported_with_control_characters_removed() -> None:
     status = {"reason": "OutOfmemory", "message": "Pod was rejected:\x1b[2J memory"}
-    message = audit_messages(pod("p", "kind-worker", phase="Failed", meta=HAND, status=status))["insufficient-resources"]
+    found = audit_messages(pod("p", "kind-worker", phase="Failed", meta=HAND, status=status))
+    message = found["insufficient-resources"]
     assert "status.message \"Pod was rejected: [2J memory\"" in message and "\x1b" not in message
     assert "The cause is gone from the cluster now" in message
 
@@ -271,7 +273,8 @@ def test_snapshot_workloads_round_trips_to_the_same_audit(tmp_path: Path) -> Non
     assert snapshot.returncode == 0, snapshot.stderr
     saved = run_cli("audit", "--cluster-state", str(tmp_path / "s.yaml"), "--format", "json")
     assert comparable(saved.stdout, f"file {tmp_path / 's.yaml'}") == comparable(live.stdout, "context kind-kind")
-    assert "managedFields" in (tmp_path / "s.yaml").read_text() and "f:containers" not in (tmp_path / "s.yaml").read_text()
+    saved_text = (tmp_path / "s.yaml").read_text()
+    assert "managedFields" in saved_text and "f:containers" not in saved_text
 
 
 def test_audit_findings_name_the_object_in_every_format(tmp_path: Path) -> None:
@@ -379,7 +382,8 @@ items:
 - {apiVersion: apps/v1, kind: Deployment, metadata: [], spec: {template: 4}}
 - {apiVersion: apps/v1, kind: ReplicaSet, metadata: {name: rs, ownerReferences: {a: b}}, spec: {template: {spec: []}}}
 - apps/v1
-- {apiVersion: batch/v1, kind: CronJob, metadata: {name: cj}, spec: {jobTemplate: {spec: {template: {spec: {nodeName: [x]}}}}}}
+- {apiVersion: batch/v1, kind: CronJob, metadata: {name: cj},
+   spec: {jobTemplate: {spec: {template: {spec: {nodeName: [x]}}}}}}
 """
 
 
