@@ -132,7 +132,8 @@ def main() -> None:
               f"{daemonsets} DaemonSets; best of {options.repeat}")
         rows = []
         runs = (
-            ("snapshot --workloads (reference)", ["snapshot", "--workloads", "--kubeconfig", str(kubeconfig), "-o", str(state)]),
+            ("snapshot --workloads (reference)",
+             ["snapshot", "--workloads", "--kubeconfig", str(kubeconfig), "-o", str(state)]),
             ("audit live", ["audit", "--kubeconfig", str(kubeconfig), "--format", "json"]),
             ("audit --cluster-state state.json", ["audit", "--cluster-state", str(state), "--format", "json"]),
         )
