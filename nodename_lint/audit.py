@@ -282,6 +282,8 @@ def _pod_findings(subject: Subject, findings: list[Finding], severities: Mapping
             continue
         elif finding.rule == "nodename-on-pod" and subject.managers:
             finding.message += f" (nodeName was set at creation by {', '.join(subject.managers)}, per managedFields)"
+        finding.fix += (f"; a Pod's nodeName, selector and resources cannot change in place: recreate it "
+                        f"(kubectl delete pod {obj.name} -n {obj.namespace}, then apply the changed manifest)")
         kept.append(finding)
     return kept
 
