@@ -282,10 +282,37 @@ def _pod_findings(subject: Subject, findings: list[Finding], severities: Mapping
             continue
         elif finding.rule == "nodename-on-pod" and subject.managers:
             finding.message += f" (nodeName was set at creation by {', '.join(subject.managers)}, per managedFields)"
+        elif finding.rule == "node-not-ready" or (finding.rule == "untolerated-taint" and "TaintToleration" in
+                                                  finding.message):
+            finding.message = _live(finding.message, _stranded(finding.rule, phase, obj, state))
         finding.fix += (f"; a Pod's nodeName, selector and resources cannot change in place: recreate it "
                         f"(kubectl delete pod {obj.name} -n {obj.namespace}, then apply the changed manifest)")
         kept.append(finding)
     return kept
+
+
+def _stranded(rule: str, phase: Any, obj: ClusterObject, state: ClusterState) -> str:
+    """What becomes of a bare Pod already on a node that turned unusable: nothing recreates it."""
+    from .scheduling import NOT_READY_TAINT, UNREACHABLE_TAINT, eviction_delay, tolerations_of, untolerated
+
+    where = f"it is {phase} there" if isinstance(phase, str) else "it is bound there"
+    if rule == "untolerated-taint":
+        return (f"{where}: the taint eviction controller deletes a Pod that does not tolerate a NoExecute taint of "
+                "its node, and nothing recreates a bare Pod")
+    node = (state.nodes or {}).get(str(obj.get(("spec", "nodeName"))))
+    taints = [t for t in (node.taints if node else []) if t.get("key") in (NOT_READY_TAINT, UNREACHABLE_TAINT)
+              and t.get("effect") == "NoExecute"]
+    tolerations = tolerations_of(obj.pod_spec or {})
+    if not taints:
+        return f"{where}, on a node that may not run it, and nothing moves a bare Pod elsewhere"
+    if untolerated(taints, tolerations, ("NoExecute",)):
+        return f"{where}: the taint eviction controller evicts it at once, and nothing recreates a bare Pod"
+    delay = eviction_delay(taints, tolerations)
+    if delay is None:
+        return (f"{where} and tolerates the node's NoExecute taint forever: it stays bound to a node that may never "
+                "run it, and nothing moves a bare Pod elsewhere")
+    return (f"{where}: the taint eviction controller evicts it {delay} s after the node's NoExecute taint was set "
+            "(its toleration), and nothing recreates a bare Pod")
 
 
 def _podgc_timeline(obj: ClusterObject, phase: Any, now: datetime) -> str:

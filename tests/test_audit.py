@@ -400,3 +400,27 @@ def test_audit_from_a_file_never_imports_the_kubernetes_client(tmp_path: Path) -
     _, loaded, output = loaded_modules(["audit", "--cluster-state", str(EXAMPLE / "state.yaml")], tmp_path)
     assert "kubernetes" not in loaded and "urllib3" not in loaded, loaded
     assert "Pod/default/ghost" in output
+
+
+def test_a_pod_pinned_by_hand_on_a_node_tainted_noexecute_since_is_reported_with_its_fate() -> None:
+    taint = {"key": "maintenance", "value": "kernel", "effect": "NoExecute"}
+    tainted = kind_node("kind-tainted", index=3, taints=[taint])
+    found = ClusterObjects(source="file test.yaml", by_kind={"Node": [*nodes(), tainted], "Namespace": []})
+    found.add_pod(pod("debug", "kind-tainted", meta=HAND))
+    found.add_pod(pod("agent", "kind-tainted", meta=owned_by("DaemonSet", "agent")))
+    result = run_audit(found, {rule.id: rule.severity for rule in all_rules().values()}, now=NOW)
+    messages = {(f.object.key() if f.object else "", f.rule): f.message for f in result.findings}
+    assert set(messages) == {("Pod/default/debug", "untolerated-taint"), ("Pod/default/debug", "nodename-on-pod")}
+    assert "In the cluster: it is Running there: the taint eviction controller deletes" in messages[
+        ("Pod/default/debug", "untolerated-taint")]
+
+
+@pytest.mark.parametrize("tolerations,fate", [
+    ([], "evicts it at once"),
+    ([{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}],
+     "evicts it 300 s after"),
+    ([{"operator": "Exists"}], "tolerates the node's NoExecute taint forever"),
+])
+def test_a_pod_pinned_to_an_unreachable_node_is_told_when_it_is_evicted(tolerations: list[Any], fate: str) -> None:
+    message = audit_messages(pod("p", "kind-gone", meta=HAND, spec={"tolerations": tolerations}))["node-not-ready"]
+    assert "In the cluster: it is Running there" in message and fate in message
