@@ -42,7 +42,9 @@ WORKLOADS: dict[str, tuple[str, str]] = {
 }
 CORE: dict[str, str] = {"Node": "nodes", "Namespace": "namespaces", "Pod": "pods"}
 KIND_RESOURCES: dict[str, str] = {**CORE, **{kind: resource for kind, (resource, _) in WORKLOADS.items()}}
-API_VERSIONS: dict[str, str] = {"Pod": "v1", **{kind: group.removeprefix("/apis/") for kind, (_, group) in WORKLOADS.items()}}
+API_VERSIONS: dict[str, str] = {
+    "Pod": "v1", **{kind: group.removeprefix("/apis/") for kind, (_, group) in WORKLOADS.items()},
+}
 SAVE_COMMAND = ("kubectl get nodes,namespaces,pods,deployments,statefulsets,daemonsets,replicasets,jobs,cronjobs "
                 "-A -o yaml --show-managed-fields")
 
