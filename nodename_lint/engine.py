@@ -103,7 +103,7 @@ class Linter:
             live_fields = live_list_fields(document)
             if live_fields:
                 result.notes.append(
-                    f"{source.display}:{document.line_offset + 1}: skipped a List of live objects "
+                    f"{source.display}:{document.line_offset + document.root.start_mark.line + 1}: skipped a List of live objects "
                     f"({', '.join(live_fields)}: saved from a cluster with kubectl get -o yaml); it describes a "
                     "cluster, so give it with --cluster-state instead of linting it")
                 continue
