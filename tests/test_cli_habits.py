@@ -43,9 +43,9 @@ def test_statistics_prints_count_rule_summary_lines() -> None:
     import json
 
     findings = json.loads(full.stdout)["findings"]
-    assert dict((rule, count) for count, rule in counts) == {
-        rule: sum(1 for f in findings if f["rule"] == rule) for rule in {f["rule"] for f in findings}}
-    assert "unknown-node" in dict((rule, count) for count, rule in counts)
+    by_rule = {rule: count for count, rule in counts}
+    assert by_rule == {rule: sum(1 for f in findings if f["rule"] == rule) for rule in {f["rule"] for f in findings}}
+    assert "unknown-node" in by_rule
     assert any(match and "PodGC deletes it" in match.group(3) for match in parsed), "the rule's summary"
 
 

@@ -121,9 +121,9 @@ def test_a_kubectl_dump_of_live_objects_is_skipped_with_a_note(tmp_path: Path) -
     result = run_cli(".", "--format", "json", cwd=repo)  # no --cluster-state: the dump is still not manifests
     assert _findings(result) == [], result.stdout
     notes = json.loads(result.stdout)["summary"]["notes"]
-    assert notes == ["cluster/state.yaml:2: skipped a List of live objects (resourceVersion, status: saved from a "
-                     "cluster with kubectl get -o yaml); it describes a cluster, so give it with --cluster-state "
-                     "instead of linting it"]
+    assert notes == [("cluster/state.yaml:2: skipped a List of live objects (resourceVersion, status: saved from a "
+                      "cluster with kubectl get -o yaml); it describes a cluster, so give it with --cluster-state "
+                      "instead of linting it")]
     # a List of manifests to apply (no status, resourceVersion or managedFields) is linted as always
     pod = DEBUG_POD.replace("  # nodename-lint: ignore[nodename-on-pod]\n", "")
     listed = "apiVersion: v1\nkind: List\nitems:\n- " + pod.replace("\n", "\n  ").rstrip() + "\n"
