@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import click
@@ -208,6 +208,7 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
         cluster = live_cluster.state_for(wanted)
     progress = Progress(len(all_sources), enabled=not text.quiet)
     results: list[RunResult] = []
+    complete: list[RunResult] = []  # before --changed-since: SARIF always holds every finding
     failing = False
     try:
         for group in groups:
@@ -221,6 +222,7 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
                     failing = failing or would_change
                     continue
             result = lint_files(linter, group.sources, jobs, progress=progress.advance)
+            complete.append(replace(result, findings=list(result.findings), notes=list(result.notes)))
             if changed_since:
                 from .changes import keep_changed_files
 
@@ -235,7 +237,7 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
     result = _merged(results, notes)
     for note in result.notes:
         click.echo(f"nodename-lint: {note}", err=True)
-    _write_reports(result, formats, output, outputs or {}, color, text)
+    _write_reports(result, formats, output, outputs or {}, color, text, sarif_result=_merged(complete, notes))
     return EXIT_FINDINGS if failing else EXIT_CLEAN
 
 
@@ -332,8 +334,12 @@ def _check_destinations(formats: list[str], output: str | None, outputs: dict[st
 
 
 def _write_reports(result: Any, formats: list[str], output: str | None, outputs: dict[str, str],
-                   color: bool | None, text: TextOptions = TextOptions()) -> None:
-    """Render each format once to its destination (checked by _check_destinations)."""
+                   color: bool | None, text: TextOptions = TextOptions(), sarif_result: Any = None) -> None:
+    """Render each format once to its destination (checked by _check_destinations).
+
+    SARIF_RESULT, the run before --changed-since, goes into SARIF: code scanning takes an upload as
+    the complete state of the repository and would close the alerts of every file left out.
+    """
     from .report import renderer
 
     destinations = {name: outputs.get(name, output) for name in dict.fromkeys([*formats, *outputs])}
@@ -345,7 +351,7 @@ def _write_reports(result: Any, formats: list[str], output: str | None, outputs:
             report = render_text(result, color=use_color, quiet=text.quiet, statistics=text.statistics,
                                  show_source=text.show_source)
         else:
-            report = renderer(name)(result)
+            report = renderer(name)(sarif_result if name == "sarif" and sarif_result is not None else result)
         if file is None:
             click.echo(report, nl=False, color=use_color)  # click strips ANSI codes off a terminal unless told
             continue
