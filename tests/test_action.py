@@ -244,7 +244,8 @@ def test_install_step_installs_the_action_checkout_into_a_virtualenv(pull_reques
 
     fixed = workspace / "deploy" / "legacy.yaml"
     installed = Path(python).parent / "nodename-lint"
-    completed = subprocess.run([str(installed), "--fix", str(fixed)], capture_output=True, text=True, timeout=120)
+    completed = subprocess.run([str(installed), "--fix", str(fixed)], capture_output=True, text=True, timeout=120,
+                               check=False)
     assert "fixed 1 problem in 1 file" in completed.stderr, completed.stderr
     assert "kubernetes.io/hostname: worker-2" in fixed.read_text(encoding="utf-8")
     assert "nodeName" not in fixed.read_text(encoding="utf-8")
