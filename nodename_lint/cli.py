@@ -463,7 +463,7 @@ def _snapshot_workloads(live: Any, output: str | None) -> None:
     from .cluster.live import ClusterUnavailable
     from .cluster.workloads import CORE, WORKLOADS, read_live, write_workload_snapshot
 
-    found = read_live(live)
+    found = read_live(live, keep_all=True)
     if found.unavailable:
         raise ClusterUnavailable(f"cannot snapshot {found.source}: {next(iter(found.unavailable.values()))}")
     write_workload_snapshot(found, output)
