@@ -87,6 +87,7 @@ def _format_output_options(command: Any) -> Any:
 @click.option("--static-pod-dir", "static_pod_dirs", multiple=True, type=click.Path(file_okay=False), help="A kubelet staticPodPath folder; its files are checked as static Pods (repeatable).")
 @click.option("--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set].")
 @click.option("--live", is_flag=True, help="Read cluster state from the current kubeconfig context.")
+@click.option("--offline", is_flag=True, help="Read no cluster (the default, except as `kubectl nodename-lint`).")
 @click.option("--cluster-state", "cluster_state", type=click.Path(dir_okay=False), metavar="FILE",
               help="Cluster state saved by `kubectl get nodes,namespaces,pods -A -o yaml` (or -o json, or `nodename-lint snapshot`).")
 @click.option("--fix", is_flag=True, help="Fix what can be fixed in the files, then report what remains.")
@@ -99,10 +100,13 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
                  static_pod_dirs: tuple[str, ...], color: bool | None, changed_since: str | None,
                  live: bool, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
                  request_timeout: float, fix: bool, diff: bool, jobs: int | None, cluster_state: str | None,
-                 **format_outputs: str | None) -> None:
+                 offline: bool, **format_outputs: str | None) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
     outputs = {name: format_outputs[f"output_{name}"] for name in FORMATS if format_outputs[f"output_{name}"]}
     try:
+        if offline and (live or kube_context or kubeconfig or in_cluster or cluster_state):
+            raise UsageError("--offline cannot be combined with --cluster-state, --context, --kubeconfig, --live "
+                             "or --in-cluster")
         live_options = _live(kube_context, kubeconfig, in_cluster, request_timeout, live)
         code = run_lint(
             live=live_options, cluster=_cluster_from_file(cluster_state, live_options),
@@ -217,6 +221,26 @@ def _use_color(flag: bool | None, output: str | None) -> bool:
     if output or os.environ.get("NO_COLOR"):
         return False
     return sys.stdout.isatty()
+
+
+# Options after which the kubectl plugin leaves the choice of cluster to the user.
+_CLUSTER_CHOICES = ("--offline", "--cluster-state", "--context", "--kubeconfig", "--live", "--in-cluster")
+
+
+def kubectl_plugin() -> None:
+    """`kubectl nodename-lint ...` (the kubectl-nodename_lint executable): lint against kubectl's current context.
+
+    kubectl runs plugins with the user's arguments and environment, so KUBECONFIG is honoured as
+    kubectl honours it. A lint without --offline, --cluster-state or a live option gets --live.
+    """
+    args = sys.argv[1:]
+    options = args[: args.index("--")] if "--" in args else args
+    is_lint = not args or args[0] == "lint" or args[0] not in {*main.commands, "--help", "-h", "--version"}
+    chosen = any(arg.split("=", 1)[0] in _CLUSTER_CHOICES for arg in options)
+    if is_lint and not chosen:
+        args = ["lint", *args[1:]] if args and args[0] == "lint" else ["lint", *args]
+        args.insert(1, "--live")
+    main(args=args, prog_name="kubectl nodename-lint")
 
 
 @main.command("snapshot")
