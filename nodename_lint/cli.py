@@ -265,6 +265,16 @@ def snapshot_command(kube_context: str | None, kubeconfig: str | None, in_cluste
                    f"{counts['Namespace']} namespaces, {counts['Pod']} non-terminated Pods", err=True)
 
 
+@main.command("lsp")
+@click.option("--stdio", is_flag=True, help="Talk over stdin/stdout (the default and only transport; accepted "
+              "because editor clients pass it).")
+def lsp_command(stdio: bool) -> None:
+    """Run the language server on stdin/stdout for an editor (see docs/editors.md)."""
+    from .lsp.server import main as serve
+
+    serve()
+
+
 @main.command("rules")
 @click.option("--markdown", is_flag=True, help="Print the rule table as Markdown (as in README).")
 def rules_command(markdown: bool) -> None:
