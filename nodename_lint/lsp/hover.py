@@ -61,9 +61,10 @@ def node_summary(node: NodeInfo, spec: dict[str, Any], cluster: ClusterState) ->
     """The node's state, labels, taints and free resources, each set against what the Pod asks for."""
     ready = node.conditions.get("Ready")
     state = "Ready" if ready == "True" else f"not Ready (Ready={code(ready or 'unknown')})"
-    lines = [f"**Node** {code(node.name)} ({code(cluster.source)}): {state}{', cordoned' if node.unschedulable else ''}",
-             ""]
-    selector = spec.get("nodeSelector") if isinstance(spec.get("nodeSelector"), dict) else {}
+    cordoned = ", cordoned" if node.unschedulable else ""
+    lines = [f"**Node** {code(node.name)} ({code(cluster.source)}): {state}{cordoned}", ""]
+    wanted = spec.get("nodeSelector")
+    selector: dict[str, Any] = wanted if isinstance(wanted, dict) else {}
     lines.append("Labels:")
     for key, value in sorted(node.labels.items()):
         mark = ""
@@ -95,8 +96,8 @@ def _resources(node: NodeInfo, spec: dict[str, Any], cluster: ClusterState) -> l
         used = usage.requested.get(resource, 0) + (usage.pods if resource == "pods" else 0)
         asked = requests.get(resource, 1 if resource == "pods" else 0)
         free = allocatable - used
-        lines.append(f"| {code(resource, cell=True)} | {describe(resource, allocatable)} | {describe(resource, used)} | "
-                     f"{describe(resource, free) if free >= 0 else 'none'} | "
+        lines.append(f"| {code(resource, cell=True)} | {describe(resource, allocatable)} | "
+                     f"{describe(resource, used)} | {describe(resource, free) if free >= 0 else 'none'} | "
                      f"{describe(resource, asked)}{' ✗' if asked > free else ''} |")
     return lines
 

@@ -70,6 +70,7 @@ class Linted:
     findings: list[Finding]
     linter: Linter | None
     is_static_pod: bool = False
+    waiting: bool = False  # opened before the settings were read: not linted yet
 
 
 @dataclass
@@ -264,14 +265,14 @@ def offset_position(document: TextDocument, text: str, offset: int) -> lsp.Posit
 
 
 # --- code actions -------------------------------------------------------------------------------------
-def code_actions(server: NodenameLintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+def code_actions(server: NodenameLintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction | lsp.Command]:
     uri = params.text_document.uri
     linted = server.current(uri)
     if linted is None or linted.linter is None:
         return []
     document = server.workspace.get_text_document(uri)
     catalogue = all_rules()
-    actions: list[lsp.CodeAction] = []
+    actions: list[lsp.CodeAction | lsp.Command] = []
     for diagnostic in params.context.diagnostics:
         finding = _finding_of(diagnostic, linted)
         if finding is None:
@@ -294,9 +295,10 @@ def code_actions(server: NodenameLintServer, params: lsp.CodeActionParams) -> li
             actions.append(lsp.CodeAction(
                 title=f"Ignore {finding.rule} on this line", kind=lsp.CodeActionKind.QuickFix,
                 diagnostics=[diagnostic], edit=lsp.WorkspaceEdit(changes={uri: [suppress]})))
-        actions.append(lsp.CodeAction(
-            title=f"Explain rule {finding.rule}", kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic],
-            command=lsp.Command(title=f"Explain {finding.rule}", command=EXPLAIN_COMMAND, arguments=[finding.rule])))
+        # a bare Command (allowed in a codeAction reply): a CodeAction holding only a command is read
+        # as a Command by lsprotocol-based clients anyway
+        actions.append(lsp.Command(title=f"Explain rule {finding.rule}", command=EXPLAIN_COMMAND,
+                                   arguments=[finding.rule]))
     return actions
 
 
@@ -364,9 +366,10 @@ def create_server() -> NodenameLintServer:
         document = ls.workspace.get_text_document(params.text_document.uri)
         if not is_manifest(document):
             return
-        ls.linted[document.uri] = Linted(None, "", "", [], None)
+        ls.linted[document.uri] = Linted(None, "", "", [], None, waiting=True)
         await ls.ready.wait()
-        if document.uri in ls.linted:
+        linted = ls.linted.get(document.uri)
+        if linted is not None and linted.waiting:  # else closed, or linted when the settings arrived
             ls.publish(ls.workspace.get_text_document(document.uri))
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
@@ -402,7 +405,7 @@ def create_server() -> NodenameLintServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
                     lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))
-    def code_action(ls: NodenameLintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    def code_action(ls: NodenameLintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction | lsp.Command]:
         return code_actions(ls, params)
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
