@@ -22,7 +22,7 @@ from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 
 from .. import __version__
 from ..cluster.state import ClusterState
-from ..config import Config, find_config, load_config, resolve_severities
+from ..config import Config, config_for, load_config, resolve_severities
 from ..documents import iter_documents
 from ..engine import SYNTAX_RULE, Linter
 from ..findings import Finding
@@ -140,7 +140,7 @@ class NodenameLintServer(LanguageServer):
 
     def config_for(self, path: str) -> Config:
         """The `.nodename-lint.yaml` governing PATH, re-read whenever the file changes."""
-        config_path = find_config(os.path.dirname(path) or ".")
+        config_path = config_for(path)  # the nearest to the file, as in a command-line run
         if config_path is None:
             return Config()
         try:
