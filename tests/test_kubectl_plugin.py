@@ -99,3 +99,27 @@ def test_plugin_honours_kubeconfig_and_context(kubectl: Kubectl, deploy: Path, t
     assert wrong_token.returncode == 2 and "401" in wrong_token.stderr, wrong_token.stderr
     help_text = kubectl("nodename-lint", "--help")
     assert help_text.returncode == 0 and "kubectl nodename-lint" in help_text.stdout
+
+
+def test_krew_manifest_renders_to_a_plugin_running_the_installed_script() -> None:
+    """krew/nodename-lint.yaml, filled in as krew-release-bot does, names the script pyproject installs."""
+    import re
+
+    import yaml
+
+    root = Path(__file__).resolve().parent.parent
+    template = (root / "krew" / "nodename-lint.yaml").read_text()
+    rendered = re.sub(r'\{\{ addURIAndSha "([^"]+)" \.TagName \}\}',
+                      lambda m: f"uri: {m.group(1)}\n      sha256: {'0' * 64}", template)
+    rendered = rendered.replace("{{ .TagName }}", "v1.2.3")
+    assert "{{" not in rendered
+    plugin = yaml.safe_load(rendered)
+    assert (plugin["apiVersion"], plugin["kind"]) == ("krew.googlecontainertools.github.com/v1alpha2", "Plugin")
+    assert plugin["metadata"]["name"] == "nodename-lint" and plugin["spec"]["version"] == "v1.2.3"
+    script = re.search(r'^kubectl-nodename_lint = "([^"]+)"$', (root / "pyproject.toml").read_text(), re.M)
+    assert script is not None and script.group(1) == "nodename_lint.cli:kubectl_plugin"
+    platforms = plugin["spec"]["platforms"]
+    assert {p["selector"]["matchLabels"]["os"] for p in platforms} == {"linux", "darwin"}
+    for platform in platforms:
+        assert platform["bin"] == PLUGIN.name == "kubectl-nodename_lint"
+        assert platform["uri"].endswith(".tar.gz") and "/v1.2.3/" in platform["uri"]
