@@ -67,16 +67,17 @@ class Recorder(dict):  # type: ignore[type-arg]
 
 
 @contextlib.asynccontextmanager
-async def language_server(root: Path, settings: dict[str, Any] | None = None,
-                          env: dict[str, str] | None = None) -> AsyncIterator[LanguageClient]:
+async def language_server(root: Path, settings: dict[str, Any] | None = None, env: dict[str, str] | None = None,
+                          editor: str = "neovim") -> AsyncIterator[LanguageClient]:
     client = make_test_lsp_client()
     client.diagnostics = Recorder()
     client.set_configuration(settings or {}, section="nodename-lint")
     await client.start_io(sys.executable, "-m", "nodename_lint", "lsp", "--stdio", cwd=str(root),
                           env={**os.environ, **(env or {})})
-    await client.initialize_session(lsp.InitializeParams(
-        capabilities=client_capabilities("neovim"), root_uri=root.as_uri(),
+    result = await client.initialize_session(lsp.InitializeParams(
+        capabilities=client_capabilities(editor), root_uri=root.as_uri(),
         workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)]))
+    client.position_encoding = result.capabilities.position_encoding or "utf-16"  # type: ignore[attr-defined]
     try:
         yield client
     finally:
@@ -103,15 +104,23 @@ def open_document(client: LanguageClient, path: Path, text: str, language: str =
     return uri
 
 
-def apply(text: str, edits: list[lsp.TextEdit]) -> str:
-    """What an editor does with TextEdits (ASCII text: UTF-16 columns are characters)."""
+def units(text: str, encoding: str) -> int:
+    """The length of TEXT in the position encoding's code units."""
+    return len(text.encode(encoding.replace("-", "_") + ("-le" if encoding != "utf-8" else ""))) // (
+        {"utf-8": 1, "utf-16": 2, "utf-32": 4}[encoding])
+
+
+def apply(text: str, edits: list[lsp.TextEdit], encoding: str = "utf-16") -> str:
+    """What an editor does with TextEdits, counting columns in the negotiated encoding."""
     lines = text.splitlines(keepends=True)
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line))
 
     def offset(position: lsp.Position) -> int:
-        return starts[position.line] + position.character
+        line = lines[position.line] if position.line < len(lines) else ""
+        column = next((i for i in range(len(line) + 1) if units(line[:i], encoding) >= position.character), len(line))
+        return starts[position.line] + column
 
     for edit in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):
         text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
@@ -241,6 +250,23 @@ async def test_workspace_config_file_sets_severities(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
+async def test_settings_change_and_a_broken_config_file(tmp_path: Path) -> None:
+    async with language_server(tmp_path) as client:
+        uri = open_document(client, tmp_path / "ghost.yaml", GHOST)
+        assert {d.code for d in await diagnostics(client, uri)} == {"nodename-on-pod"}  # no cluster: rules off
+        client.set_configuration({"clusterState": str(STATE)}, section="nodename-lint")
+        client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+        assert {d.code for d in await diagnostics(client, uri)} == {"nodename-on-pod", "unknown-node"}
+        config = tmp_path / ".nodename-lint.yaml"
+        config.write_text("rules:\n  unknown-nod: off\n")
+        client.text_document_did_save(lsp.DidSaveTextDocumentParams(
+            text_document=lsp.TextDocumentIdentifier(uri=config.as_uri())))
+        assert {d.code for d in await diagnostics(client, uri)} == {"nodename-on-pod", "unknown-node"}
+        errors = [m.message for m in client.messages if m.type == lsp.MessageType.Error]
+        assert len(errors) == 1 and ".nodename-lint.yaml:2" in errors[0] and "unknown-node" in errors[0], errors
+
+
+@pytest.mark.asyncio
 async def test_hover_shows_what_the_pinned_node_has(tmp_path: Path) -> None:
     scheduling = "  nodeSelector: {dedicated: reports, disktype: hdd, zone: a}\n  tolerations: []\n  containers:"
     text = GHOST.replace("kind-wroker", "kind-worker2").replace("  containers:", scheduling)
@@ -293,6 +319,27 @@ async def test_live_context_is_read_once_and_refreshed_on_command(tmp_path: Path
             command="nodename-lint.refreshCluster"))
         assert summary == "read context kind-kind: 3 nodes"
         assert len(api_server.requests) == 2 * reads and api_server.methods == {"GET"}
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("editor", ["neovim", "visual-studio-code"])
+async def test_columns_follow_the_negotiated_position_encoding(tmp_path: Path, editor: str) -> None:
+    """Neovim negotiates UTF-8, VS Code keeps UTF-16: a non-ASCII value before the finding shifts columns."""
+    line = 'spec: {hostname: "é🚀", nodeName: Kind-Worker, containers: [{name: a, image: b}]}'
+    text = f"apiVersion: v1\nkind: Pod\nmetadata: {{name: rocket}}\n{line}\n"
+    async with language_server(tmp_path, editor=editor) as client:
+        encoding = client.position_encoding  # type: ignore[attr-defined]
+        assert encoding == {"neovim": "utf-8", "visual-studio-code": "utf-16"}[editor]
+        uri = open_document(client, tmp_path / "rocket.yaml", text)
+        invalid = next(d for d in await diagnostics(client, uri) if d.code == "invalid-node-name")
+        start = line.index("nodeName")
+        assert invalid.range.start == lsp.Position(line=3, character=units(line[:start], encoding))
+        assert invalid.range.end == lsp.Position(line=3, character=units(line[:start] + "nodeName: Kind-Worker", encoding))
+        fix = (await actions_for(client, uri, invalid))["Fix"]
+        assert isinstance(fix, lsp.CodeAction) and fix.edit is not None and fix.edit.changes is not None
+        assert apply(text, fix.edit.changes[uri], encoding) == text.replace("Kind-Worker", "kind-worker")
+        client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+        assert await diagnostics(client, uri) == []  # closing clears the file's diagnostics
 
 
 def test_lsp_is_installed_as_a_command() -> None:
