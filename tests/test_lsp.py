@@ -186,6 +186,11 @@ async def test_changes_are_debounced_and_unsaved_text_is_linted(tmp_path: Path) 
         await asyncio.sleep(0.6)
         publications = [entry for entry in client.diagnostics.log if entry[0] == uri]  # type: ignore[attr-defined]
         assert len(publications) == 2, "four quick changes must give one lint, not four"
+        client.text_document_did_save(lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+        assert sorted(d.code for d in await diagnostics(client, uri)) == ["invalid-node-name", "nodename-in-template"]
+        no_cluster = await client.text_document_hover_async(lsp.HoverParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=9, character=8)))
+        assert no_cluster is None  # hover needs a cluster state
 
 
 @pytest.mark.asyncio
@@ -334,7 +339,8 @@ async def test_columns_follow_the_negotiated_position_encoding(tmp_path: Path, e
         invalid = next(d for d in await diagnostics(client, uri) if d.code == "invalid-node-name")
         start = line.index("nodeName")
         assert invalid.range.start == lsp.Position(line=3, character=units(line[:start], encoding))
-        assert invalid.range.end == lsp.Position(line=3, character=units(line[:start] + "nodeName: Kind-Worker", encoding))
+        end = units(line[:start] + "nodeName: Kind-Worker", encoding)
+        assert invalid.range.end == lsp.Position(line=3, character=end)
         fix = (await actions_for(client, uri, invalid))["Fix"]
         assert isinstance(fix, lsp.CodeAction) and fix.edit is not None and fix.edit.changes is not None
         assert apply(text, fix.edit.changes[uri], encoding) == text.replace("Kind-Worker", "kind-worker")
