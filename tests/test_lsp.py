@@ -354,3 +354,26 @@ def test_lsp_is_installed_as_a_command() -> None:
     assert script is not None
     result = run_cli("lsp", "--help")
     assert result.returncode == 0 and "language server" in result.stdout
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("  nodeName: x", "  nodeName: x  # nodename-lint: ignore[unknown-node]"),
+    ("  nodeName: x  # nodename-lint: ignore[nodename-on-pod]",
+     "  nodeName: x  # nodename-lint: ignore[nodename-on-pod,unknown-node]"),
+    ("  nodeName: x  # nodename-lint: ignore[]", None),  # empty brackets ignore every rule already
+    ("  nodeName: x  # nodename-lint: ignore", None),
+    ("  nodeName: x  # nodename-lint: ignore[all]", None),
+])
+def test_the_ignore_comment_edit_is_one_the_engine_reads(line: str, expected: str | None) -> None:
+    from nodename_lint.suppress import comment_edit, ignored_by_comment, rule_set
+
+    edit = comment_edit(line, "unknown-node")
+    if expected is None:
+        assert edit is None
+        return
+    assert edit is not None
+    column, text = edit
+    edited = line[:column] + text + line[column:]
+    assert edited == expected
+    directive = edited[edited.index("#"):].split("ignore")[1].strip("[]")
+    assert ignored_by_comment({3: rule_set(directive)}, 3, "unknown-node")

@@ -29,9 +29,8 @@ from ..findings import Finding
 from ..registry import all_rules
 from ..report.locations import rule_doc_url
 from ..rule import Context
-from ..sources import MANIFEST_SUFFIXES, UsageError, is_static_pod_path
-from ..sources import _excluded as is_excluded
-from ..suppress import _DIRECTIVE
+from ..sources import MANIFEST_SUFFIXES, UsageError, is_excluded, is_static_pod_path
+from ..suppress import comment_edit
 from .hover import hover_markdown
 from .spans import Span, finding_span, node_ends
 
@@ -326,16 +325,11 @@ def suppress_edit(document: TextDocument, linted: Linted, finding: Finding) -> l
     if index >= len(lines):
         return None
     body = lines[index].rstrip("\r\n")
-    directive = _DIRECTIVE.search(body)
-    if directive is None:
-        start = end = len(body)
-        new_text = f"  # nodename-lint: ignore[{finding.rule}]"
-    elif directive.group(1) is not None:
-        start = end = directive.end(1)
-        new_text = f",{finding.rule}" if directive.group(1).strip() else finding.rule
-    else:
-        return None  # a bare ignore already silences every rule on the line
-    edited = "".join(lines[:index]) + body[:start] + new_text + lines[index][end:] + "".join(lines[index + 1:])
+    insertion = comment_edit(body, finding.rule)
+    if insertion is None:
+        return None
+    column, new_text = insertion
+    edited = "".join(lines[:index]) + body[:column] + new_text + lines[index][column:] + "".join(lines[index + 1:])
     after = linted.linter.lint_text(edited, linted.path, linted.is_static_pod).findings
     syntax_errors = sum(f.rule == SYNTAX_RULE for f in linted.findings)
     if any((f.rule, f.line) == (finding.rule, finding.line) for f in after) or \
@@ -343,8 +337,8 @@ def suppress_edit(document: TextDocument, linted: Linted, finding: Finding) -> l
         return None
     codec = document.position_codec
     return lsp.TextEdit(range=lsp.Range(
-        start=codec.position_to_client_units(lines, ServerTextPosition(index, start)),
-        end=codec.position_to_client_units(lines, ServerTextPosition(index, end))), new_text=new_text)
+        start=codec.position_to_client_units(lines, ServerTextPosition(index, column)),
+        end=codec.position_to_client_units(lines, ServerTextPosition(index, column))), new_text=new_text)
 
 
 # --- the server ---------------------------------------------------------------------------------------
