@@ -13,7 +13,8 @@ import os
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
+from collections.abc import AsyncIterator
 
 import pytest
 from lsprotocol import types as lsp

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import codecs
+import contextlib
 import difflib
 import os
 import stat
@@ -105,7 +106,7 @@ class _DocumentEdit:
     edits: list[tuple[Path, list[Edit]]] = field(default_factory=list)
 
     @classmethod
-    def of(cls, document: Document) -> "_DocumentEdit":
+    def of(cls, document: Document) -> _DocumentEdit:
         return cls(document, Planner(document.text, detect_layout(document.text, document.root)))
 
     def try_edits(self, obj: Manifest, edits: list[Edit]) -> None:
@@ -133,7 +134,7 @@ class _DocumentEdit:
 def _fix_pass(linter: Linter, text: str, display: str, is_static_pod: bool) -> tuple[str, list[str], list[str]]:
     catalogue = all_rules()
     findings = [f for f in linter.lint_text(text, display, is_static_pod).findings
-                if f.rule in catalogue and catalogue[f.rule].fix_object is not None]
+                if f.rule in catalogue and catalogue[f.rule].fixer_function is not None]
     if not findings:
         return text, [], []
     documents = list(iter_documents([text]))
@@ -197,7 +198,7 @@ def _objects(linter: Linter, documents: list[Document], display: str, is_static_
 
 def _edits(linter: Linter, finding: Finding, obj: Manifest) -> tuple[list[Edit], list[str]]:
     """The edits the finding's rule asks for on OBJ, and the reasons it gave for what it left."""
-    fixer = all_rules()[finding.rule].fix_object
+    fixer = all_rules()[finding.rule].fixer_function
     steps = list(fixer(obj, linter.context)) if fixer is not None else []
     return ([step for step in steps if not isinstance(step, Unfixable)],
             [step.reason for step in steps if isinstance(step, Unfixable)])
@@ -225,7 +226,9 @@ def _object_path(obj: Manifest) -> Path:
     root = obj.document.root
     if obj.node is root:
         return ()
-    items = lookup(root, "items")[1]
+    found = lookup(root, "items")
+    assert found is not None, "an object that is not its document's root is an item of a List"
+    items = found[1]
     return ("items", next(i for i, item in enumerate(items.value) if item is obj.node))
 
 
@@ -284,10 +287,8 @@ def write_atomic(path: str, data: bytes) -> None:
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, stat.S_IMODE(info.st_mode))
-        try:
+        with contextlib.suppress(PermissionError, AttributeError):  # keep the owner where we may (and can)
             os.chown(temporary, info.st_uid, info.st_gid)
-        except (PermissionError, AttributeError):
-            pass
         os.replace(temporary, target)
     except BaseException:
         if os.path.exists(temporary):

@@ -277,7 +277,7 @@ def code_actions(server: NodenameLintServer, params: lsp.CodeActionParams) -> li
         if finding is None:
             continue
         rule = catalogue.get(finding.rule)
-        if rule is not None and rule.fix_object is not None:
+        if rule is not None and rule.fixer_function is not None:
             from ..fix.runner import fix_finding
 
             splices, _ = fix_finding(linted.linter, linted.text, finding, linted.path, linted.is_static_pod)
