@@ -31,7 +31,7 @@ GHOST = """\
 apiVersion: v1
 kind: Pod
 metadata:
-  name: ghost
+  name: ghost-shell
 spec:
   nodeName: kind-wroker
   containers:
