@@ -99,6 +99,7 @@ def _format_output_options(command: Any) -> Any:
 @click.option("--static-pod-dir", "static_pod_dirs", multiple=True, type=click.Path(file_okay=False), help="A kubelet staticPodPath folder; its files are checked as static Pods (repeatable).")
 @click.option("--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set].")
 @click.option("--live", is_flag=True, help="Read cluster state from the current kubeconfig context.")
+@click.option("--offline", is_flag=True, help="Read no cluster (the default, except as `kubectl nodename-lint`).")
 @click.option("--cluster-state", "cluster_state", type=click.Path(dir_okay=False), metavar="FILE",
               help="Cluster state saved by `kubectl get nodes,namespaces,pods -A -o yaml` (or -o json, or `nodename-lint snapshot`).")
 @click.option("--fix", is_flag=True, help="Fix what can be fixed in the files, then report what remains.")
@@ -115,11 +116,14 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
                  static_pod_dirs: tuple[str, ...], color: bool | None, changed_since: str | None,
                  live: bool, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
                  request_timeout: float, fix: bool, diff: bool, jobs: int | None, cluster_state: str | None,
-                 exit_zero: bool, statistics: bool, quiet: bool, show_source: bool,
+                 exit_zero: bool, statistics: bool, quiet: bool, show_source: bool, offline: bool,
                  **format_outputs: str | None) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
     outputs: dict[str, str] = {name: file for name in FORMATS if (file := format_outputs[f"output_{name}"])}
     try:
+        if offline and (live or kube_context or kubeconfig or in_cluster or cluster_state):
+            raise UsageError("--offline cannot be combined with --cluster-state, --context, --kubeconfig, --live "
+                             "or --in-cluster")
         live_options = _live(kube_context, kubeconfig, in_cluster, request_timeout, live)
         code = run_lint(
             live=live_options, cluster=_cluster_from_file(cluster_state, live_options), cluster_state=cluster_state,
@@ -373,6 +377,26 @@ def _use_color(flag: bool | None, output: str | None) -> bool:
     return sys.stdout.isatty()
 
 
+# Options after which the kubectl plugin leaves the choice of cluster to the user.
+_CLUSTER_CHOICES = ("--offline", "--cluster-state", "--context", "--kubeconfig", "--live", "--in-cluster")
+
+
+def kubectl_plugin() -> None:
+    """`kubectl nodename-lint ...` (the kubectl-nodename_lint executable): lint against kubectl's current context.
+
+    kubectl runs plugins with the user's arguments and environment, so KUBECONFIG is honoured as
+    kubectl honours it. A lint without --offline, --cluster-state or a live option gets --live.
+    """
+    args = sys.argv[1:]
+    options = args[: args.index("--")] if "--" in args else args
+    is_lint = not args or args[0] == "lint" or args[0] not in {*main.commands, "--help", "-h", "--version"}
+    chosen = any(arg.split("=", 1)[0] in _CLUSTER_CHOICES for arg in options)
+    if is_lint and not chosen:
+        args = ["lint", *args[1:]] if args and args[0] == "lint" else ["lint", *args]
+        args.insert(1, "--live")
+    main(args=args, prog_name="kubectl nodename-lint")
+
+
 @main.command("audit")
 @click.option("--cluster-state", "cluster_state", type=click.Path(dir_okay=False), metavar="FILE",
               help="Audit a saved cluster: `kubectl get nodes,namespaces,pods,deployments,statefulsets,daemonsets,"
@@ -458,12 +482,22 @@ def snapshot_command(kube_context: str | None, kubeconfig: str | None, in_cluste
                    f"{counts['Namespace']} namespaces, {counts['Pod']} non-terminated Pods", err=True)
 
 
+@main.command("lsp")
+@click.option("--stdio", is_flag=True, help="Talk over stdin/stdout (the default and only transport; accepted "
+              "because editor clients pass it).")
+def lsp_command(stdio: bool) -> None:
+    """Run the language server on stdin/stdout for an editor (see docs/editors.md)."""
+    from .lsp.server import main as serve
+
+    serve()
+
+
 def _snapshot_workloads(live: Any, output: str | None) -> None:
     """`snapshot --workloads`: what audit reads; an RBAC denial fails it rather than write a partial copy."""
     from .cluster.live import ClusterUnavailable
     from .cluster.workloads import CORE, WORKLOADS, read_live, write_workload_snapshot
 
-    found = read_live(live)
+    found = read_live(live, keep_all=True)
     if found.unavailable:
         raise ClusterUnavailable(f"cannot snapshot {found.source}: {next(iter(found.unavailable.values()))}")
     write_workload_snapshot(found, output)

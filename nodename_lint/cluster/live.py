@@ -444,8 +444,6 @@ class LiveCluster:
 
     def state_for(self, wanted: Referenced) -> ClusterState:
         """Nodes, namespaces, and only the Pods the rules need for these manifests."""
-        from .from_file import StateError, state_from_objects
-
         conn = self.connection
         unavailable: dict[str, str] = {}
         try:
@@ -456,16 +454,33 @@ class LiveCluster:
             pods = self._read(unavailable, "pods", lambda: self._pods(pod_nodes, sorted(wanted.pods)))
         finally:
             conn.close()
+        return self._state(nodes, namespaces, pods, frozenset(pod_nodes) if pods is not None else None, unavailable)
+
+    def whole_state(self) -> ClusterState:
+        """Every node, namespace and non-terminated Pod: for a client that reads once and lints many
+        documents not known in advance (the language server)."""
+        conn = self.connection
+        unavailable: dict[str, str] = {}
+        try:
+            nodes = self._read(unavailable, "nodes", lambda: conn.list_all("/api/v1/nodes"))
+            namespaces = self._read(unavailable, "namespaces", lambda: conn.list_all("/api/v1/namespaces"))
+            pods = self._read(unavailable, "pods", lambda: conn.list_all("/api/v1/pods", NON_TERMINATED))
+        finally:
+            conn.close()
+        return self._state(nodes, namespaces, pods, None, unavailable)
+
+    def _state(self, nodes: Any, namespaces: Any, pods: Any, pod_nodes: frozenset[str] | None,
+               unavailable: dict[str, str]) -> ClusterState:
+        from .from_file import StateError, state_from_objects
+
         if "pods" in unavailable:
             unavailable["live-pods"] = unavailable["pods"]  # nodename-immutable reads the same Pods
         try:
-            return state_from_objects(
-                self.source, nodes=nodes, namespaces=namespaces, pods=pods,
-                pod_nodes=frozenset(pod_nodes) if pods is not None else None, unavailable=unavailable or None,
-            )
+            return state_from_objects(self.source, nodes=nodes, namespaces=namespaces, pods=pods,
+                                      pod_nodes=pod_nodes, unavailable=unavailable or None)
         except StateError as exc:
-            raise ClusterUnavailable(f"the API server at {conn.host} returned an object nodename-lint cannot read "
-                                     f"({exc}); the cluster state cannot be trusted") from None
+            raise ClusterUnavailable(f"the API server at {self.connection.host} returned an object nodename-lint "
+                                     f"cannot read ({exc}); the cluster state cannot be trusted") from None
 
     def _pods(self, nodes: list[str], identities: list[tuple[str, str]]) -> list[dict[str, Any]]:
         """The non-terminated Pods on each node, then the manifests' Pods not found there."""
