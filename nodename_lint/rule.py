@@ -40,6 +40,7 @@ class Context:
 
     cluster: "ClusterState | None" = None
     default_namespace: str = "default"
+    static_pod_node: str | None = None  # --static-pod-node: the node whose kubelet reads the static Pod folders
 
 
 @dataclass(frozen=True, slots=True)

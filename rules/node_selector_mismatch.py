@@ -71,10 +71,8 @@ MAX_LISTED = 3
 def check(obj: Manifest, context: Context):
     from functools import partial
 
-    from nodename_lint.cluster.targets import pinned_existing_node, rejection_fate, pods_noun
-    from nodename_lint.scheduling import (
-        RequestError, affinity_mismatch, kubelet_reasons, pod_requests, reported_first, scheduler_rejections,
-    )
+    from nodename_lint.cluster.targets import admission_reasons, pinned_existing_node, rejection_fate, pods_noun
+    from nodename_lint.scheduling import RequestError, affinity_mismatch, pod_requests, reported_first, scheduler_rejections
 
     target = pinned_existing_node(obj, context)
     if target is None:
@@ -94,7 +92,7 @@ def check(obj: Manifest, context: Context):
         other.name for other in cluster.nodes.values()
         if not scheduler_rejections(spec, requests, other, partial(cluster.usage, other.name))
     ]
-    first = reported_first(kubelet_reasons(spec, node, cluster.usage(name)), "NodeAffinity")
+    first = reported_first(admission_reasons(obj, node, cluster), "NodeAffinity")
     fate = rejection_fate(obj)
     if matching:
         names = ", ".join(matching[:MAX_LISTED]) + (", ..." if len(matching) > MAX_LISTED else "")

@@ -75,9 +75,10 @@ RULE = Rule(
 
 @RULE.check
 def check(obj: Manifest, context: Context):
-    from nodename_lint.cluster.targets import pinned_existing_node, rejection_fate, pods_noun
+    from nodename_lint.cluster.targets import admission_reasons, pinned_existing_node, rejection_fate, pods_noun
     from nodename_lint.scheduling import (
-        NODE_STATE_TAINTS, eviction_delay, kubelet_reasons, reported_first, taint_text, tolerations_of, untolerated,
+        NODE_STATE_TAINTS, PRESSURE_TAINTS, eviction_delay, pressure_conditions, reported_first, taint_text,
+        tolerations_of, untolerated,
     )
 
     target = pinned_existing_node(obj, context)
@@ -86,7 +87,9 @@ def check(obj: Manifest, context: Context):
     name, node, cluster = target
     spec = obj.pod_spec or {}
     tolerations = tolerations_of(spec)
-    taints = [taint for taint in node.taints if taint.get("key") not in NODE_STATE_TAINTS]
+    # node-pressure explains the taints of a pressure condition that is True: the kubelet rejects the Pod
+    pressure = {PRESSURE_TAINTS[condition] for condition in pressure_conditions(node)}
+    taints = [taint for taint in node.taints if taint.get("key") not in NODE_STATE_TAINTS | pressure]
     if not taints:
         return
     noun = pods_noun(obj)
@@ -94,7 +97,7 @@ def check(obj: Manifest, context: Context):
     rejected = untolerated(taints, tolerations, ("NoExecute",))
     if rejected:
         listed = ", ".join(taint_text(t) for t in rejected)
-        first = reported_first(kubelet_reasons(spec, node, cluster.usage(name)), "TaintToleration")
+        first = reported_first(admission_reasons(obj, node, cluster), "TaintToleration")
         yield Violation(
             where,
             f"{noun} would be rejected by the kubelet on {name} with TaintToleration{first}: the node has taint {listed} "

@@ -12,7 +12,10 @@ cluster of 5 nodes or 5,000.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..scheduling import HostPort
 
 TERMINATED_PHASES = frozenset({"Succeeded", "Failed"})
 
@@ -83,17 +86,20 @@ class ClusterState:
     nodes: dict[str, NodeInfo] | None = None
     namespaces: frozenset[str] | None = None
     pods: list[PodInfo] | None = None
+    # RuntimeClass name -> its overhead.podFixed (None: the class sets no overhead)
+    runtime_classes: dict[str, dict[str, Any] | None] | None = None
     unavailable: dict[str, str] = field(default_factory=dict)  # data kind -> why it is missing
     pod_nodes: frozenset[str] | None = None
     _by_node: dict[str, list[PodInfo]] | None = field(default=None, repr=False)
     _by_name: dict[tuple[str, str], PodInfo] | None = field(default=None, repr=False)
     _usage: dict[str, NodeUsage] = field(default_factory=dict, repr=False)
+    _ports: dict[str, dict[HostPort, str]] = field(default_factory=dict, repr=False)
     # results rules derive from the state alone (a rule id and a key -> value): many manifests of
     # a run share node names and constraints, so each answer is computed once per run
     memo: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
 
     def has(self, data: str) -> bool:
-        """Whether one kind of data ("nodes", "namespaces", "pods", "live-pods") is known."""
+        """Whether one kind of data ("nodes", "namespaces", "pods", "live-pods", "runtime_classes") is known."""
         if data in self.unavailable:
             return False
         attribute = "pods" if data == "live-pods" else data
@@ -132,6 +138,23 @@ class ClusterState:
             for pod in running:
                 add_into(requested, pod_requests(pod.spec, lenient=True))
             cached = self._usage[node] = NodeUsage(len(running), requested)
+        return cached
+
+    def ports_in_use(self, node: str) -> dict[HostPort, str] | None:
+        """The host ports of the non-terminated Pods on `node` ("namespace/name" of the holder); None when unknown."""
+        if not self.pods_known_on(node):
+            return None
+        cached = self._ports.get(node)
+        if cached is None:
+            from ..scheduling import host_ports
+
+            if self._by_node is None:
+                self._index()
+            assert self._by_node is not None
+            cached = self._ports[node] = {
+                port: f"{pod.namespace}/{pod.name}"
+                for pod in self._by_node.get(node, []) for _, port in host_ports(pod.spec)
+            }
         return cached
 
     def live_pod(self, namespace: str, name: str) -> PodInfo | None:
