@@ -85,6 +85,8 @@ def _format_output_options(command: Any) -> Any:
 @click.option("--ignore", multiple=True, help="Do not run these rule ids (comma-separated, repeatable).")
 @click.option("--namespace", "-n", default=None, help="Namespace for objects that do not set one [default: default].")
 @click.option("--static-pod-dir", "static_pod_dirs", multiple=True, type=click.Path(file_okay=False), help="A kubelet staticPodPath folder; its files are checked as static Pods (repeatable).")
+@click.option("--static-pod-node", metavar="NAME", default=None,
+              help="The node whose kubelet reads the static Pod folders: their Pods are checked against it.")
 @click.option("--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set].")
 @click.option("--live", is_flag=True, help="Read cluster state from the current kubeconfig context.")
 @click.option("--cluster-state", "cluster_state", type=click.Path(dir_okay=False), metavar="FILE",
@@ -96,8 +98,8 @@ def _format_output_options(command: Any) -> Any:
 @live_options
 def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str | None, fail_on: str | None,
                  config_path: str | None, select: tuple[str, ...], ignore: tuple[str, ...], namespace: str | None,
-                 static_pod_dirs: tuple[str, ...], color: bool | None, changed_since: str | None,
-                 live: bool, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
+                 static_pod_dirs: tuple[str, ...], static_pod_node: str | None, color: bool | None,
+                 changed_since: str | None, live: bool, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
                  request_timeout: float, fix: bool, diff: bool, jobs: int | None, cluster_state: str | None,
                  **format_outputs: str | None) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
@@ -109,7 +111,7 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
             paths=list(paths) or ["."], formats=list(formats) or ["text"], output=output, fail_on=fail_on,
             config_path=config_path, select=_split_ids(select), ignore=_split_ids(ignore), namespace=namespace,
             static_pod_dirs=list(static_pod_dirs), color=color, outputs=outputs, changed_since=changed_since,
-            fix=fix, diff=diff, jobs=jobs,
+            fix=fix, diff=diff, jobs=jobs, static_pod_node=static_pod_node,
         )
     except UsageError as exc:
         click.echo(f"nodename-lint: {exc}", err=True)
@@ -132,7 +134,7 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
              select: list[str], ignore: list[str], namespace: str | None, static_pod_dirs: list[str],
              color: bool | None, cluster: Any = None, outputs: dict[str, str] | None = None,
              changed_since: str | None = None, live: Any = None, fix: bool = False, diff: bool = False,
-             jobs: int | None = None) -> int:
+             jobs: int | None = None, static_pod_node: str | None = None) -> int:
     """The whole lint run; returns the exit code. Raises UsageError for exit code 2.
 
     FORMATS go to OUTPUT (stdout when None); OUTPUTS sends a format to its own file. LIVE
@@ -164,8 +166,11 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
     if live_cluster is not None:
         from .cluster.live import referenced
 
-        cluster = live_cluster.state_for(referenced(sources, default_namespace))
-    context = Context(cluster=cluster, default_namespace=default_namespace)
+        wanted = referenced(sources, default_namespace)
+        if static_pod_node:
+            wanted.nodes.add(static_pod_node)  # its Pods count against the static Pods' requests
+        cluster = live_cluster.state_for(wanted)
+    context = Context(cluster=cluster, default_namespace=default_namespace, static_pod_node=static_pod_node)
     linter = Linter(severities, context)
     if fix or diff:
         from .fix.command import fix_sources
