@@ -583,16 +583,20 @@ def reported_first(reasons: list[str], own: str) -> str:
 
 # --- the scheduler's filters ----------------------------------------------------------------------
 UNSCHEDULABLE_REASON = "node(s) were unschedulable"
+PORTS_REASON = "node(s) didn't have free ports for the requested pod ports"
 TAINT_REASON = "node(s) had untolerated taint(s)"
 AFFINITY_REASON = "node(s) didn't match Pod's node affinity/selector"
 
 
 def scheduler_rejections(spec: dict[str, Any], requests: dict[str, int], node: NodeInfo,
-                         usage: Callable[[], NodeUsage | None]) -> list[str]:
+                         usage: Callable[[], NodeUsage | None], wanted_ports: list[tuple[Path, HostPort]] | None = None,
+                         ports: Callable[[], dict[HostPort, str] | None] | None = None) -> list[str]:
     """The reasons the default scheduler's first failing filter gives for `node` ([] when it fits).
 
-    `usage` is called only when the node passes the filters before the resource fit: summing the
-    requests of a node's Pods is the costly part, and most nodes of a big cluster never need it.
+    Filters in the default profile's order: NodeUnschedulable, TaintToleration, NodeAffinity,
+    NodePorts, NodeResourcesFit. `usage` and `ports` are called only when the node passes the
+    filters before them: summing the Pods of a node is the costly part, and most nodes of a big
+    cluster never need it. `wanted_ports` are the Pod's host ports (host_ports with defaulting).
     """
     tolerations = tolerations_of(spec)
     if node.unschedulable and not any(
@@ -603,10 +607,57 @@ def scheduler_rejections(spec: dict[str, Any], requests: dict[str, int], node: N
         return [TAINT_REASON]
     if affinity_mismatch(spec, node) is not None:
         return [AFFINITY_REASON]
+    if wanted_ports and ports is not None:
+        in_use = ports()
+        if in_use and port_conflict(wanted_ports, in_use) is not None:
+            return [PORTS_REASON]
     return [shortage.scheduler_reason for shortage in shortages(requests, node, usage(), kubelet=False)]
 
 
-def no_node_available_message(total: int, counts: dict[str, int]) -> str:
-    """The FailedScheduling event's opening, reasons sorted as the scheduler sorts them."""
+NODE_NAME_FIELD = "metadata.name"
+AFFINITY_CONFLICT = "pod affinity terms conflict"
+
+
+def prefilter_node_names(spec: dict[str, Any]) -> frozenset[str] | None:
+    """The nodes NodeAffinity's PreFilter narrows the search to (None: all nodes).
+
+    Each required term that has `matchFields` `metadata.name` `In` requirements allows the
+    intersection of their values; the union over the terms is the result, unless some term has
+    no such requirement (then every node is a candidate). An empty result means the terms
+    conflict (AFFINITY_CONFLICT).
+    """
+    affinity = spec.get("affinity")
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node_affinity, dict) else None
+    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
+    if not isinstance(terms, list) or not terms:
+        return None
+    names: set[str] = set()
+    for term in terms:
+        fields = term.get("matchFields") if isinstance(term, dict) else None
+        allowed: set[str] | None = None
+        for requirement in fields if isinstance(fields, list) else []:
+            if isinstance(requirement, dict) and requirement.get("key") == NODE_NAME_FIELD \
+                    and requirement.get("operator") == "In":
+                values = {str(v) for v in requirement.get("values") or [] if v is not None}
+                allowed = values if allowed is None else allowed & values
+        if allowed is None:
+            return None
+        names |= allowed
+    return frozenset(names)
+
+
+def absent_nodes_reason(plugins: str = "NodeAffinity") -> str:
+    """The status findNodesThatFitPod gives the nodes a PreFilter result left out."""
+    return f"node(s) didn't satisfy plugin(s) [{plugins}]"
+
+
+def no_node_available_message(total: int, counts: dict[str, int], prefilter: str = "") -> str:
+    """FitError.Error(): the FailedScheduling event's opening, reasons sorted as the scheduler sorts them.
+
+    A PreFilter rejection (`prefilter`) replaces the per-node counts.
+    """
+    if prefilter:
+        return f"0/{total} nodes are available: {prefilter}."
     reasons = sorted(f"{count} {reason}" for reason, count in counts.items())
     return f"0/{total} nodes are available: {', '.join(reasons)}."

@@ -87,6 +87,9 @@ RULE = Rule(
 )
 
 _FIXES = {
+    "node(s) didn't satisfy plugin(s) [NodeAffinity]": "the required matchFields metadata.name term limits the Pod "
+    "to the nodes it names: name existing nodes that can take it, or drop the term",
+    "node(s) didn't have free ports": "use another hostPort, or drop hostPort and expose the Pod with a Service",
     "Insufficient": "lower the requests or add a node with more allocatable resources",
     "Too many pods": "free Pod slots or add a node",
     "node(s) didn't match": "fix the nodeSelector or required node affinity, or label a node to match",
@@ -95,28 +98,48 @@ _FIXES = {
 }
 
 
-def _rejections(spec: dict, requests: dict[str, int], cluster) -> tuple[dict[str, int], int] | None:
-    """Per-reason node counts and the nodes of unknown usage; None as soon as one node fits."""
+def _rejections(spec: dict, requests: dict[str, int], cluster) -> tuple[dict[str, int], int, str] | None:
+    """(per-reason node counts, the nodes of unknown usage, a PreFilter rejection); None as soon as one node fits.
+
+    Follows findNodesThatFitPod: NodeAffinity's PreFilter may narrow the search to the nodes a
+    required `matchFields` `metadata.name` term names; the other nodes count as absent, with the
+    status "node(s) didn't satisfy plugin(s) [NodeAffinity]", and terms that name no common node
+    fail the PreFilter itself ("pod affinity terms conflict").
+    """
     from functools import partial
 
-    from nodename_lint.scheduling import scheduler_rejections
+    from nodename_lint.scheduling import (
+        AFFINITY_CONFLICT, absent_nodes_reason, host_ports, prefilter_node_names, scheduler_rejections,
+    )
 
+    names = prefilter_node_names(spec)
+    if names is not None and not names:
+        return {}, 0, AFFINITY_CONFLICT
+    candidates = [cluster.nodes[n] for n in sorted(names) if n in cluster.nodes] if names is not None \
+        else cluster.nodes.values()
+    wanted_ports = host_ports(spec, default_from_host_network=True)
     counts: dict[str, int] = {}
     unknown_usage = 0
-    for node in cluster.nodes.values():
-        reasons = scheduler_rejections(spec, requests, node, partial(cluster.usage, node.name))
+    for node in candidates:
+        reasons = scheduler_rejections(spec, requests, node, partial(cluster.usage, node.name), wanted_ports,
+                                       partial(cluster.ports_in_use, node.name))
         if not reasons:
             return None
         unknown_usage += not cluster.pods_known_on(node.name)
         for reason in reasons:
             counts[reason] = counts.get(reason, 0) + 1
-    return counts, unknown_usage
+    absent = len(cluster.nodes) - len(candidates)
+    if absent:
+        counts[absent_nodes_reason()] = absent
+    return counts, unknown_usage, ""
 
 
 @RULE.check
 def check(obj: Manifest, context: Context):
-    from nodename_lint.scheduling import AFFINITY_REASON, RequestError, no_node_available_message, pod_requests, request_path
-    from nodename_lint.cluster.targets import pods_noun
+    from nodename_lint.cluster.targets import pods_noun, runtime_overhead
+    from nodename_lint.scheduling import (
+        AFFINITY_REASON, PORTS_REASON, RequestError, no_node_available_message, pod_requests, request_path,
+    )
 
     cluster = context.cluster
     spec = obj.pod_spec
@@ -124,24 +147,28 @@ def check(obj: Manifest, context: Context):
         return
     if spec.get("nodeName"):
         return
+    overhead, counted = runtime_overhead(obj, cluster)
     try:
-        requests = pod_requests(spec)
+        requests = pod_requests(spec, overhead=overhead)
     except RequestError:
         return
     constraints = {key: spec.get(key) for key in ("nodeSelector", "affinity", "tolerations")}
-    key = ("no-node-fits", json.dumps([constraints, requests], sort_keys=True, default=str))
+    ports = host_port_key(spec)
+    key = ("no-node-fits", json.dumps([constraints, requests, ports], sort_keys=True, default=str))
     if key not in cluster.memo:
         cluster.memo[key] = _rejections(spec, requests, cluster)
     verdict = cluster.memo[key]
     if verdict is None:
         return
-    counts, unknown_usage = verdict
-    event = no_node_available_message(len(cluster.nodes), counts)
-    main = max(counts, key=lambda reason: (counts[reason], reason))
-    if main == AFFINITY_REASON:
-        path = spec_path(obj, "nodeSelector" if "nodeSelector" in spec else "affinity")
+    counts, unknown_usage, prefilter = verdict
+    event = no_node_available_message(len(cluster.nodes), counts, prefilter)
+    main = max(counts, key=lambda reason: (counts[reason], reason)) if counts else AFFINITY_REASON
+    if main == AFFINITY_REASON or main.startswith("node(s) didn't satisfy") or prefilter:
+        path = spec_path(obj, "nodeSelector" if "nodeSelector" in spec and not prefilter else "affinity")
     elif main.startswith("Insufficient "):
         path = spec_path(obj, *request_path(spec, main.removeprefix("Insufficient ")))
+    elif main == PORTS_REASON:
+        path = spec_path(obj, "containers")
     else:
         path = (obj.pod_spec_path or ())
     note = ""
@@ -151,8 +178,18 @@ def check(obj: Manifest, context: Context):
             f"{cluster.source}: those nodes were compared with their allocatable alone)"
         )
     fixes = [fix for prefix, fix in _FIXES.items() if any(reason.startswith(prefix) for reason in counts)]
+    if prefilter:
+        fixes.append("the required node affinity terms name no common node: fix the matchFields metadata.name values")
     yield Violation(
         path,
-        f"no node of the cluster can take {pods_noun(obj)}: it stays Pending with FailedScheduling \"{event}\"{note}",
+        f"no node of the cluster can take {pods_noun(obj)}: it stays Pending with FailedScheduling \"{event}\""
+        f"{note}{counted}",
         fix="; ".join(fixes) or "change the Pod's constraints",
     )
+
+
+def host_port_key(spec: dict) -> list:
+    """The host ports, for the memo key: Pods with other ports get other answers."""
+    from nodename_lint.scheduling import host_ports
+
+    return [port for _, port in host_ports(spec, default_from_host_network=True)]
