@@ -32,6 +32,8 @@ class Violation:
     message: str
     fix: str = ""
     severity: Severity | None = None  # overrides the rule's default (e.g. per taint effect)
+    # (kind, name) of a cluster-scoped object that, when a linted manifest creates it, makes this moot
+    unless_applied: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
