@@ -170,6 +170,9 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
         if static_pod_node:
             wanted.nodes.add(static_pod_node)  # its Pods count against the static Pods' requests
         cluster = live_cluster.state_for(wanted)
+        if "runtime_classes" in cluster.unavailable:
+            click.echo(f"nodename-lint: RuntimeClass overhead is not counted: {cluster.unavailable['runtime_classes']}",
+                       err=True)
     context = Context(cluster=cluster, default_namespace=default_namespace, static_pod_node=static_pod_node)
     linter = Linter(severities, context)
     if fix or diff:

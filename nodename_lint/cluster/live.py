@@ -37,6 +37,7 @@ RETRIES = 3  # extra attempts after 429, 500, 502, 503, 504
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_BACKOFF = 2.0  # seconds; also caps a server's Retry-After
 NON_TERMINATED = "status.phase!=Succeeded,status.phase!=Failed"
+RUNTIME_CLASSES = "/apis/node.k8s.io/v1/runtimeclasses"
 RBAC_EXAMPLE = "examples/rbac/nodename-lint-readonly.yaml"
 SECRET_USER_FIELDS = ("token", "password", "client-key-data")
 SECRET_PROVIDER_FIELDS = ("id-token", "refresh-token", "client-secret", "access-token")
@@ -449,6 +450,7 @@ class LiveCluster:
             existing = {(n.get("metadata") or {}).get("name") for n in nodes} if nodes is not None else None
             pod_nodes = sorted(wanted.nodes if existing is None else wanted.nodes & existing)
             pods = self._read(unavailable, "pods", lambda: self._pods(pod_nodes, sorted(wanted.pods)))
+            runtime_classes = self._read(unavailable, "runtime_classes", lambda: conn.list_all(RUNTIME_CLASSES))
         finally:
             conn.close()
         if "pods" in unavailable:
@@ -457,6 +459,7 @@ class LiveCluster:
             return state_from_objects(
                 self.source, nodes=nodes, namespaces=namespaces, pods=pods,
                 pod_nodes=frozenset(pod_nodes) if pods is not None else None, unavailable=unavailable or None,
+                runtime_classes=runtime_classes,
             )
         except StateError as exc:
             raise ClusterUnavailable(f"the API server at {conn.host} returned an object nodename-lint cannot read "
@@ -492,11 +495,13 @@ class LiveCluster:
             nodes = conn.list_all("/api/v1/nodes")
             namespaces = conn.list_all("/api/v1/namespaces")
             pods = conn.list_all("/api/v1/pods", NON_TERMINATED)
+            runtime_classes = conn.list_all(RUNTIME_CLASSES)
         except Forbidden as exc:
             raise ClusterUnavailable(f"cannot snapshot {self.source}: {exc.reason()}") from None
         finally:
             conn.close()
-        items = [*map(trim_node, nodes), *map(trim_namespace, namespaces), *map(trim_pod, pods)]
+        items = [*map(trim_node, nodes), *map(trim_namespace, namespaces), *map(trim_pod, pods),
+                 *map(trim_runtime_class, runtime_classes)]
         return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
 
 
@@ -539,10 +544,16 @@ def trim_pod(pod: dict[str, Any]) -> dict[str, Any]:
         "apiVersion": "v1", "kind": "Pod",
         "metadata": _pick(pod.get("metadata"), ("name", "namespace")),
         "spec": {**_pick(spec, ("nodeName", "overhead", "resources")),
-                 **containers("initContainers", ("name", "resources", "restartPolicy")),
-                 **containers("containers", ("name", "resources"))},
+                 **containers("initContainers", ("name", "resources", "restartPolicy", "ports")),
+                 **containers("containers", ("name", "resources", "ports"))},
         "status": _pick(pod.get("status"), ("phase",)),
     }
+
+
+def trim_runtime_class(runtime_class: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+            "metadata": _pick(runtime_class.get("metadata"), ("name",)),
+            **_pick(runtime_class, ("handler", "overhead"))}
 
 
 def write_snapshot(snapshot: dict[str, Any], output: str | None, source: str) -> None:
@@ -591,16 +602,22 @@ def _status_message(body: bytes) -> str:
     return str(data.get("message", "")) if isinstance(data, dict) else ""
 
 
+def _after_version(path: str) -> list[str]:
+    """The parts of an API path after /api/v1 or /apis/GROUP/VERSION."""
+    parts = path.strip("/").split("/")
+    return parts[3:] if parts[:1] == ["apis"] else parts[2:]
+
+
 def _is_get(path: str) -> bool:
     """A path to one object (/api/v1/nodes/NAME) rather than a collection."""
-    parts = path.strip("/").split("/")[2:]
+    parts = _after_version(path)
     if parts[:1] == ["namespaces"] and len(parts) >= 3:
         parts = parts[2:]
     return len(parts) == 2
 
 
 def _resource(path: str) -> str:
-    parts = path.strip("/").split("/")[2:]
+    parts = _after_version(path)
     if parts[:1] == ["namespaces"] and len(parts) >= 3:
         return parts[2]
     return parts[0] if parts else path

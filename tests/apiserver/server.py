@@ -33,7 +33,12 @@ RESOURCES: dict[str, tuple[str, bool, frozenset[str]]] = {
         "metadata.name", "metadata.namespace", "spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
         "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName",
     })),
+    "runtimeclasses": ("RuntimeClass", False, frozenset({"metadata.name"})),
 }
+CORE = "/api/v1"
+NODE_GROUP = "/apis/node.k8s.io/v1"
+# where each resource is served: the core group, or node.k8s.io for RuntimeClasses
+PREFIXES = {"nodes": CORE, "namespaces": CORE, "pods": CORE, "runtimeclasses": NODE_GROUP}
 VERSION = {
     "major": "1", "minor": "33", "gitVersion": "v1.33.1", "gitCommit": "8adc0f041b8e7ad1d30e29cc59c6ae7a15e19828",
     "gitTreeState": "clean", "buildDate": "2025-05-15T08:19:08Z", "goVersion": "go1.24.2", "compiler": "gc",
@@ -156,6 +161,7 @@ class Store:
     def __init__(self, resource: str, objects: Iterable[dict[str, Any]]) -> None:
         self.resource = resource
         self.kind, self.namespaced, self.fields = RESOURCES[resource]
+        self.api_version = PREFIXES[resource].removeprefix("/api/").removeprefix("/apis/")
         self.objects = sorted(objects, key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
         self.encoded = [json.dumps(o, separators=(",", ":")).encode() for o in self.objects]
         self.by_node: dict[str, list[int]] = {}
@@ -199,10 +205,11 @@ class ApiServer:
     resource_version = "123456"
 
     def __init__(self, nodes: Iterable[dict[str, Any]] = (), namespaces: Iterable[dict[str, Any]] = (),
-                 pods: Iterable[dict[str, Any]] = (), *, tokens: Iterable[str] = (TOKEN,),
+                 pods: Iterable[dict[str, Any]] = (), runtimeclasses: Iterable[dict[str, Any]] = (), *,
+                 tokens: Iterable[str] = (TOKEN,),
                  ca: trustme.CA | None = None, host: str = "127.0.0.1") -> None:
         self.stores = {"nodes": Store("nodes", nodes), "namespaces": Store("namespaces", namespaces),
-                       "pods": Store("pods", pods)}
+                       "pods": Store("pods", pods), "runtimeclasses": Store("runtimeclasses", runtimeclasses)}
         self.tokens = set(tokens)
         self.forbidden: set[tuple[str, str]] = set()  # (verb, resource), e.g. ("list", "pods")
         self.allowed: set[tuple[str, str]] | None = None  # when set, RBAC allows only these (verb, resource)
@@ -292,16 +299,19 @@ class ApiServer:
             return 200, json.dumps({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
                 {"clientCIDR": "0.0.0.0/0", "serverAddress": "172.18.0.2:6443"}]}).encode()
         if path == "/apis":
-            return 200, json.dumps({"kind": "APIGroupList", "apiVersion": "v1", "groups": []}).encode()
-        if path == "/api/v1":
-            return 200, json.dumps(self._resource_list()).encode()
+            version = {"groupVersion": "node.k8s.io/v1", "version": "v1"}
+            return 200, json.dumps({"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+                {"name": "node.k8s.io", "versions": [version], "preferredVersion": version}]}).encode()
+        if path in (CORE, NODE_GROUP):
+            return 200, json.dumps(self._resource_list(path)).encode()
         if request.method != "GET":
             raise ApiError(405, "MethodNotAllowed", f"the server does not allow this method on the requested resource")
-        parts = path.split("/")[3:]  # after /api/v1
+        prefix = NODE_GROUP if path.startswith(NODE_GROUP + "/") else CORE
+        parts = path[len(prefix):].split("/")[1:] if path.startswith(prefix + "/") else []
         namespace = ""
         if len(parts) >= 3 and parts[0] == "namespaces" and parts[2] in RESOURCES:
             namespace, parts = parts[1], parts[2:]
-        if not parts or parts[0] not in RESOURCES or len(parts) > 2:
+        if not parts or PREFIXES.get(parts[0]) != prefix or len(parts) > 2:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         resource = parts[0]
         if namespace and not RESOURCES[resource][1]:
@@ -313,25 +323,29 @@ class ApiServer:
             return self._get(store, namespace, parts[1])
         return self._list(store, namespace, request.query)
 
-    def _resource_list(self) -> dict[str, Any]:
+    def _resource_list(self, prefix: str) -> dict[str, Any]:
         resources = []
         for name, (kind, namespaced, _) in RESOURCES.items():
+            if PREFIXES[name] != prefix:
+                continue
             resources.append({"name": name, "singularName": kind.lower(), "namespaced": namespaced, "kind": kind,
                               "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
-                              "shortNames": {"nodes": ["no"], "namespaces": ["ns"], "pods": ["po"]}[name]})
-        return {"kind": "APIResourceList", "groupVersion": "v1", "resources": resources}
+                              "shortNames": {"nodes": ["no"], "namespaces": ["ns"], "pods": ["po"]}.get(name, [])})
+        return {"kind": "APIResourceList", "groupVersion": prefix.removeprefix("/api/").removeprefix("/apis/"),
+                "resources": resources}
 
     def _authorize(self, user: str, verb: str, resource: str, namespace: str) -> None:
         if (verb, resource) in self.forbidden or (self.allowed is not None and (verb, resource) not in self.allowed):
             scope = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
+            group = "node.k8s.io" if PREFIXES[resource] == NODE_GROUP else ""
             raise ApiError(403, "Forbidden", f'{resource} is forbidden: User "{user}" cannot {verb} resource '
-                           f'"{resource}" in API group "" {scope}', {"kind": resource})
+                           f'"{resource}" in API group "{group}" {scope}', {"kind": resource})
 
     def _get(self, store: Store, namespace: str, name: str) -> tuple[int, bytes]:
         index = store.by_key.get((namespace, name))
         if index is None:
             raise ApiError(404, "NotFound", f'{store.resource} "{name}" not found', {"name": name, "kind": store.resource})
-        head = json.dumps({"kind": store.kind, "apiVersion": "v1"})[:-1].encode()
+        head = json.dumps({"kind": store.kind, "apiVersion": store.api_version})[:-1].encode()
         return 200, head + b"," + store.encoded[index][1:]
 
     def _list(self, store: Store, namespace: str, query: dict[str, str]) -> tuple[int, bytes]:
@@ -353,7 +367,7 @@ class ApiServer:
             metadata["continue"] = base64.urlsafe_b64encode(
                 json.dumps({"start": end, "epoch": self.continue_epoch}).encode()).decode()
             metadata["remainingItemCount"] = len(chosen) - end
-        head = json.dumps({"kind": f"{store.kind}List", "apiVersion": "v1", "metadata": metadata})[:-1]
+        head = json.dumps({"kind": f"{store.kind}List", "apiVersion": store.api_version, "metadata": metadata})[:-1]
         items = b",".join(store.encoded[index] for index in chosen[start:end])
         return 200, head.encode() + b',"items":[' + items + b"]}"
 
