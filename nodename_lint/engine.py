@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from .documents import Document, SyntaxProblem, iter_documents
 from .findings import Finding, RunResult
-from .model import CLUSTER_SCOPED_KINDS, Manifest, objects_in
+from .model import CLUSTER_SCOPED_KINDS, Manifest, live_list_fields, objects_in
 from .registry import all_rules
 from .rule import Context, Rule, Severity, Violation
 from .sources import Source, read_blocks
-from .suppress import annotation_ignores, comment_directives, ignored_by_comment
+from .suppress import (
+    annotation_ignores,
+    comment_directives,
+    describe_unknown_ids,
+    ignored_by_comment,
+    unknown_comment_ids,
+)
 from .yamlnodes import ConversionError
 
 SYNTAX_RULE = "yaml-syntax"
+SUPPRESSION_RULE = "invalid-suppression"  # its comment half is reported here
 
 
 @dataclass
@@ -27,6 +34,7 @@ class FileResult:
     objects: int = 0
     static_pods: list[Manifest] = field(default_factory=list)
     internal_errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
     # cluster-scoped objects the file creates (kind, name), and the findings they would make moot
     created: set[tuple[str, str]] = field(default_factory=set)
     conditional: list[tuple[Finding, tuple[str, str]]] = field(default_factory=list)
@@ -52,6 +60,8 @@ class Linter:
         self.file_rules = [(r, s) for r, s in active if r.check_file]
         self.folder_rules = [(r, s) for r, s in active if r.check_folder]
         self.syntax_severity = severities.get(SYNTAX_RULE)
+        self.suppression_severity = severities.get(SUPPRESSION_RULE)
+        self.rule_ids = list(catalogue)
 
     def _missing_data(self, rule: Rule) -> str:
         if not rule.needs:
@@ -90,6 +100,15 @@ class Linter:
         for document in documents:
             if document.error is not None:
                 self._syntax(result, document, document.error)
+                continue
+            if self.suppression_severity is not None:
+                self._check_suppression_comments(result, document)
+            live_fields = live_list_fields(document)
+            if live_fields:
+                result.notes.append(
+                    f"{source.display}:{document.line_offset + 1}: skipped a List of live objects "
+                    f"({', '.join(live_fields)}: saved from a cluster with kubectl get -o yaml); it describes a "
+                    "cluster, so give it with --cluster-state instead of linting it")
                 continue
             for obj in objects_in(
                 source.display, document,
@@ -164,6 +183,15 @@ class Linter:
         directives = comment_directives(obj.document)
         return bool(directives) and ignored_by_comment(directives, finding.line, finding.rule)
 
+    def _check_suppression_comments(self, result: FileResult, document: Document) -> None:
+        """A directive comment naming a rule id that does not exist is a finding (it silences nothing)."""
+        for line, column, unknown in unknown_comment_ids(document, self.rule_ids):
+            message, fix = describe_unknown_ids(unknown, self.rule_ids)
+            finding = Finding(SUPPRESSION_RULE, self.suppression_severity or "warning", message,
+                              result.source.display, line, column, None, fix, document.template)
+            if not ignored_by_comment(comment_directives(document), line, SUPPRESSION_RULE):
+                result.findings.append(finding)
+
     def _syntax(self, result: FileResult, document: Document | None, problem: SyntaxProblem) -> None:
         if self.syntax_severity is None:
             return
@@ -183,20 +211,26 @@ class Linter:
         result.findings.append(finding)
 
     # --- a whole run --------------------------------------------------------------------------
-    def lint_sources(self, sources: Iterable[Source]) -> RunResult:
+    def lint_sources(self, sources: Iterable[Source], progress: Callable[[], None] | None = None) -> RunResult:
         """Lint every source in order, then run the folder-wide static Pod checks."""
-        return self.collect(self.lint_source(source) for source in sources)
+        return self.collect((self.lint_source(source) for source in sources), progress)
 
-    def collect(self, file_results: Iterable[FileResult]) -> RunResult:
-        """Merge per-file results (from this process or from workers) into the run's result."""
+    def collect(self, file_results: Iterable[FileResult], progress: Callable[[], None] | None = None) -> RunResult:
+        """Merge per-file results (from this process or from workers) into the run's result.
+
+        PROGRESS is called once per file as its result arrives.
+        """
         run = RunResult(skipped_rules=dict(self.skipped))
         static_by_folder: dict[str, list[Manifest]] = {}
         created: set[tuple[str, str]] = set()
         conditional: list[tuple[Finding, tuple[str, str]]] = []
         for file_result in file_results:
+            if progress is not None:
+                progress()
             run.files += 1
             run.objects += file_result.objects
             run.findings.extend(file_result.findings)
+            run.notes.extend(file_result.notes)
             run.notes.extend(file_result.internal_errors)
             created |= file_result.created
             conditional += file_result.conditional
