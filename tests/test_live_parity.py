@@ -25,13 +25,13 @@ from tests.apiserver import TOKEN, ApiServer, cluster_entry, write_kubeconfig
 from tests.conftest import ROOT, run_cli
 
 EXAMPLE = ROOT / "examples" / "cluster"
-KINDS = {"Node": "nodes", "Namespace": "namespaces", "Pod": "pods"}
+KINDS = {"Node": "nodes", "Namespace": "namespaces", "Pod": "pods", "RuntimeClass": "runtimeclasses"}
 CA = trustme.CA()
 
 
 def objects_of(state_text: str) -> dict[str, list[dict[str, Any]]]:
     """The items of a saved List, grouped by resource and without kind/apiVersion, as a list response has them."""
-    served: dict[str, list[dict[str, Any]]] = {"nodes": [], "namespaces": [], "pods": []}
+    served: dict[str, list[dict[str, Any]]] = {resource: [] for resource in KINDS.values()}
     for document in yaml.safe_load_all(state_text):
         for item in (document or {}).get("items", [document] if document and document.get("kind") in KINDS else []):
             item = dict(item)
