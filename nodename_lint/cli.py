@@ -210,6 +210,7 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
             found = referenced(group.sources, _namespace(namespace, group.config, live_cluster))
             wanted.nodes |= found.nodes
             wanted.pods |= found.pods
+            wanted.every_node |= found.every_node
         if static_pod_node:
             wanted.nodes.add(static_pod_node)  # its Pods count against the static Pods' requests
         cluster = live_cluster.state_for(wanted)

@@ -375,7 +375,7 @@ def test_cluster_scoped_objects_and_static_pods_are_not_checked():
 # --- RuntimeClass --------------------------------------------------------------------------------------
 GVISOR = ("- apiVersion: node.k8s.io/v1\n  kind: RuntimeClass\n  metadata: {name: gvisor}\n  handler: runsc\n"
           "  overhead: {podFixed: {cpu: 500m}}\n")
-RC_STATE = state(node("kind-worker", cpu="1"), GVISOR)
+RC_STATE = state(node("kind-worker", cpu="1"), running_pod("idle", "kind-worker"), GVISOR)
 SANDBOXED = pod("  runtimeClassName: gvisor\n  containers:\n    - name: app\n      image: busybox\n"
                 "      resources: {requests: {cpu: 600m}}\n")
 

@@ -64,6 +64,8 @@ class Referenced:
 
     nodes: set[str] = field(default_factory=set)
     pods: set[tuple[str, str]] = field(default_factory=set)  # (namespace, name)
+    # a Pod the scheduler places asks for host ports: the ports in use on every node matter
+    every_node: bool = False
 
 
 class Forbidden(Exception):
@@ -396,11 +398,22 @@ def referenced(sources: Iterable[Source], default_namespace: str) -> Referenced:
                     node = pinned_node(obj)
                     if node:
                         found.nodes.add(node)
+                    elif not found.every_node and _scheduled_with_host_ports(obj):
+                        found.every_node = True
                     if obj.is_pod and not source.is_static_pod and isinstance(obj.name, str) and obj.name:
                         found.pods.add((obj.namespace or default_namespace, obj.name))
                 except Exception:  # an unreadable object is the lint run's to report
                     continue
     return found
+
+
+def _scheduled_with_host_ports(obj: Any) -> bool:
+    """A Pod or template the scheduler places (no-node-fits checks it) that asks for host ports."""
+    from ..scheduling import host_ports
+
+    spec = obj.pod_spec
+    return bool(spec) and not obj.is_static_pod and obj.kind != "DaemonSet" \
+        and bool(host_ports(spec, default_from_host_network=True))
 
 
 def _buffer_stdin() -> None:
@@ -445,7 +458,8 @@ class LiveCluster:
             namespaces = self._read(unavailable, "namespaces", lambda: conn.list_all("/api/v1/namespaces"))
             existing = {(n.get("metadata") or {}).get("name") for n in nodes} if nodes is not None else None
             pod_nodes = sorted(wanted.nodes if existing is None else wanted.nodes & existing)
-            pods = self._read(unavailable, "pods", lambda: self._pods(pod_nodes, sorted(wanted.pods)))
+            pods = self._read(unavailable, "pods",
+                              lambda: self._pods(None if wanted.every_node else pod_nodes, sorted(wanted.pods)))
             runtime_classes = self._read(unavailable, "runtime_classes", lambda: conn.list_all(RUNTIME_CLASSES))
         finally:
             conn.close()
@@ -454,17 +468,21 @@ class LiveCluster:
         try:
             return state_from_objects(
                 self.source, nodes=nodes, namespaces=namespaces, pods=pods,
-                pod_nodes=frozenset(pod_nodes) if pods is not None else None, unavailable=unavailable or None,
+                pod_nodes=frozenset(pod_nodes) if pods is not None and not wanted.every_node else None,
+                unavailable=unavailable or None,
                 runtime_classes=runtime_classes,
             )
         except StateError as exc:
             raise ClusterUnavailable(f"the API server at {conn.host} returned an object nodename-lint cannot read "
                                      f"({exc}); the cluster state cannot be trusted") from None
 
-    def _pods(self, nodes: list[str], identities: list[tuple[str, str]]) -> list[dict[str, Any]]:
-        """The non-terminated Pods on each node, then the manifests' Pods not found there."""
+    def _pods(self, nodes: list[str] | None, identities: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        """The non-terminated Pods on each node (None: on every node, in one list), then the manifests'
+        Pods not found there."""
         pods: dict[tuple[str, str], dict[str, Any]] = {}
-        for found in self._parallel([("/api/v1/pods", f"spec.nodeName={node},{NON_TERMINATED}") for node in nodes]):
+        lists = [("/api/v1/pods", NON_TERMINATED)] if nodes is None else \
+            [("/api/v1/pods", f"spec.nodeName={node},{NON_TERMINATED}") for node in nodes]
+        for found in self._parallel(lists):
             pods.update((_pod_key(pod), pod) for pod in found)
         lookups = [(f"/api/v1/namespaces/{namespace}/pods", f"metadata.name={name}")
                    for namespace, name in identities if (namespace, name) not in pods]
