@@ -3,13 +3,22 @@
 Flags a Pod or a workload (not a DaemonSet) without `spec.nodeName` that no node of the cluster
 can take, running the default scheduler's filters in their order on every node: cordon
 (NodeUnschedulable), taints with effect NoSchedule or NoExecute (TaintToleration), nodeSelector
-and required node affinity (NodeAffinity), then allocatable resources minus the requests of the
+and required node affinity (NodeAffinity), host ports already used by the Pods there (NodePorts,
+compared as `host-port-conflict` does), then allocatable resources minus the requests of the
 non-terminated Pods already there (NodeResourcesFit). The first failing filter counts per node,
 as in the scheduler's FailedScheduling event ("0/4 nodes are available: 1 Insufficient cpu, 3
-node(s) didn't match Pod's node affinity/selector").
+node(s) didn't match Pod's node affinity/selector", `FitError.Error`).
+
+A required node affinity term with `matchFields` `metadata.name` `In` narrows the search first,
+as `findNodesThatFitPod` (`pkg/scheduler/schedule_one.go`) does with the PreFilter result of
+NodeAffinity: only the named nodes are filtered, every other node gets the absent-nodes status
+"node(s) didn't satisfy plugin(s) [NodeAffinity]", and terms that name no common node fail the
+PreFilter itself ("0/3 nodes are available: pod affinity terms conflict."). When the cluster
+state has RuntimeClasses, the overhead of the Pod's RuntimeClass is added to its requests.
 
 When the cluster state lacks the Pods of some nodes (a live run reads Pods only on the nodes the
-manifests name), those nodes are compared with their allocatable alone, and the message says so.
+manifests name, unless a manifest the scheduler places asks for host ports), those nodes are
+compared with their allocatable alone, and the message says so.
 Preemption of lower-priority Pods is not predicted.
 
 ## Why is this bad?

@@ -144,7 +144,7 @@ def _refusal(what: str) -> str:
              else "kubelets before 1.34 run it, but the API server refuses its mirror Pod (NodeRestriction: \"node "
              f"... can not create pods that reference {what}\"), so kubectl never shows it")
     return (f"the kubelet refuses this static Pod (\"static pods may not reference {what}\": PreventStaticPodAPIReferences, "
-            f"on by default from 1.34 and always from 1.37, HasAPIObjectReference); {older}")
+            f"on by default from 1.34 and always from 1.37); {older}")
 
 
 @RULE.file_check

@@ -12,7 +12,10 @@ matches every effect). Severity depends on the effect:
   bypasses the scheduler, so the Pod lands on a node that was reserved for other workloads.
 
 The taints the node lifecycle controller sets for NotReady, unreachable and cordoned nodes
-(`node.kubernetes.io/not-ready`, `unreachable`, `unschedulable`) are reported by node-not-ready.
+(`node.kubernetes.io/not-ready`, `unreachable`, `unschedulable`) are reported by node-not-ready,
+and the NoSchedule taints of a pressure condition that is True (`node.kubernetes.io/disk-pressure`,
+`memory-pressure`, `pid-pressure`) by node-pressure: the taint is not the whole story, the
+kubelet's eviction manager refuses the Pod (Evicted) before any taint is looked at.
 Static Pods are not checked: the kubelet skips the taint check for them.
 
 ## Why is this bad?
