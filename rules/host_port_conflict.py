@@ -90,7 +90,11 @@ _KUBELET = ("(kubelet: \"Pod was rejected: Predicate NodePorts failed: node(s) d
 @RULE.check
 def check(obj: Manifest, context: Context):
     from nodename_lint.cluster.targets import (
-        admission_target, other_pods_ports, pods_noun, rejection_fate, replica_count,
+        admission_target,
+        other_pods_ports,
+        pods_noun,
+        rejection_fate,
+        replica_count,
     )
     from nodename_lint.scheduling import host_ports, port_conflict, port_text
 
@@ -111,7 +115,7 @@ def check(obj: Manifest, context: Context):
             spec_path(obj, *_port_field(spec, path)),
             f"{pods_noun(obj)} would be rejected by the kubelet on {name} with NodePorts: host port {port_text(port)} "
             f"is already used by Pod {holder}; {fate} {_KUBELET}",
-            fix=f"use another hostPort or another node, or drop hostPort and expose the Pod with a Service",
+            fix="use another hostPort or another node, or drop hostPort and expose the Pod with a Service",
         )
         return
     replicas = replica_count(obj)

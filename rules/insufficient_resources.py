@@ -101,10 +101,21 @@ RULE = Rule(
 def check(obj: Manifest, context: Context):
     from nodename_lint.cluster.state import NodeUsage
     from nodename_lint.cluster.targets import (
-        admission_target, pods_noun, rejection_fate, replica_count, runtime_overhead,
+        admission_target,
+        pods_noun,
+        rejection_fate,
+        replica_count,
+        runtime_overhead,
     )
     from nodename_lint.quantity import describe
-    from nodename_lint.scheduling import NATIVE_ORDER, RequestError, add_into, pod_requests, request_path, shortages
+    from nodename_lint.scheduling import (
+        NATIVE_ORDER,
+        RequestError,
+        add_into,
+        pod_requests,
+        request_path,
+        shortages,
+    )
 
     target = admission_target(obj, context)
     if target is None:

@@ -118,7 +118,11 @@ def _rejections(spec: dict, requests: dict[str, int], cluster) -> tuple[dict[str
     from functools import partial
 
     from nodename_lint.scheduling import (
-        AFFINITY_CONFLICT, absent_nodes_reason, host_ports, prefilter_node_names, scheduler_rejections,
+        AFFINITY_CONFLICT,
+        absent_nodes_reason,
+        host_ports,
+        prefilter_node_names,
+        scheduler_rejections,
     )
 
     names = prefilter_node_names(spec)
@@ -147,7 +151,12 @@ def _rejections(spec: dict, requests: dict[str, int], cluster) -> tuple[dict[str
 def check(obj: Manifest, context: Context):
     from nodename_lint.cluster.targets import pods_noun, runtime_overhead
     from nodename_lint.scheduling import (
-        AFFINITY_REASON, PORTS_REASON, RequestError, no_node_available_message, pod_requests, request_path,
+        AFFINITY_REASON,
+        PORTS_REASON,
+        RequestError,
+        no_node_available_message,
+        pod_requests,
+        request_path,
     )
 
     cluster = context.cluster

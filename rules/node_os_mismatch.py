@@ -73,8 +73,18 @@ RULE = Rule(
 
 @RULE.check
 def check(obj: Manifest, context: Context):
-    from nodename_lint.cluster.targets import admission_target, pod_labels, pods_noun, rejection_fate
-    from nodename_lint.scheduling import OS_FIELD_REASON, OS_LABEL, OS_MESSAGES, os_rejection
+    from nodename_lint.cluster.targets import (
+        admission_target,
+        pod_labels,
+        pods_noun,
+        rejection_fate,
+    )
+    from nodename_lint.scheduling import (
+        OS_FIELD_REASON,
+        OS_LABEL,
+        OS_MESSAGES,
+        os_rejection,
+    )
 
     target = admission_target(obj, context)
     if target is None:

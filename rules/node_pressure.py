@@ -83,7 +83,11 @@ RULE = Rule(
 
 @RULE.check
 def check(obj: Manifest, context: Context):
-    from nodename_lint.cluster.targets import pinned_existing_node, pods_noun, rejection_fate
+    from nodename_lint.cluster.targets import (
+        pinned_existing_node,
+        pods_noun,
+        rejection_fate,
+    )
     from nodename_lint.scheduling import pressure_message, pressure_rejection
 
     target = pinned_existing_node(obj, context)
@@ -98,7 +102,7 @@ def check(obj: Manifest, context: Context):
     if conditions == ["MemoryPressure"]:
         why = f"node {name} has MemoryPressure and the Pod is BestEffort (no cpu or memory requests or limits)"
         fix = ("give the containers cpu and memory requests (Burstable Pods are admitted under memory pressure), "
-               f"pick another node, or drop nodeName")
+               "pick another node, or drop nodeName")
     else:
         why = f"node {name} has {listed}, under which the kubelet admits only critical Pods"
         fix = f"pick a node without pressure, free {'disk' if 'DiskPressure' in conditions else 'PIDs'} on {name} first, " \

@@ -71,8 +71,19 @@ MAX_LISTED = 3
 def check(obj: Manifest, context: Context):
     from functools import partial
 
-    from nodename_lint.cluster.targets import admission_reasons, pinned_existing_node, rejection_fate, pods_noun
-    from nodename_lint.scheduling import RequestError, affinity_mismatch, pod_requests, reported_first, scheduler_rejections
+    from nodename_lint.cluster.targets import (
+        admission_reasons,
+        pinned_existing_node,
+        pods_noun,
+        rejection_fate,
+    )
+    from nodename_lint.scheduling import (
+        RequestError,
+        affinity_mismatch,
+        pod_requests,
+        reported_first,
+        scheduler_rejections,
+    )
 
     target = pinned_existing_node(obj, context)
     if target is None:

@@ -78,10 +78,21 @@ RULE = Rule(
 
 @RULE.check
 def check(obj: Manifest, context: Context):
-    from nodename_lint.cluster.targets import admission_reasons, pinned_existing_node, rejection_fate, pods_noun
+    from nodename_lint.cluster.targets import (
+        admission_reasons,
+        pinned_existing_node,
+        pods_noun,
+        rejection_fate,
+    )
     from nodename_lint.scheduling import (
-        NODE_STATE_TAINTS, PRESSURE_TAINTS, eviction_delay, pressure_conditions, reported_first, taint_text,
-        tolerations_of, untolerated,
+        NODE_STATE_TAINTS,
+        PRESSURE_TAINTS,
+        eviction_delay,
+        pressure_conditions,
+        reported_first,
+        taint_text,
+        tolerations_of,
+        untolerated,
     )
 
     target = pinned_existing_node(obj, context)

@@ -22,7 +22,12 @@ import pytest
 
 from nodename_lint.cluster.from_file import load_state_text
 from nodename_lint.cluster.state import NodeInfo
-from nodename_lint.scheduling import host_ports, pod_requests, port_conflict, prefilter_node_names
+from nodename_lint.scheduling import (
+    host_ports,
+    pod_requests,
+    port_conflict,
+    prefilter_node_names,
+)
 from nodename_lint.sources import Source, discover, is_static_pod_path
 
 from .conftest import lint_yaml, run_cli
@@ -211,8 +216,8 @@ BIG = "  containers:\n    - name: app\n      image: busybox\n      resources: {r
     ((["kind-worker"],), "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]."),
     ((["gone-node"],), "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity]."),
     ((["kind-control-plane", "kind-worker"],),
-     "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy plugin(s) [NodeAffinity], "
-     "1 node(s) had untolerated taint(s)."),
+     ("0/3 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy plugin(s) [NodeAffinity], "
+      "1 node(s) had untolerated taint(s).")),
 ])
 def test_matchfields_narrows_the_search_to_the_named_nodes(terms, event):
     found = findings(pod(match_fields(*terms) + BIG, node_name=None), THREE_NODES, "no-node-fits")
