@@ -25,6 +25,8 @@ Use another host port or another node, or drop `hostPort` and reach the Pod thro
 For several replicas, do not pin them to one node: a DaemonSet runs one per node.
 """
 
+from collections.abc import Iterator
+
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -88,7 +90,7 @@ _KUBELET = ("(kubelet: \"Pod was rejected: Predicate NodePorts failed: node(s) d
 
 
 @RULE.check
-def check(obj: Manifest, context: Context):
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     from nodename_lint.cluster.targets import (
         admission_target,
         other_pods_ports,

@@ -19,6 +19,8 @@ Create the namespace first (`kubectl create namespace x`, or add a Namespace man
 same apply), or fix `metadata.namespace` to one that exists (`kubectl get namespaces`).
 """
 
+from collections.abc import Iterator
+
 from nodename_lint.model import Manifest
 from nodename_lint.rule import Context, Example, Rule, Violation
 
@@ -79,7 +81,7 @@ _NAMESPACED = frozenset({
 
 
 @RULE.check
-def check(obj: Manifest, context: Context):
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     cluster = context.cluster
     namespace = obj.namespace
     if cluster is None or cluster.namespaces is None or namespace is None or obj.is_static_pod:

@@ -31,7 +31,7 @@ or affinity or label a node (didn't match), add a toleration (untolerated taint)
 (unschedulable).
 """
 
-import json
+from collections.abc import Iterator
 
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import spec_path
@@ -107,48 +107,9 @@ _FIXES = {
 }
 
 
-def _rejections(spec: dict, requests: dict[str, int], cluster) -> tuple[dict[str, int], int, str] | None:
-    """(per-reason node counts, the nodes of unknown usage, a PreFilter rejection); None as soon as one node fits.
-
-    Follows findNodesThatFitPod: NodeAffinity's PreFilter may narrow the search to the nodes a
-    required `matchFields` `metadata.name` term names; the other nodes count as absent, with the
-    status "node(s) didn't satisfy plugin(s) [NodeAffinity]", and terms that name no common node
-    fail the PreFilter itself ("pod affinity terms conflict").
-    """
-    from functools import partial
-
-    from nodename_lint.scheduling import (
-        AFFINITY_CONFLICT,
-        absent_nodes_reason,
-        host_ports,
-        prefilter_node_names,
-        scheduler_rejections,
-    )
-
-    names = prefilter_node_names(spec)
-    if names is not None and not names:
-        return {}, 0, AFFINITY_CONFLICT
-    candidates = [cluster.nodes[n] for n in sorted(names) if n in cluster.nodes] if names is not None \
-        else cluster.nodes.values()
-    wanted_ports = host_ports(spec, default_from_host_network=True)
-    counts: dict[str, int] = {}
-    unknown_usage = 0
-    for node in candidates:
-        reasons = scheduler_rejections(spec, requests, node, partial(cluster.usage, node.name), wanted_ports,
-                                       partial(cluster.ports_in_use, node.name))
-        if not reasons:
-            return None
-        unknown_usage += not cluster.pods_known_on(node.name)
-        for reason in reasons:
-            counts[reason] = counts.get(reason, 0) + 1
-    absent = len(cluster.nodes) - len(candidates)
-    if absent:
-        counts[absent_nodes_reason()] = absent
-    return counts, unknown_usage, ""
-
-
 @RULE.check
-def check(obj: Manifest, context: Context):
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
+    # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
     from nodename_lint.cluster.targets import pods_noun, runtime_overhead
     from nodename_lint.scheduling import (
         AFFINITY_REASON,
@@ -170,25 +131,20 @@ def check(obj: Manifest, context: Context):
         requests = pod_requests(spec, overhead=overhead)
     except RequestError:
         return
-    constraints = {key: spec.get(key) for key in ("nodeSelector", "affinity", "tolerations")}
-    ports = host_port_key(spec)
-    key = ("no-node-fits", json.dumps([constraints, requests, ports], sort_keys=True, default=str))
-    if key not in cluster.memo:
-        cluster.memo[key] = _rejections(spec, requests, cluster)
-    verdict = cluster.memo[key]
+    verdict = cluster.no_node_fits(spec, requests)
     if verdict is None:
         return
-    counts, unknown_usage, prefilter = verdict
+    counts, unknown_usage, prefilter = verdict.reasons, verdict.unknown_usage, verdict.prefilter
     event = no_node_available_message(len(cluster.nodes), counts, prefilter)
     main = max(counts, key=lambda reason: (counts[reason], reason)) if counts else AFFINITY_REASON
     if main == AFFINITY_REASON or main.startswith("node(s) didn't satisfy") or prefilter:
-        path = spec_path(obj, "nodeSelector" if "nodeSelector" in spec and not prefilter else "affinity")
+        path = spec_path(obj, "nodeSelector" if "nodeSelector" in spec and main == AFFINITY_REASON else "affinity")
     elif main.startswith("Insufficient "):
         path = spec_path(obj, *request_path(spec, main.removeprefix("Insufficient ")))
     elif main == PORTS_REASON:
         path = spec_path(obj, "containers")
     else:
-        path = (obj.pod_spec_path or ())
+        path = obj.pod_spec_path or ()
     note = ""
     if unknown_usage:
         note = (
@@ -204,10 +160,3 @@ def check(obj: Manifest, context: Context):
         f"{note}{counted}",
         fix="; ".join(fixes) or "change the Pod's constraints",
     )
-
-
-def host_port_key(spec: dict) -> list:
-    """The host ports, for the memo key: Pods with other ports get other answers."""
-    from nodename_lint.scheduling import host_ports
-
-    return [port for _, port in host_ports(spec, default_from_host_network=True)]

@@ -20,6 +20,8 @@ Pin to a node of the Pod's operating system (`kubectl get nodes -L kubernetes.io
 a `nodeSelector` on `kubernetes.io/os`.
 """
 
+from collections.abc import Iterator
+
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -72,7 +74,7 @@ RULE = Rule(
 
 
 @RULE.check
-def check(obj: Manifest, context: Context):
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     from nodename_lint.cluster.targets import (
         admission_target,
         pod_labels,

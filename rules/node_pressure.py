@@ -23,6 +23,8 @@ memory on the node first, give a BestEffort Pod requests (Burstable Pods are adm
 memory pressure), or drop `nodeName` and let the scheduler choose.
 """
 
+from collections.abc import Iterator
+
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -82,7 +84,7 @@ RULE = Rule(
 
 
 @RULE.check
-def check(obj: Manifest, context: Context):
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     from nodename_lint.cluster.targets import (
         pinned_existing_node,
         pods_noun,

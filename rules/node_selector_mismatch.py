@@ -18,6 +18,9 @@ Pin the Pod to a node that has the labels (the message lists some), label the no
 (`kubectl label node NODE key=value`), or drop `nodeName` and let the selector choose the node.
 """
 
+from collections.abc import Iterator
+from functools import partial
+
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -68,9 +71,8 @@ MAX_LISTED = 3
 
 
 @RULE.check
-def check(obj: Manifest, context: Context):
-    from functools import partial
-
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
+    # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
     from nodename_lint.cluster.targets import (
         admission_reasons,
         pinned_existing_node,

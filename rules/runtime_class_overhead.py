@@ -26,6 +26,8 @@ Remove `spec.overhead` and let the RuntimeClass set it, and name an existing Run
 (`kubectl get runtimeclasses`).
 """
 
+from collections.abc import Iterator
+
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -75,7 +77,7 @@ RULE = Rule(
 
 
 @RULE.check
-def check(obj: Manifest, context: Context):
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     spec = obj.pod_spec
     if not spec:
         return

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 from ..model import Manifest
 from ..podspec import is_dns1123_subdomain, pinned_node
 from ..rule import Context
-from .state import ClusterState, NodeInfo
+from .records import NodeInfo
+from .state import ClusterState
 
 if TYPE_CHECKING:
     from ..scheduling import HostPort
