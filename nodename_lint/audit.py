@@ -38,6 +38,7 @@ from .findings import Finding, RunResult
 from .model import Manifest, Path
 from .podspec import pinned_node
 from .rule import SEVERITY_RANK, Context, Severity
+from .scheduling import HostPort
 
 # Rules that cannot apply to an object read from the API: they are about files (syntax, static Pod
 # folders) or compare a manifest with the live object, which here is the object itself.
@@ -103,11 +104,19 @@ class AuditState(ClusterState):
         if not own:
             yield
             return
-        shared, self.memo, self._own = self.memo, {}, own
+        shared, self._no_fit, self._own = self._no_fit, {}, own  # no-node-fits verdicts depend on the usage
         try:
             yield
         finally:
-            self.memo, self._own = shared, {}
+            self._no_fit, self._own = shared, {}
+
+    def ports_in_use(self, node: str) -> dict[HostPort, str] | None:
+        in_use = ClusterState.ports_in_use(self, node)
+        own = self._own.get(node)
+        if in_use is None or not own:
+            return in_use
+        names = {f"{pod.namespace}/{pod.name}" for pod in own}
+        return {port: holder for port, holder in in_use.items() if holder not in names}
 
     def usage(self, node: str) -> NodeUsage | None:
         usage = ClusterState.usage(self, node)
