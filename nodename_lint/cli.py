@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -101,6 +101,7 @@ def _format_output_options(command: Any) -> Any:
               help="The node whose kubelet reads the static Pod folders: their Pods are checked against it.")
 @click.option("--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set].")
 @click.option("--live", is_flag=True, help="Read cluster state from the current kubeconfig context.")
+@click.option("--offline", is_flag=True, help="Read no cluster (the default, except as `kubectl nodename-lint`).")
 @click.option("--cluster-state", "cluster_state", type=click.Path(dir_okay=False), metavar="FILE",
               help="Cluster state saved by `kubectl get nodes,namespaces,pods -A -o yaml` (or -o json, or `nodename-lint snapshot`).")
 @click.option("--fix", is_flag=True, help="Fix what can be fixed in the files, then report what remains.")
@@ -118,11 +119,14 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
                  changed_since: str | None,
                  live: bool, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
                  request_timeout: float, fix: bool, diff: bool, jobs: int | None, cluster_state: str | None,
-                 exit_zero: bool, statistics: bool, quiet: bool, show_source: bool,
+                 exit_zero: bool, statistics: bool, quiet: bool, show_source: bool, offline: bool,
                  **format_outputs: str | None) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
     outputs: dict[str, str] = {name: file for name in FORMATS if (file := format_outputs[f"output_{name}"])}
     try:
+        if offline and (live or kube_context or kubeconfig or in_cluster or cluster_state):
+            raise UsageError("--offline cannot be combined with --cluster-state, --context, --kubeconfig, --live "
+                             "or --in-cluster")
         live_options = _live(kube_context, kubeconfig, in_cluster, request_timeout, live)
         code = run_lint(
             live=live_options, cluster=_cluster_from_file(cluster_state, live_options), cluster_state=cluster_state,
@@ -221,6 +225,7 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
             notes.append(f"RuntimeClass overhead is not counted: {cluster.unavailable['runtime_classes']}")
     progress = Progress(len(all_sources), enabled=not text.quiet)
     results: list[RunResult] = []
+    complete: list[RunResult] = []  # before --changed-since: SARIF always holds every finding
     failing = False
     try:
         for group in groups:
@@ -235,6 +240,7 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
                     failing = failing or would_change
                     continue
             result = lint_files(linter, group.sources, jobs, progress=progress.advance)
+            complete.append(replace(result, findings=list(result.findings), notes=list(result.notes)))
             if changed_since:
                 from .changes import keep_changed_files
 
@@ -249,7 +255,7 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
     result = _merged(results, notes)
     for note in result.notes:
         click.echo(f"nodename-lint: {note}", err=True)
-    _write_reports(result, formats, output, outputs or {}, color, text)
+    _write_reports(result, formats, output, outputs or {}, color, text, sarif_result=_merged(complete, notes))
     return EXIT_FINDINGS if failing else EXIT_CLEAN
 
 
@@ -346,8 +352,12 @@ def _check_destinations(formats: list[str], output: str | None, outputs: dict[st
 
 
 def _write_reports(result: Any, formats: list[str], output: str | None, outputs: dict[str, str],
-                   color: bool | None, text: TextOptions = TextOptions()) -> None:
-    """Render each format once to its destination (checked by _check_destinations)."""
+                   color: bool | None, text: TextOptions = TextOptions(), sarif_result: Any = None) -> None:
+    """Render each format once to its destination (checked by _check_destinations).
+
+    SARIF_RESULT, the run before --changed-since, goes into SARIF: code scanning takes an upload as
+    the complete state of the repository and would close the alerts of every file left out.
+    """
     from .report import renderer
 
     destinations = {name: outputs.get(name, output) for name in dict.fromkeys([*formats, *outputs])}
@@ -359,7 +369,7 @@ def _write_reports(result: Any, formats: list[str], output: str | None, outputs:
             report = render_text(result, color=use_color, quiet=text.quiet, statistics=text.statistics,
                                  show_source=text.show_source)
         else:
-            report = renderer(name)(result)
+            report = renderer(name)(sarif_result if name == "sarif" and sarif_result is not None else result)
         if file is None:
             click.echo(report, nl=False, color=use_color)  # click strips ANSI codes off a terminal unless told
             continue
@@ -376,6 +386,26 @@ def _use_color(flag: bool | None, output: str | None) -> bool:
     if output or os.environ.get("NO_COLOR"):
         return False
     return sys.stdout.isatty()
+
+
+# Options after which the kubectl plugin leaves the choice of cluster to the user.
+_CLUSTER_CHOICES = ("--offline", "--cluster-state", "--context", "--kubeconfig", "--live", "--in-cluster")
+
+
+def kubectl_plugin() -> None:
+    """`kubectl nodename-lint ...` (the kubectl-nodename_lint executable): lint against kubectl's current context.
+
+    kubectl runs plugins with the user's arguments and environment, so KUBECONFIG is honoured as
+    kubectl honours it. A lint without --offline, --cluster-state or a live option gets --live.
+    """
+    args = sys.argv[1:]
+    options = args[: args.index("--")] if "--" in args else args
+    is_lint = not args or args[0] == "lint" or args[0] not in {*main.commands, "--help", "-h", "--version"}
+    chosen = any(arg.split("=", 1)[0] in _CLUSTER_CHOICES for arg in options)
+    if is_lint and not chosen:
+        args = ["lint", *args[1:]] if args and args[0] == "lint" else ["lint", *args]
+        args.insert(1, "--live")
+    main(args=args, prog_name="kubectl nodename-lint")
 
 
 @main.command("audit")
@@ -463,12 +493,22 @@ def snapshot_command(kube_context: str | None, kubeconfig: str | None, in_cluste
                    f"{counts['Namespace']} namespaces, {counts['Pod']} non-terminated Pods", err=True)
 
 
+@main.command("lsp")
+@click.option("--stdio", is_flag=True, help="Talk over stdin/stdout (the default and only transport; accepted "
+              "because editor clients pass it).")
+def lsp_command(stdio: bool) -> None:
+    """Run the language server on stdin/stdout for an editor (see docs/editors.md)."""
+    from .lsp.server import main as serve
+
+    serve()
+
+
 def _snapshot_workloads(live: Any, output: str | None) -> None:
     """`snapshot --workloads`: what audit reads; an RBAC denial fails it rather than write a partial copy."""
     from .cluster.live import ClusterUnavailable
     from .cluster.workloads import CORE, WORKLOADS, read_live, write_workload_snapshot
 
-    found = read_live(live)
+    found = read_live(live, keep_all=True)
     if found.unavailable:
         raise ClusterUnavailable(f"cannot snapshot {found.source}: {next(iter(found.unavailable.values()))}")
     write_workload_snapshot(found, output)

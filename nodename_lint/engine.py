@@ -131,11 +131,12 @@ class Linter:
             if self.suppression_severity is not None:
                 self._check_suppression_comments(result, document)
             live_fields = live_list_fields(document)
-            if live_fields:
+            if live_fields and document.root is not None:
+                line = document.line_offset + document.root.start_mark.line + 1
                 result.notes.append(
-                    f"{source.display}:{document.line_offset + 1}: skipped a List of live objects "
-                    f"({', '.join(live_fields)}: saved from a cluster with kubectl get -o yaml); it describes a "
-                    "cluster, so give it with --cluster-state instead of linting it")
+                    f"{source.display}:{line}: skipped a List of live objects ({', '.join(live_fields)}: saved from "
+                    "a cluster with kubectl get -o yaml); it describes a cluster, so give it with --cluster-state "
+                    "instead of linting it")
                 continue
             for obj in objects_in(
                 source.display, document,

@@ -165,10 +165,13 @@ class Rule:
 
     def documentation(self) -> str:
         """The whole documentation as Markdown, examples included (what `explain` prints)."""
+        from .report.locations import rule_doc_url
+
         parts = [f"# {self.id}", "", f"{self.summary}", "", f"Default severity: {self.severity}."]
         if self.needs:
             parts.append(f"Needs cluster state: {', '.join(sorted(self.needs))}.")
         parts.append(f"Automatic fix: {self.fix}" if self.fix else "Automatic fix: none.")
+        parts.append(f"Documentation: {rule_doc_url(self.id)}")
         parts += ["", textwrap.dedent(self.doc).strip(), ""]
         for example in self.examples:
             verdict = "Fails" if example.fails else "Passes"

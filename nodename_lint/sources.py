@@ -80,7 +80,7 @@ def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Ite
             raise UsageError(f"{path}: no such file or folder")
         if os.path.isdir(path):
             found = _walk(path, static_dirs, exclude, set())
-        elif exclude and _excluded(path, exclude):
+        elif exclude and is_excluded(path, exclude):
             continue  # a hook passes every changed file: the config's exclude applies to them too
         else:
             found = iter([(Source(path, is_static_pod_path(path, static_dirs)), _identity(path))])
@@ -105,7 +105,7 @@ def _identity(path: str) -> tuple[int, int] | str:
     return (info.st_dev, info.st_ino)
 
 
-def _excluded(path: str, patterns: list[str]) -> bool:
+def is_excluded(path: str, patterns: list[str]) -> bool:
     """Patterns are absolute globs (config paths are anchored at the config file's folder)."""
     normalized = os.path.abspath(path).replace(os.sep, "/")
     return any(fnmatch.fnmatch(normalized, pattern) or fnmatch.fnmatch(normalized, pattern.rstrip("/") + "/*")
@@ -134,7 +134,7 @@ def _walk(
         if entry.name.startswith("."):
             continue
         path = entry.name if folder == "." else entry.path
-        if exclude and _excluded(path, exclude):
+        if exclude and is_excluded(path, exclude):
             continue
         wanted = static_folder or entry.name.endswith(MANIFEST_SUFFIXES)
         try:

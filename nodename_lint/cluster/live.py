@@ -458,8 +458,6 @@ class LiveCluster:
 
     def state_for(self, wanted: Referenced) -> ClusterState:
         """Nodes, namespaces, and only the Pods the rules need for these manifests."""
-        from .from_file import StateError, state_from_objects
-
         conn = self.connection
         unavailable: dict[str, str] = {}
         try:
@@ -472,18 +470,36 @@ class LiveCluster:
             runtime_classes = self._read(unavailable, "runtime_classes", lambda: conn.list_all(RUNTIME_CLASSES))
         finally:
             conn.close()
+        known = frozenset(pod_nodes) if pods is not None and not wanted.every_node else None
+        return self._state(nodes, namespaces, pods, known, unavailable, runtime_classes)
+
+    def whole_state(self) -> ClusterState:
+        """Every node, namespace and non-terminated Pod: for a client that reads once and lints many
+        documents not known in advance (the language server)."""
+        conn = self.connection
+        unavailable: dict[str, str] = {}
+        try:
+            nodes = self._read(unavailable, "nodes", lambda: conn.list_all("/api/v1/nodes"))
+            namespaces = self._read(unavailable, "namespaces", lambda: conn.list_all("/api/v1/namespaces"))
+            pods = self._read(unavailable, "pods", lambda: conn.list_all("/api/v1/pods", NON_TERMINATED))
+            runtime_classes = self._read(unavailable, "runtime_classes", lambda: conn.list_all(RUNTIME_CLASSES))
+        finally:
+            conn.close()
+        return self._state(nodes, namespaces, pods, None, unavailable, runtime_classes)
+
+    def _state(self, nodes: Any, namespaces: Any, pods: Any, pod_nodes: frozenset[str] | None,
+               unavailable: dict[str, str], runtime_classes: Any) -> ClusterState:
+        from .from_file import StateError, state_from_objects
+
         if "pods" in unavailable:
             unavailable["live-pods"] = unavailable["pods"]  # nodename-immutable reads the same Pods
         try:
-            return state_from_objects(
-                self.source, nodes=nodes, namespaces=namespaces, pods=pods,
-                pod_nodes=frozenset(pod_nodes) if pods is not None and not wanted.every_node else None,
-                unavailable=unavailable or None,
-                runtime_classes=runtime_classes,
-            )
+            return state_from_objects(self.source, nodes=nodes, namespaces=namespaces, pods=pods,
+                                      pod_nodes=pod_nodes, unavailable=unavailable or None,
+                                      runtime_classes=runtime_classes)
         except StateError as exc:
-            raise ClusterUnavailable(f"the API server at {conn.host} returned an object nodename-lint cannot read "
-                                     f"({exc}); the cluster state cannot be trusted") from None
+            raise ClusterUnavailable(f"the API server at {self.connection.host} returned an object nodename-lint "
+                                     f"cannot read ({exc}); the cluster state cannot be trusted") from None
 
     def _pods(self, nodes: list[str] | None, identities: list[tuple[str, str]]) -> list[dict[str, Any]]:
         """The non-terminated Pods on each node (None: on every node, in one list), then the manifests'
