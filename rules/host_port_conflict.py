@@ -11,7 +11,9 @@ containers and sidecars (`GetHostPorts`); with `hostNetwork: true` every contain
 also a host port (`defaultHostNetworkPorts` in the API's defaulting).
 
 The same check runs in `no-node-fits` for Pods the scheduler places ("node(s) didn't have free
-ports for the requested pod ports").
+ports for the requested pod ports"). A Pod manifest is not compared with the live Pod of its own
+name, nor a static Pod with its own mirror Pod (`<name>-<node>`); the running replicas of a
+workload do count: a rolling update's new replica meets the old one's port on a pinned node.
 
 ## Why is this bad?
 The kubelet's admission runs `AdmissionCheck` (`pkg/scheduler/eventhandlers.go`), whose

@@ -470,3 +470,18 @@ def test_sources_are_static_only_directly_inside_the_static_pod_dir(tmp_path: Pa
     found = {s.path.removeprefix(str(tmp_path)): s.is_static_pod for s in discover([], [str(tmp_path)])}
     assert found == {"/pod.yaml": True, "/sub/pod.yaml": False}
     assert Source(str(tmp_path / "pod.yaml"), True).is_static_pod
+
+
+def test_a_static_pod_does_not_conflict_with_its_own_mirror_pod():
+    mirror = running_pod("apiserver-kind-control-plane", "kind-control-plane", HOLDER).replace(
+        "namespace: default", "namespace: kube-system")
+    other = running_pod("ingress", "kind-control-plane", HOLDER)
+    static = pod(WANTS_80, name="apiserver", node_name=None).replace("  name: apiserver\n",
+                                                                    "  name: apiserver\n  namespace: kube-system\n")
+    cluster = load_state_text(state(node("kind-control-plane"), mirror), "state.yaml")
+    catalogue_rules = ["host-port-conflict"]
+    assert lint_yaml(static, rules=catalogue_rules, cluster=cluster, static_pod=True,
+                     static_pod_node="kind-control-plane") == []
+    cluster = load_state_text(state(node("kind-control-plane"), mirror, other), "state.yaml")
+    found = lint_yaml(static, rules=catalogue_rules, cluster=cluster, static_pod=True, static_pod_node="kind-control-plane")
+    assert len(found) == 1 and "already used by Pod default/ingress" in found[0].message

@@ -96,11 +96,12 @@ def admission_reasons(obj: Manifest, node: NodeInfo, cluster: ClusterState) -> l
 
 
 def other_pods_ports(obj: Manifest, node: str, cluster: ClusterState) -> dict[HostPort, str] | None:
-    """Host ports in use on `node`, without the Pod itself when it already runs there (an update)."""
+    """Host ports in use on `node`, without the Pod itself when it already runs there: an update of
+    a Pod, or a static Pod's own mirror Pod `<name>-<node>`."""
     in_use = cluster.ports_in_use(node)
     if not in_use or not obj.is_pod:
         return in_use
-    itself = f"{obj.namespace}/{obj.name}"
+    itself = f"{obj.namespace}/{obj.name}-{node}" if obj.is_static_pod else f"{obj.namespace}/{obj.name}"
     return {port: holder for port, holder in in_use.items() if holder != itself}
 
 
