@@ -166,3 +166,32 @@ def test_issue_11_cases_agree_live(tmp_path: Path, manifest: str, state_text: st
     expected = comparable(from_file.stdout, f"file {tmp_path / 'state.yaml'}")
     assert expected, from_file.stderr
     assert comparable(live.stdout, "context kind-kind") == expected, live.stderr
+
+
+def test_a_snapshot_keeps_what_issue_11_reads(tmp_path: Path) -> None:
+    """`nodename-lint snapshot` keeps RuntimeClasses, host ports and node conditions: linting against it
+    gives the findings a live run gives."""
+    from tests import test_kubelet_admission as cases
+
+    state_text = cases.state(
+        cases.node("kind-worker", cpu="1", conditions=', {type: MemoryPressure, status: "True"}'),
+        cases.running_pod("ingress", "kind-worker", cases.HOLDER), cases.GVISOR) + cases.NAMESPACES
+    manifest = cases.pod("  runtimeClassName: gvisor\n  containers:\n    - name: app\n      image: nginx\n"
+                         "      resources: {requests: {cpu: 600m}}\n      ports: [{containerPort: 80, hostPort: 80}]\n")
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "pod.yaml").write_text(manifest, encoding="utf-8")
+    args = [str(tmp_path / "deploy"), "--format", "json"]
+    with ApiServer(**objects_of(state_text), ca=CA) as server:
+        kubeconfig = str(_kubeconfig(tmp_path, server))
+        live = run_cli(*args, "--kubeconfig", kubeconfig)
+        snapshot = run_cli("snapshot", "--kubeconfig", kubeconfig, "-o", str(tmp_path / "snapshot.yaml"))
+        assert snapshot.returncode == 0, snapshot.stderr
+    from_snapshot = run_cli(*args, "--cluster-state", str(tmp_path / "snapshot.yaml"))
+
+    def rows(report: str, source: str) -> list[tuple[str, str]]:
+        return sorted((f["rule"], f["message"].replace(source, "<cluster>")) for f in json.loads(report)["findings"])
+
+    found = rows(live.stdout, "context kind-kind")
+    assert {rule for rule, _ in found} >= {"insufficient-resources", "host-port-conflict"}
+    assert any("RuntimeClass gvisor" in message for _, message in found)
+    assert rows(from_snapshot.stdout, f"file {tmp_path / 'snapshot.yaml'}") == found
