@@ -12,9 +12,9 @@ import contextlib
 import os
 import shutil
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
-from collections.abc import AsyncIterator
 
 import pytest
 from lsprotocol import types as lsp
@@ -158,6 +158,7 @@ async def test_open_change_and_quick_fix_match_the_cli(tmp_path: Path) -> None:
         fix = actions["Fix"]
         assert isinstance(fix, lsp.CodeAction) and fix.edit is not None and fix.edit.changes is not None
         assert list(fix.diagnostics or []) == [unknown] and fix.kind == lsp.CodeActionKind.QuickFix
+        assert fix.title == "Fix unknown-node: set spec.nodeName to kind-worker"
         fixed = apply(GHOST, fix.edit.changes[uri])
         cli = run_cli("--fix", str(path), "--cluster-state", str(STATE))
         assert "fixed 1 problem" in cli.stderr, cli.stderr

@@ -278,16 +278,17 @@ def code_actions(server: NodenameLintServer, params: lsp.CodeActionParams) -> li
             continue
         rule = catalogue.get(finding.rule)
         if rule is not None and rule.fixer_function is not None:
+            from ..fix.edits import describe
             from ..fix.runner import fix_finding
 
-            splices, _ = fix_finding(linted.linter, linted.text, finding, linted.path, linted.is_static_pod)
-            if splices:
+            fix = fix_finding(linted.linter, linted.text, finding, linted.path, linted.is_static_pod)
+            if fix.splices:
                 edits = [lsp.TextEdit(range=lsp.Range(start=offset_position(document, linted.text, splice.start),
                                                       end=offset_position(document, linted.text, splice.end)),
-                                      new_text=splice.text) for splice in splices]
+                                      new_text=splice.text) for splice in fix.splices]
                 actions.append(lsp.CodeAction(
-                    title=f"Fix {finding.rule}: {rule.fix}", kind=lsp.CodeActionKind.QuickFix,
-                    diagnostics=[diagnostic], is_preferred=True,
+                    title=f"Fix {finding.rule}: {', '.join(map(describe, fix.edits))}",
+                    kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic], is_preferred=True,
                     edit=lsp.WorkspaceEdit(changes={uri: edits})))
         suppress = suppress_edit(document, linted, finding)
         if suppress is not None:
