@@ -97,6 +97,8 @@ def _format_output_options(command: Any) -> Any:
 @click.option("--ignore", multiple=True, shell_complete=complete_rule_ids, help="Do not run these rule ids (comma-separated, repeatable).")
 @click.option("--namespace", "-n", default=None, help="Namespace for objects that do not set one [default: default].")
 @click.option("--static-pod-dir", "static_pod_dirs", multiple=True, type=click.Path(file_okay=False), help="A kubelet staticPodPath folder; its files are checked as static Pods (repeatable).")
+@click.option("--static-pod-node", metavar="NAME", default=None,
+              help="The node whose kubelet reads the static Pod folders: their Pods are checked against it.")
 @click.option("--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set].")
 @click.option("--live", is_flag=True, help="Read cluster state from the current kubeconfig context.")
 @click.option("--offline", is_flag=True, help="Read no cluster (the default, except as `kubectl nodename-lint`).")
@@ -113,7 +115,8 @@ def _format_output_options(command: Any) -> Any:
 @live_options
 def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str | None, fail_on: str | None,
                  config_path: str | None, select: tuple[str, ...], ignore: tuple[str, ...], namespace: str | None,
-                 static_pod_dirs: tuple[str, ...], color: bool | None, changed_since: str | None,
+                 static_pod_dirs: tuple[str, ...], static_pod_node: str | None, color: bool | None,
+                 changed_since: str | None,
                  live: bool, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
                  request_timeout: float, fix: bool, diff: bool, jobs: int | None, cluster_state: str | None,
                  exit_zero: bool, statistics: bool, quiet: bool, show_source: bool, offline: bool,
@@ -131,6 +134,7 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
             config_path=config_path, select=_split_ids(select), ignore=_split_ids(ignore), namespace=namespace,
             static_pod_dirs=list(static_pod_dirs), color=color, outputs=outputs, changed_since=changed_since,
             fix=fix, diff=diff, jobs=jobs, text=TextOptions(quiet=quiet, statistics=statistics, show_source=show_source),
+            static_pod_node=static_pod_node,
         )
         if exit_zero and code == EXIT_FINDINGS:
             code = EXIT_CLEAN
@@ -180,7 +184,8 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
              select: list[str], ignore: list[str], namespace: str | None, static_pod_dirs: list[str],
              color: bool | None, cluster: Any = None, outputs: dict[str, str] | None = None,
              changed_since: str | None = None, live: Any = None, fix: bool = False, diff: bool = False,
-             jobs: int | None = None, cluster_state: str | None = None, text: TextOptions = TextOptions()) -> int:
+             jobs: int | None = None, cluster_state: str | None = None, text: TextOptions = TextOptions(),
+             static_pod_node: str | None = None) -> int:
     """The whole lint run; returns the exit code. Raises UsageError for exit code 2.
 
     FORMATS go to OUTPUT (stdout when None); OUTPUTS sends a format to its own file. LIVE
@@ -212,14 +217,20 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
             found = referenced(group.sources, _namespace(namespace, group.config, live_cluster))
             wanted.nodes |= found.nodes
             wanted.pods |= found.pods
+            wanted.every_node |= found.every_node
+        if static_pod_node:
+            wanted.nodes.add(static_pod_node)  # its Pods count against the static Pods' requests
         cluster = live_cluster.state_for(wanted)
+        if "runtime_classes" in cluster.unavailable:
+            notes.append(f"RuntimeClass overhead is not counted: {cluster.unavailable['runtime_classes']}")
     progress = Progress(len(all_sources), enabled=not text.quiet)
     results: list[RunResult] = []
     complete: list[RunResult] = []  # before --changed-since: SARIF always holds every finding
     failing = False
     try:
         for group in groups:
-            context = Context(cluster=cluster, default_namespace=_namespace(namespace, group.config, live_cluster))
+            context = Context(cluster=cluster, default_namespace=_namespace(namespace, group.config, live_cluster),
+                              static_pod_node=static_pod_node)
             linter = Linter(group.severities, context)
             if fix or diff:
                 from .fix.command import fix_sources
@@ -506,15 +517,14 @@ def lsp_command(stdio: bool) -> None:
 def _snapshot_workloads(live: Any, output: str | None) -> None:
     """`snapshot --workloads`: what audit reads; an RBAC denial fails it rather than write a partial copy."""
     from .cluster.live import ClusterUnavailable
-    from .cluster.workloads import CORE, WORKLOADS, read_live, write_workload_snapshot
+    from .cluster.workloads import KIND_RESOURCES, read_live, write_workload_snapshot
 
     found = read_live(live, keep_all=True)
     if found.unavailable:
         raise ClusterUnavailable(f"cannot snapshot {found.source}: {next(iter(found.unavailable.values()))}")
     write_workload_snapshot(found, output)
     if output:
-        counts = ", ".join(f"{len(found.of(kind))} {resource}" for kind, resource in
-                           [*CORE.items(), *((kind, resource) for kind, (resource, _) in WORKLOADS.items())])
+        counts = ", ".join(f"{len(found.of(kind))} {resource}" for kind, resource in KIND_RESOURCES.items())
         click.echo(f"nodename-lint: wrote {output} from {found.source}: {counts}", err=True)
 
 

@@ -10,7 +10,7 @@ from typing import Generic, TypeVar
 
 from .documents import Document, SyntaxProblem, iter_documents
 from .findings import Finding, RunResult
-from .model import Manifest, live_list_fields, objects_in
+from .model import CLUSTER_SCOPED_KINDS, Manifest, live_list_fields, objects_in
 from .registry import all_rules
 from .rule import Context, GroupCheck, ObjectCheck, ObjectRuleCheck, Rule, Severity, Violation
 from .sources import Source, read_blocks
@@ -37,6 +37,9 @@ class FileResult:
     static_pods: list[Manifest] = field(default_factory=list)
     internal_errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # cluster-scoped objects the file creates (kind, name), and the findings they would make moot
+    created: set[tuple[str, str]] = field(default_factory=set)
+    conditional: list[tuple[Finding, tuple[str, str]]] = field(default_factory=list)
 
 
 Check = TypeVar("Check", ObjectCheck, GroupCheck)
@@ -140,6 +143,8 @@ class Linter:
                 default_namespace=self.context.default_namespace, is_static_pod=source.is_static_pod,
             ):
                 result.objects += 1
+                if obj.kind in CLUSTER_SCOPED_KINDS and obj.name:
+                    result.created.add((obj.kind, obj.name))
                 self._check_object(result, obj)
                 if source.is_static_pod:
                     file_objects.append(obj)
@@ -163,7 +168,7 @@ class Linter:
         """Collect one rule's violations; False when the object cannot be read any further."""
         try:
             for found_obj, violation in produce():
-                self._report(result.findings, rule, configured, found_obj, violation)
+                self._report(result.findings, rule, configured, found_obj, violation, result.conditional)
         except ConversionError as exc:
             if obj is not None:
                 mark = exc.node.start_mark
@@ -191,11 +196,18 @@ class Linter:
         )
 
     def _report(self, findings: list[Finding], rule: Rule, configured: Severity | None, obj: Manifest,
-                violation: Violation) -> None:
-        """Locate a violation and keep it unless the object or a comment suppresses it."""
+                violation: Violation, conditional: list[tuple[Finding, tuple[str, str]]] | None = None) -> None:
+        """Locate a violation and keep it unless the object or a comment suppresses it.
+
+        A violation `unless_applied` goes to `conditional`: the run keeps it only when no linted
+        manifest creates that object.
+        """
         finding = self.locate(rule, configured, obj, violation)
         if not self.suppressed(finding, obj):
-            findings.append(finding)
+            if violation.unless_applied is not None and conditional is not None:
+                conditional.append((finding, violation.unless_applied))
+            else:
+                findings.append(finding)
 
     def suppressed(self, finding: Finding, obj: Manifest) -> bool:
         ignored = annotation_ignores(obj)
@@ -243,6 +255,8 @@ class Linter:
         """
         run = RunResult(skipped_rules=dict(self.skipped))
         static_by_folder: dict[str, list[Manifest]] = {}
+        created: set[tuple[str, str]] = set()
+        conditional: list[tuple[Finding, tuple[str, str]]] = []
         for file_result in file_results:
             if progress is not None:
                 progress()
@@ -251,12 +265,15 @@ class Linter:
             run.findings.extend(file_result.findings)
             run.notes.extend(file_result.notes)
             run.notes.extend(file_result.internal_errors)
+            created |= file_result.created
+            conditional += file_result.conditional
             for pod in file_result.static_pods:
                 static_by_folder.setdefault(os.path.dirname(pod.path), []).append(pod)
         for check in self.group_checks["folder"]:
             for pods in static_by_folder.values():
                 for obj, violation in check.function(pods, self.context):
                     self._report(run.findings, check.rule, check.configured, obj, violation)
+        run.findings.extend(finding for finding, needed in conditional if needed not in created)
         run.findings.sort(key=lambda f: (f.file, *f.sort_key()))
         return run
 

@@ -41,6 +41,8 @@ class Violation:
     message: str
     fix: str = ""
     severity: Severity | None = None  # overrides the rule's default (e.g. per taint effect)
+    # (kind, name) of a cluster-scoped object that, when a linted manifest creates it, makes this moot
+    unless_applied: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +51,7 @@ class Context:
 
     cluster: ClusterState | None = None
     default_namespace: str = "default"
+    static_pod_node: str | None = None  # --static-pod-node: the node whose kubelet reads the static Pod folders
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-STATIC_POD_MARKER = "etc/kubernetes/manifests/"
+STATIC_POD_MARKER = "etc/kubernetes/manifests/"  # a file directly in a folder with this path is a static Pod
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 STDIN_BLOCK = 1 << 20
@@ -43,9 +43,15 @@ def printable_path(path: str) -> str:
 
 
 def is_static_pod_path(path: str, static_dirs: Iterable[str]) -> bool:
-    """A file the kubelet would read as a static Pod: directly inside a static Pod folder."""
+    """A file the kubelet would read as a static Pod: directly inside a static Pod folder.
+
+    The kubelet reads the non-hidden files of its staticPodPath and does not recurse into
+    subfolders ("Not recursing into manifest path", `extractFromDir` in pkg/kubelet/config/file.go),
+    so etc/kubernetes/manifests/disabled/x.yaml is never run.
+    """
     normalized = path.replace(os.sep, "/")
-    if STATIC_POD_MARKER in normalized or normalized.startswith(STATIC_POD_MARKER[1:]):
+    folder = normalized.rpartition("/")[0] + "/"
+    if ("/" + folder).endswith("/" + STATIC_POD_MARKER):
         return True
     static_dirs = list(static_dirs)
     if not static_dirs:
@@ -139,6 +145,10 @@ def _walk(
             continue
         mode = info.st_mode
         if stat.S_ISDIR(mode):
+            if static_folder:
+                _skipped(path, "the kubelet does not recurse into subfolders of its staticPodPath (\"Not recursing "
+                         "into manifest path\"): nothing in it runs as a static Pod; its files are linted as ordinary "
+                         "manifests", note=True)
             yield from _walk(path, static_dirs, exclude, visited)
         elif stat.S_ISREG(mode):
             if wanted:
@@ -147,8 +157,8 @@ def _walk(
             _skipped(path, f"not a regular file ({_file_kind(mode)}), not opened")
 
 
-def _skipped(path: str, reason: str) -> None:
-    print(f"nodename-lint: {printable_path(path)}: skipped: {reason}", file=sys.stderr)
+def _skipped(path: str, reason: str, note: bool = False) -> None:
+    print(f"nodename-lint: {printable_path(path)}: {'note' if note else 'skipped'}: {reason}", file=sys.stderr)
 
 
 def _file_kind(mode: int) -> str:
