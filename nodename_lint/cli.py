@@ -240,11 +240,13 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
                     failing = failing or would_change
                     continue
             result = lint_files(linter, group.sources, jobs, progress=progress.advance)
-            complete.append(replace(result, findings=list(result.findings), notes=list(result.notes)))
             if changed_since:
                 from .changes import keep_changed_files
 
+                complete.append(replace(result, findings=list(result.findings), notes=list(result.notes)))
                 keep_changed_files(result, changed_since)
+            else:
+                complete.append(result)
             threshold = SEVERITY_RANK[fail_on or group.config.fail_on or "error"]
             failing = failing or any(SEVERITY_RANK[finding.severity] >= threshold for finding in result.findings)
             results.append(result)
