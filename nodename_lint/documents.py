@@ -12,7 +12,7 @@ import gc
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 import yaml
 from yaml import MappingNode, Node, ScalarNode
@@ -68,6 +68,7 @@ class Document:
     root: Node | None
     error: SyntaxProblem | None = None
     template: str | None = None  # the Helm template named by a `# Source:` comment
+    origin: Any = None  # render.Origin of a document built from a chart or kustomization
 
 
 def decode(data: bytes) -> str:

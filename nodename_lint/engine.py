@@ -10,6 +10,7 @@ from .documents import Document, SyntaxProblem, iter_documents
 from .findings import Finding, RunResult
 from .model import Manifest, objects_in
 from .registry import all_rules
+from .render import RenderOptions
 from .rule import Context, Rule, Severity, Violation
 from .sources import Source, read_blocks
 from .suppress import annotation_ignores, comment_directives, ignored_by_comment
@@ -27,14 +28,18 @@ class FileResult:
     objects: int = 0
     static_pods: list[Manifest] = field(default_factory=list)
     internal_errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # e.g. a chart that could not be rendered without a tool
 
 
 class Linter:
     """The active rules with their severities, bound to one run's context."""
 
-    def __init__(self, severities: dict[str, Severity], context: Context) -> None:
+    def __init__(self, severities: dict[str, Severity], context: Context,
+                 render_options: RenderOptions | None = None) -> None:
         catalogue = all_rules()
         self.context = context
+        self.severities = severities
+        self.render_options = render_options or RenderOptions()
         self.skipped: dict[str, str] = {}
         active: list[tuple[Rule, Severity]] = []
         for rule_id, severity in severities.items():
@@ -62,6 +67,10 @@ class Linter:
     # --- one source ---------------------------------------------------------------------------
     def lint_source(self, source: Source) -> FileResult:
         result = FileResult(source)
+        if source.render:
+            self._lint_rendered(result, source)
+            result.findings.sort(key=Finding.sort_key)
+            return result
         try:
             self._lint_documents(result, iter_documents(read_blocks(source)))
         except UnicodeDecodeError as exc:
@@ -81,6 +90,24 @@ class Linter:
         result.findings.sort(key=Finding.sort_key)
         return result
 
+    def _lint_rendered(self, result: FileResult, source: Source) -> None:
+        """A chart or kustomization: lint what it builds to, at the files it was built from."""
+        from .render import render
+
+        rendering = render(source, self.render_options, self.context.default_namespace)
+        result.notes.extend(rendering.notes)
+        for problem in rendering.problems:
+            severity = self.severities.get(problem.rule)
+            if severity is not None:
+                result.findings.append(Finding(problem.rule, severity, problem.message, problem.file, problem.line,
+                                               problem.column, None, problem.fix))
+        self._lint_documents(result, rendering.documents)
+        for path in rendering.files:  # no tool to build it: its files one by one, as plain manifests
+            plain = self.lint_source(Source(path))
+            result.findings.extend(plain.findings)
+            result.objects += plain.objects
+            result.internal_errors.extend(plain.internal_errors)
+
     def _lint_documents(self, result: FileResult, documents: Iterable[Document]) -> None:
         source = result.source
         file_objects: list[Manifest] = []
@@ -89,7 +116,7 @@ class Linter:
                 self._syntax(result, document, document.error)
                 continue
             for obj in objects_in(
-                source.display, document,
+                document.origin.file if document.origin is not None else source.display, document,
                 default_namespace=self.context.default_namespace, is_static_pod=source.is_static_pod,
             ):
                 result.objects += 1
@@ -124,12 +151,18 @@ class Linter:
         return True
 
     def locate(self, rule: Rule, severity: Severity, obj: Manifest, violation: Violation) -> Finding:
-        line, column = obj.locate(violation.path)
+        origin = obj.document.origin
+        if origin is None:
+            line, column = obj.locate(violation.path)
+            message = violation.message
+        else:  # built from a template or an overlay: at the line of the file that wrote it
+            line, column, approximate = origin.place(obj, violation.path)
+            message = violation.message + approximate
         return Finding(
             rule=rule.id,
             # a severity set in the configuration wins over the rule's per-violation one
             severity=(violation.severity or severity) if severity == rule.severity else severity,
-            message=violation.message,
+            message=message,
             file=obj.path,
             line=line,
             column=column,
@@ -155,13 +188,17 @@ class Linter:
     def _syntax(self, result: FileResult, document: Document | None, problem: SyntaxProblem) -> None:
         if self.syntax_severity is None:
             return
+        file, line, column, built = result.source.display, problem.line, problem.column, ""
+        if document is not None and document.origin is not None:  # the built output has no lines of its own
+            file, line, column = document.origin.file, 1, 1
+            built = f"line {problem.line} of the built output: "
         finding = Finding(
             rule=SYNTAX_RULE,
             severity=self.syntax_severity,
-            message=f"the API server and the kubelet cannot read this: {problem.message}",
-            file=result.source.display,
-            line=problem.line,
-            column=problem.column,
+            message=f"the API server and the kubelet cannot read this: {built}{problem.message}",
+            file=file,
+            line=line,
+            column=column,
             object=None,
             fix=problem.hint or "fix the YAML syntax at this position",
             template=document.template if document else None,
@@ -184,6 +221,7 @@ class Linter:
             run.objects += file_result.objects
             run.findings.extend(file_result.findings)
             run.notes.extend(file_result.internal_errors)
+            run.notes.extend(file_result.notes)
             for pod in file_result.static_pods:
                 static_by_folder.setdefault(os.path.dirname(pod.path), []).append(pod)
         for rule, severity in self.folder_rules:

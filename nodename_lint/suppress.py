@@ -19,11 +19,21 @@ def _rule_set(text: str | None) -> frozenset[str]:
 
 
 def comment_directives(document: Document) -> dict[int, frozenset[str]]:
-    """Stream line (1-based) -> rule ids ignored by a directive comment on that line."""
-    if "nodename-lint:" not in document.text:
+    """Stream line (1-based) -> rule ids ignored by a directive comment on that line.
+
+    For a document built from a chart or an overlay, the comments of the file it was built from
+    (where its findings are reported) apply.
+    """
+    if document.origin is not None:
+        return _directives(document.origin.directives_text(), 1)
+    return _directives(document.text, document.line_offset + 1)
+
+
+def _directives(text: str, first_line: int) -> dict[int, frozenset[str]]:
+    if "nodename-lint:" not in text:
         return {}
     found: dict[int, frozenset[str]] = {}
-    for number, line in enumerate(document.text.split("\n"), start=document.line_offset + 1):
+    for number, line in enumerate(text.split("\n"), start=first_line):
         if "nodename-lint:" in line:
             match = _DIRECTIVE.search(line)
             if match:
