@@ -91,6 +91,11 @@ def _format_output_options(command: Any) -> Any:
               help="Cluster state saved by `kubectl get nodes,namespaces,pods -A -o yaml` (or -o json, or `nodename-lint snapshot`).")
 @click.option("--fix", is_flag=True, help="Fix what can be fixed in the files, then report what remains.")
 @click.option("--diff", is_flag=True, help="Print a unified diff of what --fix would change; write nothing.")
+@click.option("--helm-values", "helm_values", multiple=True, type=click.Path(dir_okay=False, exists=True), metavar="FILE",
+              help="Values file for every Helm chart linted, after its values.yaml (repeatable, like helm template -f).")
+@click.option("--helm-release", default=None, metavar="NAME", help="Release name charts are rendered with [default: release-name].")
+@click.option("--helm-namespace", default=None, metavar="NS",
+              help="Namespace charts are rendered in [default: --namespace, else default].")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
               help="Worker processes [default: one per core for large inputs (2 MB or more), else 1].")
 @live_options
@@ -99,6 +104,7 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
                  static_pod_dirs: tuple[str, ...], color: bool | None, changed_since: str | None,
                  live: bool, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
                  request_timeout: float, fix: bool, diff: bool, jobs: int | None, cluster_state: str | None,
+                 helm_values: tuple[str, ...], helm_release: str | None, helm_namespace: str | None,
                  **format_outputs: str | None) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
     outputs = {name: format_outputs[f"output_{name}"] for name in FORMATS if format_outputs[f"output_{name}"]}
@@ -109,7 +115,8 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
             paths=list(paths) or ["."], formats=list(formats) or ["text"], output=output, fail_on=fail_on,
             config_path=config_path, select=_split_ids(select), ignore=_split_ids(ignore), namespace=namespace,
             static_pod_dirs=list(static_pod_dirs), color=color, outputs=outputs, changed_since=changed_since,
-            fix=fix, diff=diff, jobs=jobs,
+            fix=fix, diff=diff, jobs=jobs, helm_values=list(helm_values), helm_release=helm_release,
+            helm_namespace=helm_namespace,
         )
     except UsageError as exc:
         click.echo(f"nodename-lint: {exc}", err=True)
@@ -132,7 +139,8 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
              select: list[str], ignore: list[str], namespace: str | None, static_pod_dirs: list[str],
              color: bool | None, cluster: Any = None, outputs: dict[str, str] | None = None,
              changed_since: str | None = None, live: Any = None, fix: bool = False, diff: bool = False,
-             jobs: int | None = None) -> int:
+             jobs: int | None = None, helm_values: list[str] | None = None, helm_release: str | None = None,
+             helm_namespace: str | None = None) -> int:
     """The whole lint run; returns the exit code. Raises UsageError for exit code 2.
 
     FORMATS go to OUTPUT (stdout when None); OUTPUTS sends a format to its own file. LIVE
@@ -142,6 +150,7 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
     from .engine import Linter
     from .parallel import lint_files
     from .registry import all_rules
+    from .render import RenderOptions
     from .rule import SEVERITY_RANK, Context
     from .sources import discover
 
@@ -151,6 +160,9 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
     config = load_config(config_path or find_config(), list(catalogue))
     severities = resolve_severities({rule.id: rule.severity for rule in catalogue.values()}, config, select, ignore)
     sources = list(discover(paths, [*static_pod_dirs, *config.static_pod_dirs], config.exclude))
+    render_options = RenderOptions(
+        helm_values=tuple(os.path.abspath(path) for path in helm_values or ()),
+        helm_release=helm_release or "release-name", helm_namespace=helm_namespace, charts=tuple(config.helm_charts))
     if fix or diff:
         from .fix.command import check_fix_request
 
@@ -164,9 +176,9 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
     if live_cluster is not None:
         from .cluster.live import referenced
 
-        cluster = live_cluster.state_for(referenced(sources, default_namespace))
+        cluster = live_cluster.state_for(referenced(sources, default_namespace, render_options))
     context = Context(cluster=cluster, default_namespace=default_namespace)
-    linter = Linter(severities, context)
+    linter = Linter(severities, context, render_options)
     if fix or diff:
         from .fix.command import fix_sources
 

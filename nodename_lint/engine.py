@@ -83,8 +83,18 @@ class Linter:
         result.findings.sort(key=Finding.sort_key)
         return result
 
-    def lint_text(self, text: str, display: str = "<string>", is_static_pod: bool = False) -> FileResult:
-        """Lint YAML given as a string (tests, documentation examples)."""
+    def lint_text(self, text: str, display: str = "<string>", is_static_pod: bool = False,
+                  helm_chart: bool = False) -> FileResult:
+        """Lint YAML given as a string (tests, documentation examples); with `helm_chart`, the text
+        is the template templates/example.yaml of a chart, rendered first."""
+        if helm_chart:
+            import tempfile
+
+            from .render.helm import write_chart
+
+            with tempfile.TemporaryDirectory(prefix="nodename-lint-example-") as folder:
+                write_chart(folder, {"templates/example.yaml": text})
+                return self.lint_source(Source(folder, render="helm"))
         result = FileResult(Source(display, is_static_pod))
         self._lint_documents(result, iter_documents([text]))
         result.findings.sort(key=Finding.sort_key)

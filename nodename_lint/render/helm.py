@@ -261,3 +261,13 @@ def _failure_problem(message: str, folder: str, display: str, values_note: str) 
     return RenderProblem(RULE, file, line, column,
                          f"Helm cannot render this chart ({values_note}), so none of it can be installed: {message}",
                          "fix the template or the values at the position Helm names")
+
+
+def write_chart(folder: str, files: dict[str, str], name: str = "example") -> None:
+    """Write a chart named NAME into FOLDER: Chart.yaml, an empty values.yaml unless FILES has one, and FILES."""
+    files = {CHART_FILE: f"apiVersion: v2\nname: {name}\nversion: 0.1.0\n", "values.yaml": "", **files}
+    for relative, text in files.items():
+        path = os.path.join(folder, relative)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
