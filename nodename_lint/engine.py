@@ -125,9 +125,11 @@ class Linter:
             if document.error is not None:
                 self._syntax(result, document, document.error)
                 continue
+            origin = document.origin
             for obj in objects_in(
-                document.origin.file if document.origin is not None else source.display, document,
-                default_namespace=self.context.default_namespace, is_static_pod=source.is_static_pod,
+                origin.file if origin is not None else source.display, document,
+                default_namespace=(origin and origin.namespace) or self.context.default_namespace,
+                is_static_pod=source.is_static_pod,
             ):
                 result.objects += 1
                 self._check_object(result, obj)

@@ -74,12 +74,13 @@ def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Ite
             continue
         if not os.path.lexists(path):
             raise UsageError(f"{path}: no such file or folder")
+        found: Iterable[tuple[Source, object]]
         if os.path.isdir(path):
             found = _walk(path, static_dirs, exclude, set())
         elif exclude and _excluded(path, exclude):
             continue  # a hook passes every changed file: the config's exclude applies to them too
         else:
-            found = iter(_file_sources(path, static_dirs, build_folders))
+            found = _file_sources(path, static_dirs, build_folders)
         for source, key in found:
             if key not in seen:
                 seen.add(key)

@@ -30,8 +30,9 @@ class Origin:
     file: str  # the path reported (as the user named it)
     text: str  # that file's text, '' when there is none to read
     template: str | None = None  # the Helm template name (Finding.template), for templates only
+    namespace: str | None = None  # where objects without metadata.namespace go (helm install -n)
 
-    def place(self, obj: "Manifest", path: "Path") -> tuple[int, int, str]:
+    def place(self, obj: Manifest, path: Path) -> tuple[int, int, str]:
         """(line, column, note) of `path` of `obj` in this file; the note says why a line is approximate."""
         raise NotImplementedError
 
@@ -140,7 +141,7 @@ def _outermost_chart(chart: str) -> str:
     return chart
 
 
-def render(source: "Source", options: RenderOptions, default_namespace: str) -> Rendering:
+def render(source: Source, options: RenderOptions, default_namespace: str) -> Rendering:
     """Build a chart or kustomization folder (see helm.py and kustomize.py)."""
     if source.render == HELM:
         from .helm import render_chart

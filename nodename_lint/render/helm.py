@@ -31,22 +31,26 @@ SDK_HINT = "pip install 'nodename-lint[helm]' (helm-python-sdk) or put helm on P
 # `execution error at (web/templates/x.yaml:4:8):` or `YAML parse error on web/templates/x.yaml:`.
 _HELM_POSITION = re.compile(r"(?:template: |error at \(|parse error on |error calling include: template: )"
                             r"(?P<template>[^\s:()]+)(?::(?P<line>\d+)(?::(?P<column>\d+))?)?")
-_SOURCE_COMMENT = re.compile(r"^# Source: (.+)$", re.M)
+_SOURCE_COMMENT = re.compile(r"^# Source: (.+)$", re.MULTILINE)
 HELM_TIMEOUT_SECONDS = 120
 MAX_CHART_BYTES = 64 << 20  # a chart bigger than this is not a chart someone reviews
 
 
 def engine() -> str:
     """'sdk', 'binary' or '' (no way to render)."""
-    if importlib.util.find_spec("helm_python") is not None:
-        return "sdk"
+    try:
+        if importlib.util.find_spec("helm_python") is not None:
+            return "sdk"
+    except (ImportError, ValueError):  # blocked or half-installed: as if absent
+        pass
     return "binary" if shutil.which("helm") else ""
 
 
 class TemplateOrigin(Origin):
     """A rendered document of one chart template: findings go to the template's own lines."""
 
-    def __init__(self, file: str, text: str, template: str, count: int, values_note: str) -> None:
+    def __init__(self, file: str, text: str, template: str, count: int, values_note: str, namespace: str) -> None:
+        self.namespace = namespace
         self.file = file
         self.text = text
         self.template = template
@@ -54,7 +58,7 @@ class TemplateOrigin(Origin):
         self.values_note = values_note
         self._outline: list[TemplateDocument] | None = None
 
-    def place(self, obj: "Manifest", path: "Path") -> tuple[int, int, str]:
+    def place(self, obj: Manifest, path: Path) -> tuple[int, int, str]:
         if self._outline is None:
             self._outline = outline(self.text)
         document = pick_document(self._outline, obj.document.index, self.count, obj.kind)
@@ -104,7 +108,7 @@ def render_chart(folder: str, display: str, options: RenderOptions, default_name
             continue
         file, template_text = _template_file(folder, display, relative)
         count = sum(1 for _ in _documents(text))
-        rendering.add(text, TemplateOrigin(file, template_text, name, count, values_note))
+        rendering.add(text, TemplateOrigin(file, template_text, name, count, values_note, namespace))
     return rendering
 
 
@@ -237,7 +241,7 @@ def _render_binary(chart_folder: str, values_files: list[str], release: str, nam
 def split_template_output(stream: str) -> dict[str, str]:
     """`helm template` output as {template name: rendered text}, by its `# Source:` comments."""
     rendered: dict[str, str] = {}
-    parts = re.split(r"^---[ \t]*\n", stream, flags=re.M)
+    parts = re.split(r"^---[ \t]*\n", stream, flags=re.MULTILINE)
     for part in parts:
         match = _SOURCE_COMMENT.search(part)
         if match is None:
