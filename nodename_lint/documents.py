@@ -43,8 +43,8 @@ _BOUNDARY = re.compile(r"^(?:%[^\n]*\n)*---(?=[ \t\r\n]|$)|^\.\.\.[ \t\r]*(?:#[^
 _HELM_SOURCE = re.compile(r"\A(?:---[^\n]*\n)?(?:[ \t]*(?:#(?! Source:)[^\n]*)?\r?\n)*[ \t]*# Source: ([^\r\n]+)")
 _UNRENDERED = re.compile(r"\{\{.*\}\}")
 TEMPLATE_HINT = (
-    "this looks like an unrendered Helm or Go template ({{ ... }}); lint the rendered output instead, "
-    "e.g. `helm template . | nodename-lint -`"
+    "this looks like an unrendered Helm or Go template ({{ ... }}): a chart folder (with Chart.yaml) is rendered "
+    "before it is linted; anything else, lint the rendered output, e.g. `helm template . | nodename-lint -`"
 )
 
 

@@ -12,7 +12,7 @@ from .model import Manifest, objects_in
 from .registry import all_rules
 from .render import RenderOptions
 from .rule import Context, Rule, Severity, Violation
-from .sources import Source, read_blocks
+from .sources import STDIN_NAME, Source, read_blocks
 from .suppress import annotation_ignores, comment_directives, ignored_by_comment
 from .yamlnodes import ConversionError
 
@@ -170,6 +170,11 @@ class Linter:
         else:  # built from a template or an overlay: at the line of the file that wrote it
             line, column, approximate = origin.place(obj, violation.path)
             message = violation.message + approximate
+        template_at: tuple[str, int, int] | None = None
+        if obj.document.template and obj.path == STDIN_NAME:  # `helm template . | nodename-lint -`
+            from .render.helm import stream_template_location
+
+            template_at = stream_template_location(obj.document.template, obj, violation.path)
         return Finding(
             rule=rule.id,
             # a severity set in the configuration wins over the rule's per-violation one
@@ -181,6 +186,9 @@ class Linter:
             object=obj.ref,
             fix=violation.fix,
             template=obj.document.template,
+            template_file=template_at[0] if template_at else None,
+            template_line=template_at[1] if template_at else None,
+            template_column=template_at[2] if template_at else None,
         )
 
     def _report(self, findings: list[Finding], rule: Rule, severity: Severity, obj: Manifest,

@@ -249,6 +249,31 @@ def test_sarif_and_github_annotations_point_at_the_template(tmp_path: Path):
     assert github.startswith("::error file=charts/web/templates/deployment.yaml,line=15,col=7,")
 
 
+def test_a_rendered_stream_on_stdin_is_reported_at_its_templates_for_code_hosts(tmp_path: Path):
+    import helm_python
+
+    (tmp_path / ".git").mkdir()
+    chart = make_chart(tmp_path / "web", values="replicas: 1\nnode: worker-1\n")
+    with helm_python.Chart.load(str(chart)) as loaded:  # what `helm template web` prints
+        stream = "".join(f"---\n# Source: {name}\n{text}" for name, text in loaded.render().items()
+                         if name.endswith(".yaml"))
+    text = run_cli("-", cwd=tmp_path, stdin=stream).stdout
+    assert "<stdin>:" in text and "(web/templates/deployment.yaml:15:7)" in text
+    log = assert_valid_sarif(run_cli("-", "--format", "sarif", cwd=tmp_path, stdin=stream).stdout)
+    [result] = log["runs"][0]["results"]
+    location = result["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"] == {"uri": "web/templates/deployment.yaml", "uriBaseId": "%SRCROOT%"}
+    assert location["region"] == {"startLine": 15, "startColumn": 7}
+    inside = run_cli("-", "--format", "github", cwd=chart, stdin=stream).stdout  # `helm template .` in the chart
+    assert inside.startswith("::error file=web/templates/deployment.yaml,line=15,col=7,")
+    (tmp_path / "elsewhere").mkdir()
+    elsewhere = run_cli("-", "--format", "json", cwd=tmp_path / "elsewhere", stdin=stream).stdout
+    [finding] = json.loads(elsewhere)["findings"]
+    assert (finding["templateFile"], finding["templateLine"]) == ("web/templates/deployment.yaml", None)
+    github = run_cli("-", "--format", "github", cwd=tmp_path / "elsewhere", stdin=stream).stdout
+    assert github.startswith("::error file=elsewhere/web/templates/deployment.yaml,line=1,col=1,"), "no line found"
+
+
 def test_charts_render_in_worker_processes(tmp_path: Path):
     for index in range(3):
         make_chart(tmp_path / f"web{index}", values=f"replicas: 1\nnode: worker-{index}\n")

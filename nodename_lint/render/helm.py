@@ -275,3 +275,33 @@ def write_chart(folder: str, files: dict[str, str], name: str = "example") -> No
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
+
+
+_stream_templates: dict[str, TemplateOrigin | None] = {}
+
+
+def stream_template_location(template: str, obj: Manifest, path: Path) -> tuple[str, int | None, int | None]:
+    """(file, line, column) in the template a `# Source:` comment names, for a rendered stream.
+
+    `helm template CHART` names templates as CHART-NAME/templates/x.yaml: the file is looked up
+    from the current folder as named, then without the chart name (run inside the chart folder).
+    When no such file exists here, the template's name and no line: the stream's lines are not its lines.
+    """
+    if template not in _stream_templates:
+        _stream_templates[template] = None
+        parts = template.split("/")
+        for candidate in ("/".join(parts), "/".join(parts[1:])):
+            if candidate and ".." not in parts and not os.path.isabs(template) and os.path.isfile(candidate):
+                try:
+                    with open(candidate, encoding="utf-8-sig") as handle:
+                        text = handle.read()
+                except (OSError, UnicodeDecodeError):
+                    continue
+                _stream_templates[template] = TemplateOrigin(candidate, text, template, 0, "rendered outside nodename-lint",
+                                                             "")
+                break
+    origin = _stream_templates[template]
+    if origin is None:
+        return template, None, None
+    line, column, _ = origin.place(obj, path)
+    return origin.file, line, column

@@ -16,12 +16,17 @@ COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 
 def render(result: RunResult, *, color: bool = False) -> str:
     root = repository_root()
-    return "".join(annotation(finding, repository_path(finding.file, root)) + "\n" for finding in result.findings)
+    return "".join(annotation(finding, repository_path(finding.code_host_location()[0], root)) + "\n"
+                   for finding in result.findings)
 
 
 def annotation(finding: Finding, path: str | None) -> str:
-    """One workflow command; without a repository path (stdin) it is shown on the run, not on a file."""
-    properties = {"line": finding.line, "col": finding.column, "title": f"nodename-lint {finding.rule}"}
+    """One workflow command; without a repository path (stdin) it is shown on the run, not on a file.
+
+    A finding in a rendered stream is annotated on the template its `# Source:` comment names.
+    """
+    _, line, column = finding.code_host_location()
+    properties = {"line": line, "col": column, "title": f"nodename-lint {finding.rule}"}
     if path is not None:
         properties = {"file": path, **properties}
     message = finding.message + (f"\nfix: {finding.fix}" if finding.fix else "")

@@ -12,7 +12,9 @@ def render(result: RunResult, *, color: bool = False) -> str:
     lines: list[str] = []
     for finding in result.findings:
         where = f"{finding.file}:{finding.line}:{finding.column}"
-        if finding.template:
+        if finding.template_line:
+            where += f" ({finding.template_file}:{finding.template_line}:{finding.template_column})"
+        elif finding.template:
             where += f" ({finding.template})"
         label = f"{finding.severity}[{finding.rule}]"
         if color:
