@@ -13,7 +13,7 @@ from .registry import all_rules
 from .render import RenderOptions
 from .rule import Context, Rule, Severity, Violation
 from .sources import STDIN_NAME, Source, read_blocks
-from .suppress import annotation_ignores, comment_directives, ignored_by_comment
+from .suppress import annotation_ignores, comment_directives, directives_in, ignored_by_comment
 from .yamlnodes import ConversionError
 
 SYNTAX_RULE = "yaml-syntax"
@@ -164,11 +164,12 @@ class Linter:
 
     def locate(self, rule: Rule, severity: Severity, obj: Manifest, violation: Violation) -> Finding:
         origin = obj.document.origin
+        file = obj.path
         if origin is None:
             line, column = obj.locate(violation.path)
             message = violation.message
         else:  # built from a template or an overlay: at the line of the file that wrote it
-            line, column, approximate = origin.place(obj, violation.path)
+            file, line, column, approximate = origin.place(obj, violation.path)
             message = violation.message + approximate
         template_at: tuple[str, int, int] | None = None
         if obj.document.template and obj.path == STDIN_NAME:  # `helm template . | nodename-lint -`
@@ -180,7 +181,7 @@ class Linter:
             # a severity set in the configuration wins over the rule's per-violation one
             severity=(violation.severity or severity) if severity == rule.severity else severity,
             message=message,
-            file=obj.path,
+            file=file,
             line=line,
             column=column,
             object=obj.ref,
@@ -202,7 +203,8 @@ class Linter:
         ignored = annotation_ignores(obj)
         if ignored and ("*" in ignored or finding.rule in ignored):
             return True
-        directives = comment_directives(obj.document)
+        origin = obj.document.origin
+        directives = directives_in(origin.text_of(finding.file)) if origin else comment_directives(obj.document)
         return bool(directives) and ignored_by_comment(directives, finding.line, finding.rule)
 
     def _syntax(self, result: FileResult, document: Document | None, problem: SyntaxProblem) -> None:
@@ -223,7 +225,11 @@ class Linter:
             fix=problem.hint or "fix the YAML syntax at this position",
             template=document.template if document else None,
         )
-        if document is not None and ignored_by_comment(comment_directives(document), problem.line, SYNTAX_RULE):
+        if document is not None and document.origin is not None:
+            directives = directives_in(document.origin.text_of(file))
+        else:
+            directives = comment_directives(document) if document is not None else {}
+        if ignored_by_comment(directives, line, SYNTAX_RULE):
             return
         result.findings.append(finding)
 
@@ -248,8 +254,22 @@ class Linter:
             for pods in static_by_folder.values():
                 for obj, violation in rule.check_folder(pods, self.context):
                     self._report(run.findings, rule, severity, obj, violation)
+        run.findings = _once_per_place(run.findings)
         run.findings.sort(key=lambda f: (f.file, *f.sort_key()))
         return run
+
+
+def _once_per_place(findings: list[Finding]) -> list[Finding]:
+    """One finding per rule and position: a kustomization's patch or resource file is linted on its
+    own and as part of the build, and both may report the same line."""
+    seen: set[tuple[str, int, int, str]] = set()
+    kept: list[Finding] = []
+    for finding in findings:
+        place = (finding.file, finding.line, finding.column, finding.rule)
+        if place not in seen:
+            seen.add(place)
+            kept.append(finding)
+    return kept
 
 
 def _decode_message(exc: UnicodeDecodeError) -> str:

@@ -19,17 +19,12 @@ def _rule_set(text: str | None) -> frozenset[str]:
 
 
 def comment_directives(document: Document) -> dict[int, frozenset[str]]:
-    """Stream line (1-based) -> rule ids ignored by a directive comment on that line.
-
-    For a document built from a chart or an overlay, the comments of the file it was built from
-    (where its findings are reported) apply.
-    """
-    if document.origin is not None:
-        return _directives(document.origin.directives_text(), 1)
-    return _directives(document.text, document.line_offset + 1)
+    """Stream line (1-based) -> rule ids ignored by a directive comment on that line."""
+    return directives_in(document.text, document.line_offset + 1)
 
 
-def _directives(text: str, first_line: int) -> dict[int, frozenset[str]]:
+def directives_in(text: str, first_line: int = 1) -> dict[int, frozenset[str]]:
+    """Directive comments of TEXT by line (e.g. a Helm template, for the documents it renders to)."""
     if "nodename-lint:" not in text:
         return {}
     found: dict[int, frozenset[str]] = {}

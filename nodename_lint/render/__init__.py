@@ -32,13 +32,13 @@ class Origin:
     template: str | None = None  # the Helm template name (Finding.template), for templates only
     namespace: str | None = None  # where objects without metadata.namespace go (helm install -n)
 
-    def place(self, obj: Manifest, path: Path) -> tuple[int, int, str]:
-        """(line, column, note) of `path` of `obj` in this file; the note says why a line is approximate."""
+    def place(self, obj: Manifest, path: Path) -> tuple[str, int, int, str]:
+        """(file, line, column, note) of `path` of `obj`; the note says why a line is approximate."""
         raise NotImplementedError
 
-    def directives_text(self) -> str:
-        """Text whose `# nodename-lint: ignore` comments apply (at its own line numbers)."""
-        return self.text
+    def text_of(self, file: str) -> str:
+        """The text of a file `place` reported at, whose `# nodename-lint: ignore` comments apply."""
+        return self.text if file == self.file else ""
 
 
 @dataclass

@@ -58,16 +58,17 @@ class TemplateOrigin(Origin):
         self.values_note = values_note
         self._outline: list[TemplateDocument] | None = None
 
-    def place(self, obj: Manifest, path: Path) -> tuple[int, int, str]:
+    def place(self, obj: Manifest, path: Path) -> tuple[str, int, int, str]:
         if self._outline is None:
             self._outline = outline(self.text)
         document = pick_document(self._outline, obj.document.index, self.count, obj.kind)
         if document is None:
-            return 1, 1, f" (the template's line could not be matched; {self.values_note})"
+            return self.file, 1, 1, f" (the template's line could not be matched; {self.values_note})"
         line, column, exact = find_line(document, path)
         if exact:
-            return line, column, ""
-        return line, column, f" (reported at the nearest enclosing key the template writes; {self.values_note})"
+            return self.file, line, column, ""
+        note = f" (reported at the nearest enclosing key the template writes; {self.values_note})"
+        return self.file, line, column, note
 
 
 def render_chart(folder: str, display: str, options: RenderOptions, default_namespace: str) -> Rendering:
@@ -303,5 +304,5 @@ def stream_template_location(template: str, obj: Manifest, path: Path) -> tuple[
     origin = _stream_templates[template]
     if origin is None:
         return template, None, None
-    line, column, _ = origin.place(obj, path)
-    return origin.file, line, column
+    file, line, column, _ = origin.place(obj, path)
+    return file, line, column
