@@ -4,19 +4,27 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from .documents import Document, SyntaxProblem, iter_documents
 from .findings import Finding, RunResult
-from .model import Manifest, objects_in
+from .model import Manifest, live_list_fields, objects_in
 from .registry import all_rules
 from .render import RenderOptions
 from .rule import Context, Rule, Severity, Violation
 from .sources import STDIN_NAME, Source, read_blocks
-from .suppress import annotation_ignores, comment_directives, directives_in, ignored_by_comment
+from .suppress import (
+    annotation_ignores,
+    comment_directives,
+    describe_unknown_ids,
+    directives_in,
+    ignored_by_comment,
+    unknown_comment_ids,
+)
 from .yamlnodes import ConversionError
 
 SYNTAX_RULE = "yaml-syntax"
+SUPPRESSION_RULE = "invalid-suppression"  # its comment half is reported here
 
 
 @dataclass
@@ -28,7 +36,7 @@ class FileResult:
     objects: int = 0
     static_pods: list[Manifest] = field(default_factory=list)
     internal_errors: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # e.g. a chart that could not be rendered without a tool
+    notes: list[str] = field(default_factory=list)
 
 
 class Linter:
@@ -54,6 +62,8 @@ class Linter:
         self.file_rules = [(r, s) for r, s in active if r.check_file]
         self.folder_rules = [(r, s) for r, s in active if r.check_folder]
         self.syntax_severity = severities.get(SYNTAX_RULE)
+        self.suppression_severity = severities.get(SUPPRESSION_RULE)
+        self.rule_ids = list(catalogue)
 
     def _missing_data(self, rule: Rule) -> str:
         if not rule.needs:
@@ -126,6 +136,15 @@ class Linter:
                 self._syntax(result, document, document.error)
                 continue
             origin = document.origin
+            if self.suppression_severity is not None and origin is None:
+                self._check_suppression_comments(result, document)
+            live_fields = live_list_fields(document)
+            if live_fields:
+                result.notes.append(
+                    f"{source.display}:{document.line_offset + 1}: skipped a List of live objects "
+                    f"({', '.join(live_fields)}: saved from a cluster with kubectl get -o yaml); it describes a "
+                    "cluster, so give it with --cluster-state instead of linting it")
+                continue
             for obj in objects_in(
                 origin.file if origin is not None else source.display, document,
                 default_namespace=(origin and origin.namespace) or self.context.default_namespace,
@@ -171,7 +190,7 @@ class Linter:
         else:  # built from a template or an overlay: at the line of the file that wrote it
             file, line, column, approximate = origin.place(obj, violation.path)
             message = violation.message + approximate
-        template_at: tuple[str, int, int] | None = None
+        template_at: tuple[str, int | None, int | None] | None = None
         if obj.document.template and obj.path == STDIN_NAME:  # `helm template . | nodename-lint -`
             from .render.helm import stream_template_location
 
@@ -207,6 +226,15 @@ class Linter:
         directives = directives_in(origin.text_of(finding.file)) if origin else comment_directives(obj.document)
         return bool(directives) and ignored_by_comment(directives, finding.line, finding.rule)
 
+    def _check_suppression_comments(self, result: FileResult, document: Document) -> None:
+        """A directive comment naming a rule id that does not exist is a finding (it silences nothing)."""
+        for line, column, unknown in unknown_comment_ids(document, self.rule_ids):
+            message, fix = describe_unknown_ids(unknown, self.rule_ids)
+            finding = Finding(SUPPRESSION_RULE, self.suppression_severity or "warning", message,
+                              result.source.display, line, column, None, fix, document.template)
+            if not ignored_by_comment(comment_directives(document), line, SUPPRESSION_RULE):
+                result.findings.append(finding)
+
     def _syntax(self, result: FileResult, document: Document | None, problem: SyntaxProblem) -> None:
         if self.syntax_severity is None:
             return
@@ -234,20 +262,25 @@ class Linter:
         result.findings.append(finding)
 
     # --- a whole run --------------------------------------------------------------------------
-    def lint_sources(self, sources: Iterable[Source]) -> RunResult:
+    def lint_sources(self, sources: Iterable[Source], progress: Callable[[], None] | None = None) -> RunResult:
         """Lint every source in order, then run the folder-wide static Pod checks."""
-        return self.collect(self.lint_source(source) for source in sources)
+        return self.collect((self.lint_source(source) for source in sources), progress)
 
-    def collect(self, file_results: Iterable[FileResult]) -> RunResult:
-        """Merge per-file results (from this process or from workers) into the run's result."""
+    def collect(self, file_results: Iterable[FileResult], progress: Callable[[], None] | None = None) -> RunResult:
+        """Merge per-file results (from this process or from workers) into the run's result.
+
+        PROGRESS is called once per file as its result arrives.
+        """
         run = RunResult(skipped_rules=dict(self.skipped))
         static_by_folder: dict[str, list[Manifest]] = {}
         for file_result in file_results:
+            if progress is not None:
+                progress()
             run.files += 1
             run.objects += file_result.objects
             run.findings.extend(file_result.findings)
-            run.notes.extend(file_result.internal_errors)
             run.notes.extend(file_result.notes)
+            run.notes.extend(file_result.internal_errors)
             for pod in file_result.static_pods:
                 static_by_folder.setdefault(os.path.dirname(pod.path), []).append(pod)
         for rule, severity in self.folder_rules:

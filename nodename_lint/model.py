@@ -187,6 +187,25 @@ def scalar_at(node: Node | None, key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def live_list_fields(document: Document) -> list[str]:
+    """The fields of a live object in the first item of a `kind: List` (a `kubectl get -o yaml` dump), else [].
+
+    Such a dump describes a cluster (what --cluster-state reads), not manifests to apply: linting
+    its Pods would check them against themselves.
+    """
+    root = document.root
+    kind = scalar_at(root, "kind")
+    if not kind or not kind.endswith("List"):
+        return []
+    items = lookup(root, "items")
+    if items is None or not isinstance(items[1], SequenceNode):
+        return []
+    first = next((item for item in items[1].value if isinstance(item, MappingNode)), None)
+    metadata = lookup(first, "metadata")
+    found = [key for key in ("resourceVersion", "managedFields") if metadata and lookup(metadata[1], key)]
+    return found + (["status"] if lookup(first, "status") else [])
+
+
 def objects_in(
     path: str, document: Document, *, default_namespace: str = "default", is_static_pod: bool = False
 ) -> Iterator[Manifest]:

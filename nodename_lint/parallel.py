@@ -14,7 +14,7 @@ the chunks it had not returned are linted in this process, exactly as a single-p
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from .sources import STDIN, Source
 
@@ -63,12 +63,15 @@ def _total_bytes(files: list[Source], enough: int) -> int:
 
 
 def lint_files(linter: "Linter", sources: list[Source], jobs: int | None = None,
-               start_method: str | None = None) -> "RunResult":
-    """Lint every source and run the folder-wide checks; findings as `linter.lint_sources` gives them."""
+               start_method: str | None = None, progress: Callable[[], None] | None = None) -> "RunResult":
+    """Lint every source and run the folder-wide checks; findings as `linter.lint_sources` gives them.
+
+    PROGRESS is called in this process once per linted file.
+    """
     workers = worker_count(sources, jobs)
     if workers < 2:
-        return linter.lint_sources(sources)
-    return linter.collect(_pooled(linter, sources, workers, start_method))
+        return linter.lint_sources(sources, progress)
+    return linter.collect(_pooled(linter, sources, workers, start_method), progress)
 
 
 def chunked(sources: list[Source], pieces: int) -> list[list[Source]]:

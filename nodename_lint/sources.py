@@ -72,6 +72,7 @@ def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Ite
         if path == STDIN:
             yield Source(STDIN)
             continue
+        path = without_dot_prefix(path)
         if not os.path.lexists(path):
             raise UsageError(f"{path}: no such file or folder")
         found: Iterable[tuple[Source, object]]
@@ -105,6 +106,13 @@ def _file_sources(path: str, static_dirs: list[str], build_folders: dict[str, tu
 def _relative(folder: str) -> str:
     relative = os.path.relpath(folder)
     return folder if relative.startswith("..") else relative
+
+
+def without_dot_prefix(path: str) -> str:
+    """`./deploy/x.yaml` as `deploy/x.yaml`, as ruff and yamllint print paths; `.` and `./` stay `.`."""
+    while path.startswith("./") and len(path) > 2:
+        path = path[2:].lstrip("/") or "."
+    return "." if path == "./" else path
 
 
 def _identity(path: str) -> object:
@@ -147,7 +155,7 @@ def _walk(
     for entry in entries:
         if entry.name.startswith("."):
             continue
-        path = entry.path
+        path = entry.name if folder == "." else entry.path
         if exclude and _excluded(path, exclude):
             continue
         wanted = static_folder or entry.name.endswith(MANIFEST_SUFFIXES)

@@ -7,9 +7,11 @@ suggests the closest existing names ("did you mean kind-worker?").
 The scheduler only picks up Pods with an empty `nodeName`, so it ignores this one: no
 FailedScheduling event. No kubelet has that name, so none picks it up either. The Pod sits in
 Pending with no events at all, until PodGC (kube-controller-manager) treats it as orphaned and
-force-deletes it, about 40 s after the node was confirmed missing ("PodGC is force deleting Pod",
-no event). From the outside the Pod is created and silently vanishes. In a workload template,
-every replica does this, and the controller keeps recreating them.
+force-deletes it ("PodGC is force deleting Pod", no event): PodGC runs every 20 s and deletes an
+orphaned Pod after a 40 s quarantine, so 40 to 80 s after it was created
+(`pkg/controller/podgc/gc_controller.go`, `gcCheckPeriod` and `quarantineTime`). From the outside
+the Pod is created and silently vanishes. In a workload template, every replica does this, and the
+controller keeps recreating them.
 
 ## How to fix
 Use a name from `kubectl get nodes` (a manifest copied from another cluster keeps that cluster's
@@ -111,7 +113,7 @@ def check(obj: Manifest, context: Context):
     count = len(cluster.nodes)
     fate = (
         "it stays Pending with no events (the scheduler ignores Pods with nodeName and no kubelet has that name) "
-        "until PodGC force-deletes it about 40 s later"
+        "until PodGC force-deletes it 40 to 80 s after it was created"
     )
     if obj.is_workload_template:
         fate += ", and the controller keeps recreating the replicas, which vanish the same way"

@@ -16,7 +16,7 @@ from tests.apiserver import TOKEN, ApiServer, Fault, SilentServer, cluster_entry
 from tests.apiserver.fixtures import Timer, api_server, kubeconfig  # noqa: F401  (pytest fixtures)
 from tests.conftest import run_cli
 
-TIMEOUT = "1"  # --request-timeout for these tests, in seconds
+TIMEOUT = "1s"  # --request-timeout for these tests, written as kubectl takes it
 # One request may wait TIMEOUT; a run may retry a few times with short backoff. Python start-up
 # and importing the client take about two seconds on a slow CI machine.
 BOUND = 12.0

@@ -48,7 +48,7 @@ def test_config_exclude_static_dirs_namespace_and_fail_on(tmp_path):
     )
     result = run_cli(".", "--config", "cfg.yaml", "--format", "json", cwd=tmp_path)
     findings = json.loads(result.stdout)["findings"]
-    assert [(f["file"], f["rule"]) for f in findings] == [("./pod.yaml", "nodename-on-pod")]
+    assert [(f["file"], f["rule"]) for f in findings] == [("pod.yaml", "nodename-on-pod")]
     assert findings[0]["object"]["namespace"] == "team-a"
     assert result.returncode == 1, "fail-on: info from the config"
     assert json.loads(result.stdout)["summary"]["files"] == 3  # nodes/agent is read as a static Pod
@@ -57,10 +57,13 @@ def test_config_exclude_static_dirs_namespace_and_fail_on(tmp_path):
 @pytest.mark.parametrize(
     "config, expected",
     [
-        ("rules:\n  no-such-rule: off\n", "cfg.yaml:2: invalid config at rules: unknown rule id 'no-such-rule'"),
-        ("rules:\n  nodename-on-pod: loud\n", "cfg.yaml:2: invalid config at rules/nodename-on-pod"),
+        ("rules:\n  no-such-rule: off\n", "cfg.yaml:2: unknown rule id 'no-such-rule'"),
+        ("rules:\n  nodename-on-pods: off\n", "cfg.yaml:2: unknown rule id 'nodename-on-pods' (did you mean 'nodename-on-pod'?)"),
+        ("rules:\n  nodename-on-pod: loud\n", "cfg.yaml:2: invalid setting 'loud' for rule nodename-on-pod"),
+        ("rules:\n  nodename-on-pod: warn\n", "cfg.yaml:2: invalid setting 'warn' for rule nodename-on-pod (did you mean 'warning'?)"),
         ("exclude: vendor\n", "cfg.yaml:1: invalid config at exclude: 'vendor' is not of type 'array'"),
-        ("colour: red\n", "cfg.yaml:1: invalid config at top level: Additional properties are not allowed"),
+        ("namespace: a\nfail-on: error\nrule:\n  x: off\n", "cfg.yaml:3: unknown key 'rule' in the top level (did you mean 'rules'?)"),
+        ("fail-on: warn\n", "cfg.yaml:1: invalid value 'warn' for fail-on (did you mean 'warning'?)"),
         ("rules: [\n", "cfg.yaml:2:1: invalid YAML in the config file"),
     ],
 )
@@ -73,6 +76,20 @@ def test_bad_config_is_a_usage_error_with_its_line(tmp_path, config, expected):
     assert "Traceback" not in result.stderr
 
 
+def test_every_config_mistake_is_reported_at_once_at_its_own_line(tmp_path):
+    (tmp_path / "cfg.yaml").write_text(
+        "namespace: team-a\nrules:\n  nodename-on-pod: off\n  unknown-nodes: off\nexlude: [vendor]\nfail-on: never\n")
+    (tmp_path / "pod.yaml").write_text(POD)
+    result = run_cli("pod.yaml", "--config", "cfg.yaml", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "nodename-lint: cfg.yaml:4: unknown rule id 'unknown-nodes' (did you mean 'unknown-node'?) (see `nodename-lint rules`)",
+        "nodename-lint: cfg.yaml:5: unknown key 'exlude' in the top level (did you mean 'exclude'?); "
+        "the keys are rules, exclude, static-pod-dirs, namespace, fail-on, helm",
+        "nodename-lint: cfg.yaml:6: invalid value 'never' for fail-on: use one of error, warning, info",
+    ]
+
+
 def test_select_and_ignore(tmp_path):
     (tmp_path / "pod.yaml").write_text(POD)
     assert _rules(run_cli("pod.yaml", "--format", "json", "--select", "nodename-on-pod", cwd=tmp_path)) == ["nodename-on-pod"]
@@ -80,7 +97,7 @@ def test_select_and_ignore(tmp_path):
         "invalid-node-name"
     ]
     unknown = run_cli("pod.yaml", "--select", "nodename-on-pods", cwd=tmp_path)
-    assert unknown.returncode == 2 and "unknown rule id 'nodename-on-pods'" in unknown.stderr
+    assert unknown.returncode == 2 and "unknown rule id 'nodename-on-pods' (did you mean 'nodename-on-pod'?)" in unknown.stderr
 
 
 def test_unknown_flag_is_a_usage_error():

@@ -209,11 +209,7 @@ class ApiConnection:
     """One API server, reached with GET requests only, with timeouts, retries and clear errors."""
 
     def __init__(self, options: LiveOptions) -> None:
-        try:
-            from kubernetes import client, config  # the one place the client is imported
-        except ImportError:
-            raise ClusterUnavailable("a live cluster needs the official client: pip install 'nodename-lint[cluster]' "
-                                     "(or save the state with kubectl and use --cluster-state FILE)") from None
+        from kubernetes import client, config  # the one place the client is imported
 
         self.timeout = options.request_timeout
         self.redact = Redactor()

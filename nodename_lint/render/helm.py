@@ -1,7 +1,7 @@
 """Render a Helm chart folder the way `helm template` does, and place findings on template lines.
 
 Engines, in order: the helm-python-sdk package (Helm v4 as a native library, rendered in this
-process, `pip install 'nodename-lint[helm]'`), else a `helm` binary on PATH (`helm template`),
+process; `pip install helm-python-sdk`, or the `helm` extra), else a `helm` binary on PATH (`helm template`),
 else the chart is skipped with a note. Either engine sees only a private copy of the chart made
 of its regular files and of symlinks that stay inside the chart: `.Files.Get` and a symlinked
 template can read nothing else. Neither engine contacts a cluster (`lookup` returns nothing,
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..model import Manifest, Path
 
 RULE = "helm-render"
-SDK_HINT = "pip install 'nodename-lint[helm]' (helm-python-sdk) or put helm on PATH"
+SDK_HINT = "pip install helm-python-sdk, or put helm on PATH"
 # Helm names the template and position of a failure as `template: web/templates/x.yaml:12:20:`,
 # `execution error at (web/templates/x.yaml:4:8):` or `YAML parse error on web/templates/x.yaml:`.
 _HELM_POSITION = re.compile(r"(?:template: |error at \(|parse error on |error calling include: template: )"
