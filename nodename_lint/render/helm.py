@@ -63,7 +63,7 @@ class TemplateOrigin(Origin):
             self._outline = outline(self.text)
         document = pick_document(self._outline, obj.document.index, self.count, obj.kind)
         if document is None:
-            return self.file, 1, 1, f" (the template's line could not be matched; {self.values_note})"
+            return self.file, 1, 1, f" (in template {self.template}, whose line could not be matched; {self.values_note})"
         line, column, exact = find_line(document, path)
         if exact:
             return self.file, line, column, ""
