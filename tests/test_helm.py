@@ -161,6 +161,21 @@ def test_a_file_of_a_chart_named_by_a_hook_lints_the_whole_chart(tmp_path: Path)
         assert [f["rule"] for f in findings(report)] == ["nodename-in-template"], changed
 
 
+def test_a_chart_folder_above_the_repository_root_does_not_claim_its_files(tmp_path: Path):
+    (tmp_path / "Chart.yaml").write_text("apiVersion: v2\nname: outer\nversion: 0.1.0\n", encoding="utf-8")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: Bad_Node}\n")
+    report, _ = lint_json("pod.yaml", cwd=repo)
+    assert ("pod.yaml", "invalid-node-name") in {(f["file"], f["rule"]) for f in findings(report)}
+
+
+def test_inside_a_chart_folder_paths_are_relative_to_it(tmp_path: Path):
+    chart = make_chart(tmp_path / "web", values="replicas: 1\nnode: worker-1\n")
+    report, _ = lint_json(".", cwd=chart)
+    assert [(f["file"], f["line"]) for f in findings(report)] == [("templates/deployment.yaml", 15)]
+
+
 def test_a_chart_that_fails_to_render_is_a_helm_render_finding_and_the_rest_is_linted(tmp_path: Path):
     make_chart(tmp_path / "broken", files={"templates/pod.yaml": textwrap.dedent("""\
         apiVersion: v1

@@ -104,6 +104,8 @@ def folder_render_kind(names: Iterable[str]) -> str:
 def enclosing_rendered_folder(path: str, cache: dict[str, tuple[str, str]]) -> tuple[str, str]:
     """(folder, kind) of the chart or kustomization a file belongs to, else ('', '').
 
+    The search goes up from the file's folder to the repository root (a folder holding .git).
+
     A subchart under a chart's charts/ folder belongs to the outer chart, which renders it.
     """
     folder = os.path.dirname(os.path.abspath(path))
@@ -115,14 +117,15 @@ def enclosing_rendered_folder(path: str, cache: dict[str, tuple[str, str]]) -> t
             break
         walked.append(folder)
         try:
-            kind = folder_render_kind(os.listdir(folder))
+            names = os.listdir(folder)
         except OSError:
-            kind = ""
+            names = []
+        kind = folder_render_kind(names)
         if kind:
             found = (folder, kind)
             break
         parent = os.path.dirname(folder)
-        if parent == folder:
+        if parent == folder or ".git" in names:  # never past the repository's root
             break
         folder = parent
     if found[1] == HELM:
@@ -150,3 +153,8 @@ def render(source: Source, options: RenderOptions, default_namespace: str) -> Re
     from .kustomize import build_kustomization
 
     return build_kustomization(source.path, source.display)
+
+
+def joined(display: str, relative: str) -> str:
+    """A path inside a folder as the user named it: `templates/x.yaml` for `.`, not `./templates/x.yaml`."""
+    return relative if display in (".", "") else os.path.join(display, relative)

@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 from typing import TYPE_CHECKING, Any
 
-from . import CHART_FILE, Origin, Rendering, RenderOptions, RenderProblem
+from . import CHART_FILE, Origin, Rendering, RenderOptions, RenderProblem, joined
 from .template_lines import TemplateDocument, find_line, outline, pick_document
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ def render_chart(folder: str, display: str, options: RenderOptions, default_name
         try:
             left_out = _copy_inside(folder, copy)
         except _ChartTooBig as exc:
-            rendering.problems.append(RenderProblem(RULE, os.path.join(display, CHART_FILE), 1, 1, str(exc),
+            rendering.problems.append(RenderProblem(RULE, joined(display, CHART_FILE), 1, 1, str(exc),
                                                     "move large files out of the chart folder"))
             return rendering
         rendering.notes.extend(f"{display}: {os.path.relpath(path, folder)}: left out of the render: {why}"
@@ -125,9 +125,9 @@ def _template_file(folder: str, display: str, relative: str) -> tuple[str, str]:
     path = os.path.join(folder, relative)
     try:
         with open(path, encoding="utf-8-sig") as handle:
-            return os.path.join(display, relative), handle.read()
+            return joined(display, relative), handle.read()
     except (OSError, UnicodeDecodeError):
-        return os.path.join(display, CHART_FILE), ""
+        return joined(display, CHART_FILE), ""
 
 
 class _RenderFailed(Exception):
@@ -255,12 +255,12 @@ def split_template_output(stream: str) -> dict[str, str]:
 
 def _failure_problem(message: str, folder: str, display: str, values_note: str) -> RenderProblem:
     """A helm-render finding at the template and line Helm names, else at Chart.yaml."""
-    file, line, column = os.path.join(display, CHART_FILE), 1, 1
+    file, line, column = joined(display, CHART_FILE), 1, 1
     match = _HELM_POSITION.search(message)
     if match:
         relative = match.group("template").split("/", 1)[-1]
         if os.path.isfile(os.path.join(folder, relative)):
-            file = os.path.join(display, relative)
+            file = joined(display, relative)
             line = int(match.group("line") or 1)
             column = int(match.group("column") or 1)
     return RenderProblem(RULE, file, line, column,

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..documents import Document, compose, iter_documents
 from ..yamlnodes import child, to_python
-from . import KUSTOMIZATION_FILES, Origin, Rendering
+from . import KUSTOMIZATION_FILES, Origin, Rendering, joined
 
 if TYPE_CHECKING:
     from ..model import Manifest, Path
@@ -163,7 +163,7 @@ class BuiltOrigin(Origin):
     def _shown(self, path: str) -> str:
         """A path as the user sees it: under the folder they named, or relative to the current folder."""
         relative = os.path.relpath(path, os.path.realpath(self.folder))
-        shown = os.path.join(self.display, relative) if not relative.startswith("..") else os.path.relpath(path)
+        shown = joined(self.display, relative) if not relative.startswith("..") else os.path.relpath(path)
         self.shown = getattr(self, "shown", {})
         self.shown[shown] = path
         return shown
