@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -13,6 +13,9 @@ from . import __version__
 from .clitypes import Duration, complete_contexts, complete_rule_ids
 from .report import FORMATS
 from .sources import UsageError
+
+if TYPE_CHECKING:  # startup: the CLI imports the engine's modules only when a command needs them
+    from .rule import Severity
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 SEVERITY_CHOICES = ("error", "warning", "info")
@@ -121,7 +124,7 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
                  helm_values: tuple[str, ...], helm_release: str | None, helm_namespace: str | None,
                  **format_outputs: str | None) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
-    outputs = {name: format_outputs[f"output_{name}"] for name in FORMATS if format_outputs[f"output_{name}"]}
+    outputs: dict[str, str] = {name: file for name in FORMATS if (file := format_outputs[f"output_{name}"])}
     try:
         live_options = _live(kube_context, kubeconfig, in_cluster, request_timeout, live)
         code = run_lint(
@@ -188,7 +191,7 @@ class _Group:
 
     config: Any
     paths: list[str]
-    severities: dict[str, str] = field(default_factory=dict)
+    severities: dict[str, Severity | None] = field(default_factory=dict)  # None: the rule's own severity
     sources: list[Any] = field(default_factory=list)
 
 
@@ -289,7 +292,7 @@ def _config_groups(paths: list[str], config_path: str | None, select: list[str],
     groups = []
     for found, group_paths in by_config.items():
         config = load_config(found, list(catalogue))
-        severities = resolve_severities({rule.id: rule.severity for rule in catalogue.values()}, config, select, ignore)
+        severities = resolve_severities(catalogue, config, select, ignore)
         sources = list(discover(group_paths, [*static_pod_dirs, *config.static_pod_dirs], config.exclude))
         groups.append(_Group(config, group_paths, dict(severities), sources))
     return groups
@@ -389,17 +392,80 @@ def _use_color(flag: bool | None, output: str | None) -> bool:
     return sys.stdout.isatty()
 
 
+@main.command("audit")
+@click.option("--cluster-state", "cluster_state", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Audit a saved cluster: `kubectl get nodes,namespaces,pods,deployments,statefulsets,daemonsets,"
+                   "replicasets,jobs,cronjobs -A -o yaml --show-managed-fields` or `snapshot --workloads`.")
+@live_options
+@click.option("--format", "formats", multiple=True, type=click.Choice(FORMATS), help="Output format (repeatable).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE instead of stdout.")
+@_format_output_options
+@click.option("--fail-on", type=click.Choice(SEVERITY_CHOICES), default=None, help="Lowest severity that makes the exit code 1 [default: error].")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config file [default: .nodename-lint.yaml here or in a parent].")
+@click.option("--select", multiple=True, help="Run only these rule ids (comma-separated, repeatable).")
+@click.option("--ignore", multiple=True, help="Do not run these rule ids (comma-separated, repeatable).")
+@click.option("--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set].")
+def audit_command(cluster_state: str | None, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
+                  request_timeout: float, formats: tuple[str, ...], output: str | None, fail_on: str | None,
+                  config_path: str | None, select: tuple[str, ...], ignore: tuple[str, ...], color: bool | None,
+                  **format_outputs: str | None) -> None:
+    """Audit a running cluster: Pods pinned by hand, orphaned on a missing node or rejected by the kubelet."""
+    outputs = {name: path for name in FORMATS if (path := format_outputs[f"output_{name}"])}
+    try:
+        from .config import find_config, load_config, resolve_severities
+        from .registry import all_rules
+        from .rule import SEVERITY_RANK
+
+        objects = _audit_objects(cluster_state, _live(kube_context, kubeconfig, in_cluster, request_timeout, live=False),
+                                 request_timeout)
+        catalogue = all_rules()
+        if config_path is not None and not os.path.isfile(config_path):
+            raise UsageError(f"{config_path}: no such config file")
+        config = load_config(config_path or find_config(), list(catalogue))
+        severities = resolve_severities({rule.id: rule.severity for rule in catalogue.values()}, config,
+                                        _split_ids(select), _split_ids(ignore))
+        from .audit import run_audit
+
+        result = run_audit(objects, severities)
+        _write_reports(result, list(formats) or ["text"], output, outputs, color)
+        threshold = SEVERITY_RANK[fail_on or config.fail_on or "error"]
+        code = EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in result.findings) else EXIT_CLEAN
+    except UsageError as exc:
+        click.echo(f"nodename-lint: {exc}", err=True)
+        code = EXIT_USAGE
+    sys.exit(code)
+
+
+def _audit_objects(cluster_state: str | None, live: Any, request_timeout: float) -> Any:
+    """The cluster objects to audit: from `--cluster-state FILE`, else live (without options: the current context)."""
+    if cluster_state is not None:
+        if live is not None:
+            raise UsageError("--cluster-state cannot be combined with --context, --kubeconfig or --in-cluster")
+        from .cluster.workloads import load_objects_file
+
+        return load_objects_file(cluster_state)
+    from .cluster.live import LiveCluster, LiveOptions
+    from .cluster.workloads import read_live
+
+    return read_live(LiveCluster(live or LiveOptions(request_timeout=request_timeout)))
+
+
 @main.command("snapshot")
 @live_options
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
               help="Write the List to FILE (JSON when it ends in .json, else YAML) [default: stdout].")
+@click.option("--workloads", is_flag=True,
+              help="Also save every Pod (Failed ones too) and the workloads, for `audit --cluster-state FILE`.")
 def snapshot_command(kube_context: str | None, kubeconfig: str | None, in_cluster: bool, request_timeout: float,
-                     output: str | None) -> None:
+                     output: str | None, workloads: bool) -> None:
     """Save nodes, namespaces and non-terminated Pods of a live cluster for --cluster-state."""
     from .cluster.live import LiveCluster, write_snapshot
 
     try:
         live = LiveCluster(_live(kube_context, kubeconfig, in_cluster, request_timeout))
+        if workloads:
+            _snapshot_workloads(live, output)
+            return
         state = live.snapshot()
         write_snapshot(state, output, live.source)
     except UsageError as exc:
@@ -409,6 +475,21 @@ def snapshot_command(kube_context: str | None, kubeconfig: str | None, in_cluste
         counts = {kind: sum(1 for item in state["items"] if item["kind"] == kind) for kind in ("Node", "Namespace", "Pod")}
         click.echo(f"nodename-lint: wrote {output} from {live.source}: {counts['Node']} nodes, "
                    f"{counts['Namespace']} namespaces, {counts['Pod']} non-terminated Pods", err=True)
+
+
+def _snapshot_workloads(live: Any, output: str | None) -> None:
+    """`snapshot --workloads`: what audit reads; an RBAC denial fails it rather than write a partial copy."""
+    from .cluster.live import ClusterUnavailable
+    from .cluster.workloads import CORE, WORKLOADS, read_live, write_workload_snapshot
+
+    found = read_live(live)
+    if found.unavailable:
+        raise ClusterUnavailable(f"cannot snapshot {found.source}: {next(iter(found.unavailable.values()))}")
+    write_workload_snapshot(found, output)
+    if output:
+        counts = ", ".join(f"{len(found.of(kind))} {resource}" for kind, resource in
+                           [*CORE.items(), *((kind, resource) for kind, (resource, _) in WORKLOADS.items())])
+        click.echo(f"nodename-lint: wrote {output} from {found.source}: {counts}", err=True)
 
 
 @main.command("rules")

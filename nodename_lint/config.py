@@ -9,6 +9,7 @@ a misspelt key, rule id or value, and the run stops (exit 2).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,7 +66,8 @@ class Config:
     """The settings of a config file, with paths made absolute against the file's folder."""
 
     path: str | None = None
-    rules: dict[str, Severity | None] = field(default_factory=dict)  # None disables the rule
+    # rule id -> a severity, "default" (enabled at the rule's own severity) or None (disabled)
+    rules: dict[str, str | None] = field(default_factory=dict)
     exclude: list[str] = field(default_factory=list)
     static_pod_dirs: list[str] = field(default_factory=list)
     namespace: str | None = None
@@ -203,9 +205,10 @@ def _did_you_mean(word: str, choices: list[str]) -> str:
 
 
 _DEFAULT = "default"
+_CONFIGURED: dict[str, Severity] = {severity: severity for severity in SEVERITIES}
 
 
-def _severity(setting: Any) -> Any:
+def _severity(setting: Any) -> str | None:
     """A rule's setting as a severity, None (disabled) or "default"."""
     if setting in (OFF, False):
         return None
@@ -219,21 +222,27 @@ def _severity(setting: Any) -> Any:
 
 
 def resolve_severities(
-    catalogue_defaults: dict[str, Severity], config: Config, select: list[str], ignore: list[str]
-) -> dict[str, Severity]:
-    """Active rule id -> severity, from defaults, the config, then --select and --ignore."""
-    unknown = [rule for rule in (*select, *ignore) if rule not in catalogue_defaults]
+    catalogue_ids: Iterable[str], config: Config, select: list[str], ignore: list[str]
+) -> dict[str, Severity | None]:
+    """Active rule id -> the severity the config sets for it, or None for the rule's own.
+
+    "Configured" stays distinct from "default": a configured severity applies to every finding of
+    the rule, while a rule left at its default may give some findings another severity (e.g.
+    untolerated-taint reports a NoSchedule taint as a warning).
+    """
+    known = list(catalogue_ids)
+    unknown = [rule for rule in (*select, *ignore) if rule not in known]
     if unknown:
-        raise UsageError(f"unknown rule id {unknown[0]!r}{_did_you_mean(unknown[0], list(catalogue_defaults))} "
+        raise UsageError(f"unknown rule id {unknown[0]!r}{_did_you_mean(unknown[0], known)} "
                          "(see `nodename-lint rules`)")
-    active: dict[str, Severity] = {}
-    for rule_id, default in catalogue_defaults.items():
+    active: dict[str, Severity | None] = {}
+    for rule_id in known:
         setting = config.rules.get(rule_id, _DEFAULT)
         if setting is None:
             continue
-        active[rule_id] = default if setting == _DEFAULT else setting
+        active[rule_id] = _CONFIGURED.get(setting)  # "default" is not a severity: None, the rule's own
     if select:
-        active = {rule_id: catalogue_defaults[rule_id] if rule_id not in active else active[rule_id] for rule_id in select}
+        active = {rule_id: active.get(rule_id) for rule_id in select}
     for rule_id in ignore:
         active.pop(rule_id, None)
     return active

@@ -10,9 +10,10 @@ from __future__ import annotations
 import codecs
 import gc
 import re
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import yaml
 from yaml import MappingNode, Node, ScalarNode
@@ -25,7 +26,7 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+class _Loader(_BaseLoader):
     """libyaml's composer without PyYAML's YAML 1.1 tag resolution.
 
     Untagged scalars get the non-specific tags "?" (plain) and "!" (quoted, block), so that an

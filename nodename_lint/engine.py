@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from functools import partial
+from typing import Generic, TypeVar
 
 from .documents import Document, SyntaxProblem, iter_documents
 from .findings import Finding, RunResult
 from .model import Manifest, live_list_fields, objects_in
 from .registry import all_rules
 from .render import RenderOptions
-from .rule import Context, Rule, Severity, Violation
+from .rule import Context, GroupCheck, ObjectCheck, ObjectRuleCheck, Rule, Severity, Violation
 from .sources import STDIN_NAME, Source, read_blocks
 from .suppress import (
     annotation_ignores,
@@ -39,30 +41,49 @@ class FileResult:
     notes: list[str] = field(default_factory=list)
 
 
-class Linter:
-    """The active rules with their severities, bound to one run's context."""
+Check = TypeVar("Check", ObjectCheck, GroupCheck)
 
-    def __init__(self, severities: dict[str, Severity], context: Context,
+
+@dataclass(frozen=True, slots=True)
+class ActiveCheck(Generic[Check]):
+    """One check of an active rule, with the severity the configuration sets (None: the rule's own)."""
+
+    rule: Rule
+    configured: Severity | None
+    function: Check
+
+
+class Linter:
+    """The active rules' checks, by kind, bound to one run's context.
+
+    `severities` maps each active rule id to the severity the configuration sets for it, or None
+    for the rule's own (its default, which a rule may refine per violation). A configured severity
+    always wins: `untolerated-taint: error` makes every untolerated taint an error.
+    """
+
+    def __init__(self, severities: Mapping[str, Severity | None], context: Context,
                  render_options: RenderOptions | None = None) -> None:
         catalogue = all_rules()
         self.context = context
         self.severities = severities
         self.render_options = render_options or RenderOptions()
         self.skipped: dict[str, str] = {}
-        active: list[tuple[Rule, Severity]] = []
-        for rule_id, severity in severities.items():
+        self.object_checks: dict[str, list[ActiveCheck[ObjectCheck]]] = {"object": [], "static-pod": []}
+        self.group_checks: dict[str, list[ActiveCheck[GroupCheck]]] = {"file": [], "folder": []}
+        for rule_id, configured in severities.items():
             rule = catalogue[rule_id]
             reason = self._missing_data(rule)
             if reason:
                 self.skipped[rule_id] = reason
-            else:
-                active.append((rule, severity))
-        self.object_rules = [(r, s) for r, s in active if r.check_object and not r.static_pods_only]
-        self.static_rules = [(r, s) for r, s in active if r.check_object and r.static_pods_only]
-        self.file_rules = [(r, s) for r, s in active if r.check_file]
-        self.folder_rules = [(r, s) for r, s in active if r.check_folder]
-        self.syntax_severity = severities.get(SYNTAX_RULE)
-        self.suppression_severity = severities.get(SUPPRESSION_RULE)
+                continue
+            for check in rule.checks:
+                if isinstance(check, ObjectRuleCheck):
+                    self.object_checks[check.kind].append(ActiveCheck(rule, configured, check.function))
+                else:
+                    self.group_checks[check.kind].append(ActiveCheck(rule, configured, check.function))
+        # The engine reports these two itself (lines of a file, not paths of an object): None when inactive.
+        self.syntax_severity = _active_severity(SYNTAX_RULE, severities, catalogue)
+        self.suppression_severity = _active_severity(SUPPRESSION_RULE, severities, catalogue)
         self.rule_ids = list(catalogue)
 
     def _missing_data(self, rule: Rule) -> str:
@@ -117,16 +138,17 @@ class Linter:
         rendering = render(source, self.render_options, self.context.default_namespace)
         result.notes.extend(rendering.notes)
         for problem in rendering.problems:
-            severity = self.severities.get(problem.rule)
+            severity = _active_severity(problem.rule, self.severities, all_rules())
             if severity is not None:
                 result.findings.append(Finding(problem.rule, severity, problem.message, problem.file, problem.line,
                                                problem.column, None, problem.fix))
         self._lint_documents(result, rendering.documents)
-        for path in rendering.files:  # no tool to build it: its files one by one, as plain manifests
-            plain = self.lint_source(Source(path))
-            result.findings.extend(plain.findings)
-            result.objects += plain.objects
-            result.internal_errors.extend(plain.internal_errors)
+
+    def check_object(self, obj: Manifest) -> FileResult:
+        """Run the object rules on one object that comes from no file (audit reads them from a cluster)."""
+        result = FileResult(Source(obj.path, obj.is_static_pod), objects=1)
+        self._check_object(result, obj)
+        return result
 
     def _lint_documents(self, result: FileResult, documents: Iterable[Document]) -> None:
         source = result.source
@@ -156,20 +178,25 @@ class Linter:
                     file_objects.append(obj)
         if source.is_static_pod:
             result.static_pods.extend(o for o in file_objects if o.is_pod)
-            for rule, severity in self.file_rules:
-                self._run(result, rule, severity, lambda: rule.check_file(file_objects, self.context), None)
+            for group_check in self.group_checks["file"]:
+                self._run(result, group_check.rule, partial(group_check.function, file_objects, self.context), None,
+                          group_check.configured)
 
     def _check_object(self, result: FileResult, obj: Manifest) -> None:
-        rules = self.object_rules + self.static_rules if obj.is_static_pod else self.object_rules
-        for rule, severity in rules:
-            if not self._run(result, rule, severity, lambda: ((obj, v) for v in rule.check_object(obj, self.context)), obj):
+        checks = self.object_checks["object"]
+        if obj.is_static_pod:
+            checks = checks + self.object_checks["static-pod"]
+        for check in checks:
+            produce = partial(_about, obj, partial(check.function, obj, self.context))
+            if not self._run(result, check.rule, produce, obj, check.configured):
                 return
 
-    def _run(self, result: FileResult, rule: Rule, severity: Severity, produce, obj: Manifest | None) -> bool:
+    def _run(self, result: FileResult, rule: Rule, produce: Callable[[], Iterable[tuple[Manifest, Violation]]],
+             obj: Manifest | None, configured: Severity | None) -> bool:
         """Collect one rule's violations; False when the object cannot be read any further."""
         try:
             for found_obj, violation in produce():
-                self._report(result.findings, rule, severity, found_obj, violation)
+                self._report(result.findings, rule, configured, found_obj, violation)
         except ConversionError as exc:
             if obj is not None:
                 mark = exc.node.start_mark
@@ -181,7 +208,7 @@ class Linter:
             result.internal_errors.append(f"internal error in rule {rule.id} at {where}: {exc!r}")
         return True
 
-    def locate(self, rule: Rule, severity: Severity, obj: Manifest, violation: Violation) -> Finding:
+    def locate(self, rule: Rule, configured: Severity | None, obj: Manifest, violation: Violation) -> Finding:
         origin = obj.document.origin
         file = obj.path
         if origin is None:
@@ -197,8 +224,8 @@ class Linter:
             template_at = stream_template_location(obj.document.template, obj, violation.path)
         return Finding(
             rule=rule.id,
-            # a severity set in the configuration wins over the rule's per-violation one
-            severity=(violation.severity or severity) if severity == rule.severity else severity,
+            # a severity set in the configuration wins over the violation's own and the rule's default
+            severity=configured or violation.severity or rule.severity,
             message=message,
             file=file,
             line=line,
@@ -211,10 +238,10 @@ class Linter:
             template_column=template_at[2] if template_at else None,
         )
 
-    def _report(self, findings: list[Finding], rule: Rule, severity: Severity, obj: Manifest,
+    def _report(self, findings: list[Finding], rule: Rule, configured: Severity | None, obj: Manifest,
                 violation: Violation) -> None:
         """Locate a violation and keep it unless the object or a comment suppresses it."""
-        finding = self.locate(rule, severity, obj, violation)
+        finding = self.locate(rule, configured, obj, violation)
         if not self.suppressed(finding, obj):
             findings.append(finding)
 
@@ -283,10 +310,10 @@ class Linter:
             run.notes.extend(file_result.internal_errors)
             for pod in file_result.static_pods:
                 static_by_folder.setdefault(os.path.dirname(pod.path), []).append(pod)
-        for rule, severity in self.folder_rules:
+        for check in self.group_checks["folder"]:
             for pods in static_by_folder.values():
-                for obj, violation in rule.check_folder(pods, self.context):
-                    self._report(run.findings, rule, severity, obj, violation)
+                for obj, violation in check.function(pods, self.context):
+                    self._report(run.findings, check.rule, check.configured, obj, violation)
         run.findings = _once_per_place(run.findings)
         run.findings.sort(key=lambda f: (f.file, *f.sort_key()))
         return run
@@ -303,6 +330,20 @@ def _once_per_place(findings: list[Finding]) -> list[Finding]:
             seen.add(place)
             kept.append(finding)
     return kept
+
+
+def _active_severity(rule_id: str, severities: Mapping[str, Severity | None],
+                     catalogue: Mapping[str, Rule]) -> Severity | None:
+    """The severity of a rule the engine reports itself: configured, else its default; None when it is not active."""
+    if rule_id not in severities:
+        return None
+    return severities[rule_id] or catalogue[rule_id].severity
+
+
+def _about(obj: Manifest, produce: Callable[[], Iterable[Violation]]) -> Iterator[tuple[Manifest, Violation]]:
+    """An object check's violations, each paired with the object, as file and folder checks yield them."""
+    for violation in produce():
+        yield obj, violation
 
 
 def _decode_message(exc: UnicodeDecodeError) -> str:

@@ -7,8 +7,9 @@ line and column of the node the user has to change.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -54,11 +55,15 @@ class ObjectRef:
         where = f"{self.namespace}/" if self.namespace else ""
         return f"{self.kind} {where}{self.name or '<unnamed>'}"
 
+    def key(self) -> str:
+        """kind/namespace/name (kind/name when cluster-scoped): how audit names an object it reports."""
+        return "/".join(part for part in (self.kind, self.namespace, self.name or "<unnamed>") if part)
+
 
 class Manifest:
     """One Kubernetes object of a file, read lazily from its YAML nodes."""
 
-    __slots__ = ("path", "document", "node", "api_version", "kind", "is_static_pod", "_namespace_default", "_cache")
+    __slots__ = ("_cache", "_namespace_default", "api_version", "document", "is_static_pod", "kind", "node", "path")
 
     def __init__(
         self,

@@ -7,8 +7,8 @@ import fnmatch
 import os
 import stat
 import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STATIC_POD_MARKER = "etc/kubernetes/manifests/"
@@ -115,7 +115,7 @@ def without_dot_prefix(path: str) -> str:
     return "." if path == "./" else path
 
 
-def _identity(path: str) -> object:
+def _identity(path: str) -> tuple[int, int] | str:
     try:
         info = os.stat(path)
     except OSError:
@@ -132,7 +132,7 @@ def _excluded(path: str, patterns: list[str]) -> bool:
 
 def _walk(
     folder: str, static_dirs: list[str], exclude: list[str], visited: set[tuple[int, int]]
-) -> Iterator[tuple[Source, tuple[int, int]]]:
+) -> Iterator[tuple[Source, tuple[int, int] | str]]:
     try:
         info = os.stat(folder)
     except OSError:

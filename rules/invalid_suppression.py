@@ -17,8 +17,9 @@ Correct the id (`nodename-lint rules` lists them), or remove the suppression. Us
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from nodename_lint.model import Manifest
+from nodename_lint.model import Manifest, Path
 from nodename_lint.rule import Context, Example, Rule, Violation
 from nodename_lint.suppress import IGNORE_ANNOTATION, describe_unknown_ids, rule_set, unknown_ids
 
@@ -88,7 +89,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     from nodename_lint.registry import all_rules
 
     known = list(all_rules())
-    places = [(("metadata",), obj.metadata)]
+    places: list[tuple[Path, dict[str, Any]]] = [(("metadata",), obj.metadata)]
     if obj.is_workload_template and obj.pod_spec_path:
         places.append(((*obj.pod_spec_path[:-1], "metadata"), obj.pod_template_metadata))
     for metadata_path, metadata in places:

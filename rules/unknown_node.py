@@ -21,9 +21,19 @@ one existing node that is clearly closest; when several are as close it changes 
 lists them.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import dotted, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
+
+if TYPE_CHECKING:  # for annotations only; see the function-level imports
+    from nodename_lint.cluster.state import ClusterState
+    from nodename_lint.fix.edits import FixStep
+
 
 _CLUSTER = """
     apiVersion: v1
@@ -84,24 +94,21 @@ RULE = Rule(
 )
 
 
-def _missing_node(obj: Manifest, context: Context):
+def _missing_node(obj: Manifest, context: Context) -> tuple[str, tuple[str, ...], ClusterState] | None:
     """(the unknown node name, the closest existing names, the state), or None when the node exists."""
-    from nodename_lint.cluster.names import closest_node_names
+    # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
     from nodename_lint.cluster.targets import pinned_target
 
     target = pinned_target(obj, context)
     if target is None or target[1] is not None:
         return None
     name, _, cluster = target
-    assert cluster.nodes is not None
-    key = ("unknown-node", name)
-    if key not in cluster.memo:  # many manifests share a mistyped name: rank the nodes once
-        cluster.memo[key] = closest_node_names(name, cluster.nodes)
-    return name, cluster.memo[key], cluster
+    return name, cluster.node_suggestions(name), cluster
 
 
 @RULE.check
-def check(obj: Manifest, context: Context):
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
+    # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
     from nodename_lint.cluster.targets import pods_noun
 
     missing = _missing_node(obj, context)
@@ -110,7 +117,7 @@ def check(obj: Manifest, context: Context):
     name, suggestions, cluster = missing
     path = spec_path(obj, "nodeName")
     guess = f"; did you mean {' or '.join(suggestions)}?" if suggestions else ""
-    count = len(cluster.nodes)
+    count = len(cluster.nodes or ())
     fate = (
         "it stays Pending with no events (the scheduler ignores Pods with nodeName and no kubelet has that name) "
         "until PodGC force-deletes it 40 to 80 s after it was created"
@@ -130,7 +137,8 @@ def check(obj: Manifest, context: Context):
 
 
 @RULE.fixer
-def fix(obj: Manifest, context: Context):
+def fix(obj: Manifest, context: Context) -> Iterator[FixStep]:
+    # startup: only --fix and --diff load the edits
     from nodename_lint.fix.edits import SetValue, Unfixable
 
     missing = _missing_node(obj, context)

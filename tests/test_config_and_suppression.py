@@ -6,7 +6,13 @@ import json
 
 import pytest
 
-from .conftest import lint_yaml, run_cli
+from nodename_lint.cluster.from_file import load_state_text
+from nodename_lint.config import load_config, resolve_severities
+from nodename_lint.engine import Linter
+from nodename_lint.registry import all_rules
+from nodename_lint.rule import SEVERITIES, Context
+
+from .conftest import ROOT, lint_yaml, run_cli
 
 POD = """\
 apiVersion: v1
@@ -151,3 +157,70 @@ def test_exclude_applies_to_files_named_on_the_command_line(tmp_path):
     (tmp_path / ".nodename-lint.yaml").write_text("exclude: [vendor/*]\n")
     result = run_cli("vendor/pod.yaml", cwd=tmp_path)
     assert result.returncode == 0 and "0 files" in result.stdout
+
+
+# --- a configured severity wins ------------------------------------------------------------------
+FAILING_EXAMPLES = [(rule, example) for rule in all_rules().values() for example in rule.examples if example.fails]
+
+
+@pytest.mark.parametrize("severity", SEVERITIES)
+@pytest.mark.parametrize("rule, example", FAILING_EXAMPLES, ids=[f"{r.id}:{e.title}" for r, e in FAILING_EXAMPLES])
+def test_a_severity_set_in_the_config_wins_for_every_finding_of_every_rule(tmp_path, rule, example, severity):
+    """The config file's severity, through load_config and resolve_severities, is every finding's severity,
+    whatever the rule's default or the severity the rule gives one finding (untolerated-taint)."""
+    config_file = tmp_path / ".nodename-lint.yaml"
+    config_file.write_text(f"rules:\n  {rule.id}: {severity}\n")
+    catalogue = all_rules()
+    severities = resolve_severities(catalogue, load_config(str(config_file), list(catalogue)), [rule.id], [])
+    assert severities == {rule.id: severity}
+    cluster = load_state_text(example.cluster, source="example") if example.cluster else None
+    linter = Linter(severities, Context(cluster=cluster))
+    result = linter.collect([linter.lint_text(example.manifest, "example.yaml", is_static_pod=example.static_pod,
+                                              helm_chart=example.helm_chart)])
+    found = [finding.severity for finding in result.findings if finding.rule == rule.id]
+    assert found and set(found) == {severity}, (found, result.notes)
+
+
+def test_rules_left_at_their_default_are_not_configured(tmp_path):
+    """resolve_severities tells "configured" from "default" (None), also for `on` and `enabled: true`."""
+    config_file = tmp_path / ".nodename-lint.yaml"
+    config_file.write_text("rules:\n  unknown-node: on\n  untolerated-taint: {enabled: true}\n"
+                           "  no-node-fits: {severity: info}\n  nodename-on-pod: off\n")
+    catalogue = all_rules()
+    severities = resolve_severities(catalogue, load_config(str(config_file), list(catalogue)), [], [])
+    assert severities["unknown-node"] is None and severities["untolerated-taint"] is None
+    assert severities["no-node-fits"] == "info"
+    assert "nodename-on-pod" not in severities
+    assert all(severities[rule_id] is None for rule_id in catalogue if rule_id not in
+               ("no-node-fits", "nodename-on-pod"))
+
+
+NO_SCHEDULE_POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: reports-debug
+spec:
+  nodeName: kind-worker2
+  containers:
+    - name: app
+      image: busybox:1.37
+"""
+
+
+def test_configured_error_makes_a_noschedule_taint_fail_the_run(tmp_path):
+    """untolerated-taint reports a NoSchedule taint as a warning by default; `untolerated-taint: error`
+    makes it an error, so `--fail-on error` fails the run."""
+    state = str(ROOT / "examples" / "cluster" / "state.yaml")
+    (tmp_path / "pod.yaml").write_text(NO_SCHEDULE_POD)
+    args = ("pod.yaml", "--cluster-state", state, "--format", "json", "--fail-on", "error", "--select",
+            "untolerated-taint")
+    default = run_cli(*args, cwd=tmp_path)
+    assert [(f["rule"], f["severity"]) for f in json.loads(default.stdout)["findings"]] == [
+        ("untolerated-taint", "warning")], default.stdout
+    assert default.returncode == 0, default.stderr
+    (tmp_path / ".nodename-lint.yaml").write_text("rules:\n  untolerated-taint: error\n")
+    configured = run_cli(*args, cwd=tmp_path)
+    assert [(f["rule"], f["severity"]) for f in json.loads(configured.stdout)["findings"]] == [
+        ("untolerated-taint", "error")], configured.stdout
+    assert configured.returncode == 1, configured.stderr

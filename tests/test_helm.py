@@ -91,7 +91,8 @@ def test_values_files_change_the_result_as_helm_template_f_would(tmp_path: Path)
     # --helm-values: later files win, like helm template -f a -f b
     report, _ = lint_json("web", "--helm-values", str(chart / "values-prod.yaml"), cwd=tmp_path)
     assert [f["rule"] for f in findings(report)] == ["nodename-in-template"]
-    report, _ = lint_json("web", "--helm-values", "web/values-prod.yaml", "--helm-values", "override.yaml", cwd=tmp_path)
+    report, _ = lint_json("web", "--helm-values", "web/values-prod.yaml", "--helm-values", "override.yaml",
+                          cwd=tmp_path)
     assert {f["rule"] for f in findings(report)} == {"nodename-in-template", "invalid-node-name"}
     assert all("Worker_2" in f["message"] for f in findings(report, "invalid-node-name"))
     # per-chart values in the config file, relative to the chart folder; release and namespace too
@@ -213,7 +214,8 @@ def test_a_hostile_chart_reads_nothing_outside_its_folder_and_contacts_no_cluste
         metadata:
           name: evil
         spec:
-          nodeName: x{{ .Files.Get "leak.txt" }}{{ .Files.Get "../../outside/secret.txt" }}{{ .Files.Get "linked/secret.txt" }}
+          nodeName: x{{ .Files.Get "leak.txt" }}{{ .Files.Get "../../outside/secret.txt" }}{{
+            .Files.Get "linked/secret.txt" }}
           hostname: {{ lookup "v1" "Namespace" "" "" | len }}-{{ getHostByName "localhost" }}
         """), "inside.txt": "fine"})
     os.symlink(secret, chart / "leak.txt")
@@ -335,7 +337,8 @@ def test_helm_template_output_is_split_by_its_source_comments():
               "---\n# Source: web/templates/b.yaml\nkind: B2\n")
     assert split_template_output(stream) == {
         "web/templates/a.yaml": "# Source: web/templates/a.yaml\nkind: A\n",
-        "web/templates/b.yaml": "# Source: web/templates/b.yaml\nkind: B\n---\n# Source: web/templates/b.yaml\nkind: B2\n",
+        "web/templates/b.yaml": ("# Source: web/templates/b.yaml\nkind: B\n---\n"
+                                 "# Source: web/templates/b.yaml\nkind: B2\n"),
     }
 
 

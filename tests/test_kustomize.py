@@ -152,7 +152,8 @@ def test_legacy_strategic_merge_and_json6902_fields_and_a_pinned_base(tmp_path: 
           path: /spec/template/spec/nodeName
           value: worker-4
         """}
-    files["base/deploy.yaml"] = files["base/deploy.yaml"].replace("          containers:", "          nodeName: base-node\n          containers:")
+    files["base/deploy.yaml"] = files["base/deploy.yaml"].replace(
+        "          containers:", "          nodeName: base-node\n          containers:")
     write(tmp_path, files)
     findings, _ = lint(tmp_path, "overlays", "base")
     assert places(findings) == [
@@ -174,7 +175,8 @@ def test_a_changed_patch_file_builds_its_kustomization(tmp_path: Path):
 
 def test_without_a_tool_a_note_and_the_files_one_by_one(tmp_path: Path):
     write(tmp_path, {**BASE, "overlays/x/kustomization.yaml": "resources: [../../base]\npatches:\n  - path: pin.yaml\n",
-                     "overlays/x/pin.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: debug}\nspec: {nodeName: n-1}\n"})
+                     "overlays/x/pin.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: debug}\n"
+                                            "spec: {nodeName: n-1}\n"})
     no_tools = tmp_path / "bin"
     no_tools.mkdir()
     os.symlink(os.sys.executable, no_tools / "python")
@@ -211,4 +213,5 @@ def test_a_hostile_kustomization_runs_nothing_and_fetches_nothing(tmp_path: Path
     assert "TOPSECRET" not in result.stdout
     assert "evil: kustomize build failed" in result.stderr
     assert "exec: kustomize build failed" in result.stderr and "outside: kustomize build failed" in result.stderr
-    assert ("ok/pod.yaml", "invalid-node-name") in {(f["file"], f["rule"]) for f in json.loads(result.stdout)["findings"]}
+    reported = {(f["file"], f["rule"]) for f in json.loads(result.stdout)["findings"]}
+    assert ("ok/pod.yaml", "invalid-node-name") in reported

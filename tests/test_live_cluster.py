@@ -8,7 +8,6 @@ from pathlib import Path
 import yaml
 
 from tests.apiserver import TOKEN, ApiServer, cluster_entry, write_kubeconfig
-from tests.apiserver.fixtures import api_server, kubeconfig  # noqa: F401  (pytest fixtures)
 from tests.conftest import run_cli
 
 NON_TERMINATED = "status.phase!=Succeeded,status.phase!=Failed"
@@ -200,7 +199,6 @@ def test_request_timeout_flag_is_validated(tmp_path: Path) -> None:
 
 def test_live_options_and_snapshot_are_documented() -> None:
     from nodename_lint.cli import main
-
     from tests.conftest import ROOT
 
     page = (ROOT / "docs" / "cluster-state.md").read_text(encoding="utf-8")

@@ -15,14 +15,16 @@ Only used when the user asks for a live cluster (--context, --kubeconfig, --live
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import re
 import sys
 import time
 import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
@@ -97,10 +99,8 @@ class Redactor:
         for key in SECRET_USER_FIELDS:
             self.add(user.get(key))
         if isinstance(user.get("client-key-data"), str):
-            try:
+            with contextlib.suppress(ValueError):  # not base64: the raw text was added above
                 self.add(base64.b64decode(user["client-key-data"]).decode("utf-8", "replace"))
-            except ValueError:
-                pass
         if isinstance(user.get("username"), str) and isinstance(user.get("password"), str):
             self.add(base64.b64encode(f"{user['username']}:{user['password']}".encode()).decode())
         key_file = user.get("client-key")
@@ -183,7 +183,8 @@ def resolve_kubeconfig(paths: list[str], wanted_context: str | None, redact: Red
         for section, target, key in (("contexts", contexts, "context"), ("clusters", clusters, "cluster")):
             for entry in data.get(section) or []:
                 if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-                    target.setdefault(entry["name"], entry.get(key) if isinstance(entry.get(key), dict) else {})
+                    value = entry.get(key)
+                    target.setdefault(entry["name"], value if isinstance(value, dict) else {})
         if not current and isinstance(data.get("current-context"), str):
             current = data["current-context"]
     where = os.pathsep.join(paths)
@@ -197,7 +198,7 @@ def resolve_kubeconfig(paths: list[str], wanted_context: str | None, redact: Red
     context = contexts[name]
     cluster_name = context.get("cluster")
     cluster = clusters.get(cluster_name) if isinstance(cluster_name, str) else None
-    if cluster is None:
+    if cluster is None or not isinstance(cluster_name, str):
         raise ClusterUnavailable(f"context {name!r} in kubeconfig {where} names cluster {cluster_name!r}, "
                                  "which is not defined there")
     namespace = context.get("namespace") if isinstance(context.get("namespace"), str) else None
@@ -271,9 +272,11 @@ class ApiConnection:
         if 200 <= status < 300:
             try:
                 data = json.loads(body)
-            except ValueError as exc:
+            except ValueError as exc:  # JSONDecodeError, or UnicodeDecodeError for bytes that are not UTF-8
+                problem = (f"{exc.msg} at byte {exc.pos}" if isinstance(exc, json.JSONDecodeError)
+                           else f"not UTF-8 at byte {exc.start}" if isinstance(exc, UnicodeDecodeError) else str(exc))
                 raise ClusterUnavailable(f"the API server at {self.host} sent a reply that is not valid JSON for {what} "
-                                         f"({exc.msg} at byte {exc.pos}); the cluster state cannot be trusted") from None
+                                         f"({problem}); the cluster state cannot be trusted") from None
             if not isinstance(data, dict):
                 raise ClusterUnavailable(f"the API server at {self.host} sent an unexpected reply for {what}")
             return data
@@ -338,17 +341,23 @@ class ApiConnection:
         return f"cannot read {what} from the API server {self.host}: {text}"
 
     # --- lists --------------------------------------------------------------------------------
-    def list_all(self, path: str, field_selector: str = "") -> list[dict[str, Any]]:
-        """Every item of a list, page by page; a 410 on a continue token restarts the list once."""
+    def list_all(self, path: str, field_selector: str = "",
+                 keep: Callable[[dict[str, Any]], Any] | None = None) -> list[Any]:
+        """Every item of a list, page by page; a 410 on a continue token restarts the list once.
+
+        `keep` turns each item into what is kept as its page arrives (audit trims Pods so), so a
+        big list never sits in memory whole.
+        """
         for restart in (False, True):
-            items: list[dict[str, Any]] = []
+            items: list[Any] = []
             query = {"limit": str(PAGE_SIZE)}
             if field_selector:
                 query["fieldSelector"] = field_selector
             try:
                 while True:
                     page = self._get(path, query)
-                    items.extend(item for item in page.get("items") or [] if isinstance(item, dict))
+                    page_items = (item for item in page.get("items") or [] if isinstance(item, dict))
+                    items.extend(map(keep, page_items) if keep else page_items)
                     token = (page.get("metadata") or {}).get("continue")
                     if not token:
                         return items
@@ -594,16 +603,22 @@ def _status_message(body: bytes) -> str:
     return str(data.get("message", "")) if isinstance(data, dict) else ""
 
 
+def _resource_parts(path: str) -> list[str]:
+    """The path after /api/v1 or /apis/GROUP/VERSION."""
+    parts = path.strip("/").split("/")
+    return parts[3:] if parts[:1] == ["apis"] else parts[2:]
+
+
 def _is_get(path: str) -> bool:
     """A path to one object (/api/v1/nodes/NAME) rather than a collection."""
-    parts = path.strip("/").split("/")[2:]
+    parts = _resource_parts(path)
     if parts[:1] == ["namespaces"] and len(parts) >= 3:
         parts = parts[2:]
     return len(parts) == 2
 
 
 def _resource(path: str) -> str:
-    parts = path.strip("/").split("/")[2:]
+    parts = _resource_parts(path)
     if parts[:1] == ["namespaces"] and len(parts) >= 3:
         return parts[2]
     return parts[0] if parts else path

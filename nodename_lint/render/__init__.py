@@ -9,8 +9,9 @@ documents, each carrying an Origin that places findings back in the file the use
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from ..documents import Document, iter_documents
 
@@ -60,7 +61,6 @@ class Rendering:
     documents: list[Document] = field(default_factory=list)
     problems: list[RenderProblem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)  # plain files to lint one by one instead (no tool)
 
     def add(self, text: str, origin: Origin) -> None:
         for document in iter_documents([text]):

@@ -63,7 +63,8 @@ class TemplateOrigin(Origin):
             self._outline = outline(self.text)
         document = pick_document(self._outline, obj.document.index, self.count, obj.kind)
         if document is None:
-            return self.file, 1, 1, f" (in template {self.template}, whose line could not be matched; {self.values_note})"
+            note = f" (in template {self.template}, whose line could not be matched; {self.values_note})"
+            return self.file, 1, 1, note
         line, column, exact = find_line(document, path)
         if exact:
             return self.file, line, column, ""
@@ -298,8 +299,8 @@ def stream_template_location(template: str, obj: Manifest, path: Path) -> tuple[
                         text = handle.read()
                 except (OSError, UnicodeDecodeError):
                     continue
-                _stream_templates[template] = TemplateOrigin(candidate, text, template, 0, "rendered outside nodename-lint",
-                                                             "")
+                _stream_templates[template] = TemplateOrigin(candidate, text, template, 0,
+                                                             "rendered outside nodename-lint", "")
                 break
     origin = _stream_templates[template]
     if origin is None:

@@ -19,6 +19,8 @@ import subprocess
 import tempfile
 from typing import TYPE_CHECKING, Any
 
+from yaml import Node
+
 from ..documents import Document, compose, iter_documents
 from ..yamlnodes import child, to_python
 from . import KUSTOMIZATION_FILES, Origin, Rendering, joined
@@ -215,7 +217,7 @@ def _in_patches(kustomization: str, obj: Manifest, path: Path, files: _FileCache
     for index, (patch, target) in enumerate(_steps(spec)):
         if not isinstance(patch, str) or not _targets(target, obj):
             continue
-        inline = "\n" in patch or ":" in patch and not patch.strip().endswith((".yaml", ".yml", ".json"))
+        inline = "\n" in patch or (":" in patch and not patch.strip().endswith((".yaml", ".yml", ".json")))
         if inline:
             where = _inline_patch_line(documents[0], spec, index, patch, obj, path)
             if where is not None:
@@ -252,22 +254,22 @@ def _patch_writes(patch: Any, document: Document, obj: Manifest, path: Path, nam
         for index, op in enumerate(patch):
             if isinstance(op, dict) and op.get("op") in ("add", "replace", "copy", "move") and \
                     _pointer_covers(op.get("path"), path):
-                node = child(document.root, index)
-                found = child(node[1], "path") if node else None
-                if found is not None:
-                    hit = (document.line_offset + found[0].start_mark.line + 1, found[0].start_mark.column + 1)
+                item = child(document.root, index)
+                key = child(item[1], "path") if item else None
+                if key is not None:
+                    hit = (document.line_offset + key[0].start_mark.line + 1, key[0].start_mark.column + 1)
         return hit
-    if not isinstance(patch, dict):
+    if not isinstance(patch, dict) or document.root is None:
         return None
     if names_object and not _names(patch, obj):
         return None
-    node = document.root
+    node: Node | None = document.root
+    mark = document.root.start_mark
     for step in path:
         found = child(node, _smp_step(node, step))
         if found is None:
             return None
-        key, node = found
-    mark = key.start_mark if path else document.root.start_mark  # type: ignore[union-attr]
+        mark, node = found[0].start_mark, found[1]
     return document.line_offset + mark.line + 1, mark.column + 1
 
 
@@ -294,7 +296,7 @@ def _pointer_covers(pointer: Any, path: Path) -> bool:
     tokens = [token.replace("~1", "/").replace("~0", "~") for token in pointer[1:].split("/")]
     if len(tokens) > len(path):
         return False
-    return all(token == "-" or token == str(step) for token, step in zip(tokens, path))
+    return all(token in ("-", str(step)) for token, step in zip(tokens, path[:len(tokens)], strict=True))
 
 
 def _inline_patch_line(kustomization: Document, spec: Any, index: int, patch: str, obj: Manifest,

@@ -17,7 +17,10 @@ from dataclasses import dataclass
 from ..model import Path
 
 # `key:` (plain or quoted), optionally after `- ` list markers; the key holds no template action.
-_KEY_LINE = re.compile(r"""^(?P<indent>[ ]*)(?P<dashes>(?:-[ ]+)*)(?P<key>"[^"{}]*"|'[^'{}]*'|[^\s#"'{}:\-?][^#{}:]*?|-[^\s#{}:][^#{}:]*?)[ ]*:(?:[ ]|$)""")
+_KEY_LINE = re.compile(
+    r"""^(?P<indent>[ ]*)(?P<dashes>(?:-[ ]+)*)"""
+    r"""(?P<key>"[^"{}]*"|'[^'{}]*'|[^\s#"'{}:\-?][^#{}:]*?|-[^\s#{}:][^#{}:]*?)[ ]*:(?:[ ]|$)"""
+)
 _ITEM_LINE = re.compile(r"^(?P<indent>[ ]*)-(?:[ ]|$)")
 _ACTION_ONLY = re.compile(r"^\s*(?:\{\{.*?\}\}\s*)+$")
 _DOCUMENT_START = re.compile(r"^---(?:[ \t].*)?$")
@@ -107,7 +110,8 @@ def find_line(document: TemplateDocument, path: Path) -> tuple[int, int, bool]:
     found: OutlineEntry | None = None
     for step in path:
         # a key's list may start at the key's own column (`containers:` then `- name: x`)
-        floor = parent_indent - 1 if isinstance(step, int) and found is not None and found.key is not None else parent_indent
+        after_key = isinstance(step, int) and found is not None and found.key is not None
+        floor = parent_indent - 1 if after_key else parent_indent
         match = _child(entries, start, end, floor, step)
         if match is None:
             first = found or entries[0]

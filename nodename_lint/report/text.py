@@ -25,7 +25,7 @@ def _finding_lines(result: RunResult, color: bool, show_source: bool) -> list[st
     lines: list[str] = []
     sources = _SourceLines() if show_source else None
     for finding in result.findings:
-        where = f"{finding.file}:{finding.line}:{finding.column}"
+        where = finding.where()
         if finding.template_line:
             where += f" ({finding.template_file}:{finding.template_line}:{finding.template_column})"
         elif finding.template:
@@ -94,7 +94,7 @@ def summary_line(result: RunResult) -> str:
     total = len(result.findings)
     detail = ", ".join(f"{counts[s]} {s}{'s' if counts[s] != 1 and s != 'info' else ''}" for s in ("error", "warning", "info"))
     objects = f"{result.objects} object{'s' if result.objects != 1 else ''}"
-    files = f"{result.files} file{'s' if result.files != 1 else ''}"
+    files = result.cluster or f"{result.files} file{'s' if result.files != 1 else ''}"
     if not total:
         return f"No problems found in {objects} of {files}."
     return f"Found {total} problem{'s' if total != 1 else ''} ({detail}) in {objects} of {files}."
