@@ -185,7 +185,8 @@ def _copy_inside(folder: str, destination: str) -> list[tuple[str, str]]:
 
 
 def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    """Helm's merge of -f values files: maps merge key by key, anything else is replaced."""
+    """Helm's merge of -f values files (mergeMaps in helm's pkg/cli/values/options.go): maps merge
+    key by key, anything else is replaced; Helm then coalesces the result over the chart's values.yaml."""
     merged = dict(base)
     for key, value in override.items():
         if isinstance(value, dict) and isinstance(merged.get(key), dict):
