@@ -39,6 +39,7 @@ class FileResult:
     static_pods: list[Manifest] = field(default_factory=list)
     internal_errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    built_from: list[str] = field(default_factory=list)  # real paths of the files a successful build read
 
 
 Check = TypeVar("Check", ObjectCheck, GroupCheck)
@@ -137,6 +138,7 @@ class Linter:
 
         rendering = render(source, self.render_options, self.context.default_namespace)
         result.notes.extend(rendering.notes)
+        result.built_from.extend(rendering.built_from)
         for problem in rendering.problems:
             severity = _active_severity(problem.rule, self.severities, all_rules())
             if severity is not None:
@@ -300,12 +302,15 @@ class Linter:
         """
         run = RunResult(skipped_rules=dict(self.skipped))
         static_by_folder: dict[str, list[Manifest]] = {}
+        plain: list[Finding] = []  # findings of files linted on their own
+        built_from: set[str] = set()
         for file_result in file_results:
             if progress is not None:
                 progress()
             run.files += 1
             run.objects += file_result.objects
-            run.findings.extend(file_result.findings)
+            (run.findings if file_result.source.render else plain).extend(file_result.findings)
+            built_from.update(file_result.built_from)
             run.notes.extend(file_result.notes)
             run.notes.extend(file_result.internal_errors)
             for pod in file_result.static_pods:
@@ -314,22 +319,16 @@ class Linter:
             for pods in static_by_folder.values():
                 for obj, violation in check.function(pods, self.context):
                     self._report(run.findings, check.rule, check.configured, obj, violation)
-        run.findings = _once_per_place(run.findings)
+        # a kustomization's patches and resources are reported as built (with the overlay's names and
+        # namespace), not also on their own
+        run.findings.extend(f for f in plain if not built_from or os.path.realpath(f.file) not in built_from)
+        run.findings = list({_identity(f): f for f in run.findings}.values())  # a base alone and in an overlay
         run.findings.sort(key=lambda f: (f.file, *f.sort_key()))
         return run
 
 
-def _once_per_place(findings: list[Finding]) -> list[Finding]:
-    """One finding per rule and position: a kustomization's patch or resource file is linted on its
-    own and as part of the build, and both may report the same line."""
-    seen: set[tuple[str, int, int, str]] = set()
-    kept: list[Finding] = []
-    for finding in findings:
-        place = (finding.file, finding.line, finding.column, finding.rule)
-        if place not in seen:
-            seen.add(place)
-            kept.append(finding)
-    return kept
+def _identity(finding: Finding) -> tuple[str, int, int, str, str]:
+    return finding.file, finding.line, finding.column, finding.rule, finding.message
 
 
 def _active_severity(rule_id: str, severities: Mapping[str, Severity | None],

@@ -165,6 +165,14 @@ def test_legacy_strategic_merge_and_json6902_fields_and_a_pinned_base(tmp_path: 
     assert names == {"old-web", "old-debug"}
 
 
+def test_a_file_the_kustomization_does_not_list_is_still_linted_on_its_own(tmp_path: Path):
+    write(tmp_path, {**BASE, "base/unlisted.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: u}\n"
+                                                    "spec: {nodeName: Bad_Node}\n"})
+    findings, _ = lint(tmp_path, "base")
+    assert places(findings) == [("base/unlisted.yaml", 4, 8, "invalid-node-name"),
+                                ("base/unlisted.yaml", 4, 8, "nodename-on-pod")]
+
+
 def test_a_changed_patch_file_builds_its_kustomization(tmp_path: Path):
     write(tmp_path, {**BASE, "overlays/x/kustomization.yaml": "resources: [../../base]\npatches:\n  - path: p.yaml\n"
                               "    target: {kind: Pod}\n",

@@ -61,6 +61,7 @@ class Rendering:
     documents: list[Document] = field(default_factory=list)
     problems: list[RenderProblem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    built_from: list[str] = field(default_factory=list)  # real paths of the files a kustomize build read
 
     def add(self, text: str, origin: Origin) -> None:
         for document in iter_documents([text]):

@@ -72,10 +72,13 @@ def build_kustomization(folder: str, display: str) -> Rendering:
         return rendering
     files = _FileCache()
     kustomization = _kustomization_file(folder)
+    read: set[str] = set()
     for document in iter_documents([done.stdout]):
         origin = _origin_of(document, wrapper, folder, display, kustomization, files)
         document.origin = origin
         rendering.documents.append(document)
+        read.update(origin.files_read())
+    rendering.built_from = sorted(os.path.realpath(path) for path in read)
     return rendering
 
 
@@ -173,6 +176,16 @@ class BuiltOrigin(Origin):
     def text_of(self, file: str) -> str:
         return self.files.text(self.shown[file]) if file in self.shown else ""
 
+    def files_read(self) -> list[str]:
+        """The kustomizations, their patch files and the resource file this object was built from."""
+        found = [*self.kustomizations, *([self.resource] if self.resource else [])]
+        for kustomization in self.kustomizations:
+            documents = self.files.documents(kustomization)
+            spec = to_python(documents[0].root) if documents else None
+            found += [os.path.normpath(os.path.join(os.path.dirname(kustomization), patch))
+                      for patch, _ in _steps(spec) if isinstance(patch, str) and not _is_inline(patch)]
+        return found
+
     def place(self, obj: Manifest, path: Path) -> tuple[str, int, int, str]:
         for kustomization in reversed(self.kustomizations):  # the outermost overlay patches last
             found = _in_patches(kustomization, obj, path, self.files)
@@ -217,8 +230,7 @@ def _in_patches(kustomization: str, obj: Manifest, path: Path, files: _FileCache
     for index, (patch, target) in enumerate(_steps(spec)):
         if not isinstance(patch, str) or not _targets(target, obj):
             continue
-        inline = "\n" in patch or (":" in patch and not patch.strip().endswith((".yaml", ".yml", ".json")))
-        if inline:
+        if _is_inline(patch):
             where = _inline_patch_line(documents[0], spec, index, patch, obj, path)
             if where is not None:
                 hit = (kustomization, *where)
@@ -229,6 +241,11 @@ def _in_patches(kustomization: str, obj: Manifest, path: Path, files: _FileCache
             if found is not None:
                 hit = (file, *found)
     return hit
+
+
+def _is_inline(patch: str) -> bool:
+    """An inline patch (YAML text) rather than the path of a patch file."""
+    return "\n" in patch or (":" in patch and not patch.strip().endswith((".yaml", ".yml", ".json")))
 
 
 def _targets(target: Any, obj: Manifest) -> bool:
