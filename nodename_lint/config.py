@@ -177,7 +177,8 @@ def _problems(error: Any, root: Any, rule_ids: list[str]) -> list[tuple[int, str
 
     if error.validator == "additionalProperties":
         known = list(error.schema.get("properties", {}))
-        return [(key_line(key), f"unknown key {key!r} in {where}{_did_you_mean(key, known)}; the keys are {', '.join(known)}")
+        return [(key_line(key),
+                 f"unknown key {key!r} in {where}{_did_you_mean(key, known)}; the keys are {', '.join(known)}")
                 for key in error.instance if key not in known]
     if "propertyNames" in error.schema_path:
         rule_id = str(error.instance)

@@ -10,7 +10,7 @@ from typing import Generic, TypeVar
 
 from .documents import Document, SyntaxProblem, iter_documents
 from .findings import Finding, RunResult
-from .model import Manifest, live_list_fields, objects_in
+from .model import CLUSTER_SCOPED_KINDS, Manifest, live_list_fields, objects_in
 from .registry import all_rules
 from .render import RenderOptions
 from .rule import Context, GroupCheck, ObjectCheck, ObjectRuleCheck, Rule, Severity, Violation
@@ -40,6 +40,9 @@ class FileResult:
     internal_errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     built_from: list[str] = field(default_factory=list)  # real paths of the files a successful build read
+    # cluster-scoped objects the file creates (kind, name), and the findings they would make moot
+    created: set[tuple[str, str]] = field(default_factory=set)
+    conditional: list[tuple[Finding, tuple[str, str]]] = field(default_factory=list)
 
 
 Check = TypeVar("Check", ObjectCheck, GroupCheck)
@@ -163,11 +166,12 @@ class Linter:
             if self.suppression_severity is not None and origin is None:
                 self._check_suppression_comments(result, document)
             live_fields = live_list_fields(document)
-            if live_fields:
+            if live_fields and document.root is not None:
+                line = document.line_offset + document.root.start_mark.line + 1
                 result.notes.append(
-                    f"{source.display}:{document.line_offset + 1}: skipped a List of live objects "
-                    f"({', '.join(live_fields)}: saved from a cluster with kubectl get -o yaml); it describes a "
-                    "cluster, so give it with --cluster-state instead of linting it")
+                    f"{source.display}:{line}: skipped a List of live objects ({', '.join(live_fields)}: saved from "
+                    "a cluster with kubectl get -o yaml); it describes a cluster, so give it with --cluster-state "
+                    "instead of linting it")
                 continue
             for obj in objects_in(
                 origin.file if origin is not None else source.display, document,
@@ -175,6 +179,8 @@ class Linter:
                 is_static_pod=source.is_static_pod,
             ):
                 result.objects += 1
+                if obj.kind in CLUSTER_SCOPED_KINDS and obj.name:
+                    result.created.add((obj.kind, obj.name))
                 self._check_object(result, obj)
                 if source.is_static_pod:
                     file_objects.append(obj)
@@ -198,7 +204,7 @@ class Linter:
         """Collect one rule's violations; False when the object cannot be read any further."""
         try:
             for found_obj, violation in produce():
-                self._report(result.findings, rule, configured, found_obj, violation)
+                self._report(result.findings, rule, configured, found_obj, violation, result.conditional)
         except ConversionError as exc:
             if obj is not None:
                 mark = exc.node.start_mark
@@ -241,11 +247,18 @@ class Linter:
         )
 
     def _report(self, findings: list[Finding], rule: Rule, configured: Severity | None, obj: Manifest,
-                violation: Violation) -> None:
-        """Locate a violation and keep it unless the object or a comment suppresses it."""
+                violation: Violation, conditional: list[tuple[Finding, tuple[str, str]]] | None = None) -> None:
+        """Locate a violation and keep it unless the object or a comment suppresses it.
+
+        A violation `unless_applied` goes to `conditional`: the run keeps it only when no linted
+        manifest creates that object.
+        """
         finding = self.locate(rule, configured, obj, violation)
         if not self.suppressed(finding, obj):
-            findings.append(finding)
+            if violation.unless_applied is not None and conditional is not None:
+                conditional.append((finding, violation.unless_applied))
+            else:
+                findings.append(finding)
 
     def suppressed(self, finding: Finding, obj: Manifest) -> bool:
         ignored = annotation_ignores(obj)
@@ -304,6 +317,8 @@ class Linter:
         static_by_folder: dict[str, list[Manifest]] = {}
         plain: list[Finding] = []  # findings of files linted on their own
         built_from: set[str] = set()
+        created: set[tuple[str, str]] = set()
+        conditional: list[tuple[Finding, tuple[str, str]]] = []
         for file_result in file_results:
             if progress is not None:
                 progress()
@@ -313,12 +328,15 @@ class Linter:
             built_from.update(file_result.built_from)
             run.notes.extend(file_result.notes)
             run.notes.extend(file_result.internal_errors)
+            created |= file_result.created
+            conditional += file_result.conditional
             for pod in file_result.static_pods:
                 static_by_folder.setdefault(os.path.dirname(pod.path), []).append(pod)
         for check in self.group_checks["folder"]:
             for pods in static_by_folder.values():
                 for obj, violation in check.function(pods, self.context):
                     self._report(run.findings, check.rule, check.configured, obj, violation)
+        run.findings.extend(finding for finding, needed in conditional if needed not in created)
         # a kustomization's patches and resources are reported as built (with the overlay's names and
         # namespace), not also on their own
         run.findings.extend(f for f in plain if not built_from or os.path.realpath(f.file) not in built_from)

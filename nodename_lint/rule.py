@@ -41,6 +41,8 @@ class Violation:
     message: str
     fix: str = ""
     severity: Severity | None = None  # overrides the rule's default (e.g. per taint effect)
+    # (kind, name) of a cluster-scoped object that, when a linted manifest creates it, makes this moot
+    unless_applied: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +51,7 @@ class Context:
 
     cluster: ClusterState | None = None
     default_namespace: str = "default"
+    static_pod_node: str | None = None  # --static-pod-node: the node whose kubelet reads the static Pod folders
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,10 +167,13 @@ class Rule:
 
     def documentation(self) -> str:
         """The whole documentation as Markdown, examples included (what `explain` prints)."""
+        from .report.locations import rule_doc_url
+
         parts = [f"# {self.id}", "", f"{self.summary}", "", f"Default severity: {self.severity}."]
         if self.needs:
             parts.append(f"Needs cluster state: {', '.join(sorted(self.needs))}.")
         parts.append(f"Automatic fix: {self.fix}" if self.fix else "Automatic fix: none.")
+        parts.append(f"Documentation: {rule_doc_url(self.id)}")
         parts += ["", textwrap.dedent(self.doc).strip(), ""]
         for example in self.examples:
             verdict = "Fails" if example.fails else "Passes"

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-STATIC_POD_MARKER = "etc/kubernetes/manifests/"
+STATIC_POD_MARKER = "etc/kubernetes/manifests/"  # a file directly in a folder with this path is a static Pod
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 STDIN_BLOCK = 1 << 20
@@ -45,9 +45,15 @@ def printable_path(path: str) -> str:
 
 
 def is_static_pod_path(path: str, static_dirs: Iterable[str]) -> bool:
-    """A file the kubelet would read as a static Pod: directly inside a static Pod folder."""
+    """A file the kubelet would read as a static Pod: directly inside a static Pod folder.
+
+    The kubelet reads the non-hidden files of its staticPodPath and does not recurse into
+    subfolders ("Not recursing into manifest path", `extractFromDir` in pkg/kubelet/config/file.go),
+    so etc/kubernetes/manifests/disabled/x.yaml is never run.
+    """
     normalized = path.replace(os.sep, "/")
-    if STATIC_POD_MARKER in normalized or normalized.startswith(STATIC_POD_MARKER[1:]):
+    folder = normalized.rpartition("/")[0] + "/"
+    if ("/" + folder).endswith("/" + STATIC_POD_MARKER):
         return True
     static_dirs = list(static_dirs)
     if not static_dirs:
@@ -78,7 +84,7 @@ def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Ite
         found: Iterable[tuple[Source, object]]
         if os.path.isdir(path):
             found = _walk(path, static_dirs, exclude, set())
-        elif exclude and _excluded(path, exclude):
+        elif exclude and is_excluded(path, exclude):
             continue  # a hook passes every changed file: the config's exclude applies to them too
         else:
             found = _file_sources(path, static_dirs, build_folders)
@@ -123,7 +129,7 @@ def _identity(path: str) -> tuple[int, int] | str:
     return (info.st_dev, info.st_ino)
 
 
-def _excluded(path: str, patterns: list[str]) -> bool:
+def is_excluded(path: str, patterns: list[str]) -> bool:
     """Patterns are absolute globs (config paths are anchored at the config file's folder)."""
     normalized = os.path.abspath(path).replace(os.sep, "/")
     return any(fnmatch.fnmatch(normalized, pattern) or fnmatch.fnmatch(normalized, pattern.rstrip("/") + "/*")
@@ -156,7 +162,7 @@ def _walk(
         if entry.name.startswith("."):
             continue
         path = entry.name if folder == "." else entry.path
-        if exclude and _excluded(path, exclude):
+        if exclude and is_excluded(path, exclude):
             continue
         wanted = static_folder or entry.name.endswith(MANIFEST_SUFFIXES)
         try:
@@ -167,6 +173,10 @@ def _walk(
             continue
         mode = info.st_mode
         if stat.S_ISDIR(mode):
+            if static_folder:
+                _skipped(path, "the kubelet does not recurse into subfolders of its staticPodPath (\"Not recursing "
+                         "into manifest path\"): nothing in it runs as a static Pod; its files are linted as ordinary "
+                         "manifests", note=True)
             yield from _walk(path, static_dirs, exclude, visited)
         elif stat.S_ISREG(mode):
             if wanted:
@@ -184,8 +194,8 @@ def _build_source(folder: str, names: list[str], identity: tuple[int, int]) -> I
         yield Source(folder, render=kind), identity
 
 
-def _skipped(path: str, reason: str) -> None:
-    print(f"nodename-lint: {printable_path(path)}: skipped: {reason}", file=sys.stderr)
+def _skipped(path: str, reason: str, note: bool = False) -> None:
+    print(f"nodename-lint: {printable_path(path)}: {'note' if note else 'skipped'}: {reason}", file=sys.stderr)
 
 
 def _file_kind(mode: int) -> str:

@@ -46,6 +46,17 @@ def ignored_by_comment(directives: dict[int, frozenset[str]], line: int, rule: s
     return False
 
 
+def comment_edit(line: str, rule: str) -> tuple[int, str] | None:
+    """(column, text) to insert into LINE (without its line break) so that its ignore comment names
+    RULE: a new comment at the end, or RULE added to the one there; None when that already ignores all."""
+    match = _DIRECTIVE.search(line) if "nodename-lint:" in line else None
+    if match is None:
+        return len(line), f"  # nodename-lint: ignore[{rule}]"
+    if match.group(1) is None or ALL in rule_set(match.group(1)):
+        return None
+    return match.end(1), f",{rule}"
+
+
 def annotation_ignores(obj: Manifest) -> frozenset[str]:
     """Rule ids the object's (or its Pod template's) ignore annotation silences."""
     ignored: set[str] = set()

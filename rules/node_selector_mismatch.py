@@ -73,11 +73,15 @@ MAX_LISTED = 3
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.targets import pinned_existing_node, pods_noun, rejection_fate
+    from nodename_lint.cluster.targets import (
+        admission_reasons,
+        pinned_existing_node,
+        pods_noun,
+        rejection_fate,
+    )
     from nodename_lint.scheduling import (
         RequestError,
         affinity_mismatch,
-        kubelet_reasons,
         pod_requests,
         reported_first,
         scheduler_rejections,
@@ -101,7 +105,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         other.name for other in cluster.nodes.values()
         if not scheduler_rejections(spec, requests, other, partial(cluster.usage, other.name))
     ]
-    first = reported_first(kubelet_reasons(spec, node, cluster.usage(name)), "NodeAffinity")
+    first = reported_first(admission_reasons(obj, node, cluster), "NodeAffinity")
     fate = rejection_fate(obj)
     if matching:
         names = ", ".join(matching[:MAX_LISTED]) + (", ..." if len(matching) > MAX_LISTED else "")

@@ -43,9 +43,9 @@ def test_statistics_prints_count_rule_summary_lines() -> None:
     import json
 
     findings = json.loads(full.stdout)["findings"]
-    assert dict((rule, count) for count, rule in counts) == {
-        rule: sum(1 for f in findings if f["rule"] == rule) for rule in {f["rule"] for f in findings}}
-    assert "unknown-node" in dict((rule, count) for count, rule in counts)
+    by_rule = {rule: count for count, rule in counts}
+    assert by_rule == {rule: sum(1 for f in findings if f["rule"] == rule) for rule in {f["rule"] for f in findings}}
+    assert "unknown-node" in by_rule
     assert any(match and "PodGC deletes it" in match.group(3) for match in parsed), "the rule's summary"
 
 
@@ -174,3 +174,18 @@ def test_progress_on_a_terminal_for_long_runs_only(tmp_path: Path) -> None:
     small.mkdir()
     (small / "a.yaml").write_text(text)
     assert _lint_on_a_terminal(small) == "", "a short run shows nothing"
+
+
+def test_explain_and_sarif_give_each_rule_its_documentation_url() -> None:
+    import json
+
+    from nodename_lint.registry import all_rules
+
+    log = json.loads(run_cli(str(DEPLOY), "--format", "sarif").stdout)
+    help_uris = {rule["id"]: rule["helpUri"] for rule in log["runs"][0]["tool"]["driver"]["rules"]}
+    assert set(help_uris) == set(all_rules())
+    for rule_id in ("unknown-node", "invalid-suppression"):
+        url = f"https://github.com/nodename-lint/nodename-lint/blob/main/docs/rules/{rule_id}.md"
+        assert help_uris[rule_id] == url
+        assert f"Documentation: {url}" in run_cli("explain", rule_id).stdout
+        assert (ROOT / "docs" / "rules" / f"{rule_id}.md").is_file(), "the URL points at a page of the repository"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-HEAVY = ("kubernetes", "jsonschema", "ruamel", "ruamel.yaml", "urllib3", "requests")
+HEAVY = ("kubernetes", "jsonschema", "ruamel", "ruamel.yaml", "urllib3", "requests", "pygls", "lsprotocol", "cattrs")
 # Runs the CLI as `python -m nodename_lint ARGS` would, then reports which heavy modules got loaded.
 PROBE = """
 import json, runpy, sys
