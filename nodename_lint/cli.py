@@ -506,15 +506,14 @@ def lsp_command(stdio: bool) -> None:
 def _snapshot_workloads(live: Any, output: str | None) -> None:
     """`snapshot --workloads`: what audit reads; an RBAC denial fails it rather than write a partial copy."""
     from .cluster.live import ClusterUnavailable
-    from .cluster.workloads import CORE, WORKLOADS, read_live, write_workload_snapshot
+    from .cluster.workloads import KIND_RESOURCES, read_live, write_workload_snapshot
 
     found = read_live(live, keep_all=True)
     if found.unavailable:
         raise ClusterUnavailable(f"cannot snapshot {found.source}: {next(iter(found.unavailable.values()))}")
     write_workload_snapshot(found, output)
     if output:
-        counts = ", ".join(f"{len(found.of(kind))} {resource}" for kind, resource in
-                           [*CORE.items(), *((kind, resource) for kind, (resource, _) in WORKLOADS.items())])
+        counts = ", ".join(f"{len(found.of(kind))} {resource}" for kind, resource in KIND_RESOURCES.items())
         click.echo(f"nodename-lint: wrote {output} from {found.source}: {counts}", err=True)
 
 

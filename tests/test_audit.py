@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from nodename_lint.audit import run_audit
-from nodename_lint.cluster.workloads import CORE, WORKLOADS, ClusterObjects, Placement, placement
+from nodename_lint.cluster.workloads import CORE, KIND_RESOURCES, WORKLOADS, ClusterObjects, Placement, placement
 from nodename_lint.registry import all_rules
 from tests.apiserver import TOKEN, ApiServer, cluster_entry, kind_node, write_kubeconfig
 from tests.conftest import ROOT, run_cli
@@ -23,7 +23,6 @@ from tests.test_sarif import assert_valid_sarif
 
 EXAMPLE = ROOT / "examples" / "cluster"
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
-BY_KIND = {**CORE, **{kind: resource for kind, (resource, _) in WORKLOADS.items()}}
 
 
 # --- building clusters ----------------------------------------------------------------------------
@@ -215,12 +214,12 @@ def test_a_rejection_whose_cause_is_gone_is_still_reported_with_control_characte
 # --- the example cluster: file, live, formats -----------------------------------------------------
 def objects_of(path: Path) -> dict[str, list[dict[str, Any]]]:
     """The items of a saved List grouped by resource, as list responses hold them."""
-    served: dict[str, list[dict[str, Any]]] = {resource: [] for resource in BY_KIND.values()}
+    served: dict[str, list[dict[str, Any]]] = {resource: [] for resource in KIND_RESOURCES.values()}
     for item in yaml.safe_load(path.read_text(encoding="utf-8"))["items"]:
         item = dict(item)
         kind = item.pop("kind")
         item.pop("apiVersion", None)
-        served[BY_KIND[kind]].append(item)
+        served[KIND_RESOURCES[kind]].append(item)
     return served
 
 

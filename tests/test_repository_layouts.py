@@ -178,3 +178,16 @@ def test_suppression_naming_an_unknown_rule_is_a_warning_at_the_comment() -> Non
                             "  # nodename-lint: ignore[invalid-suppression]\n  # nodename-lint: ignore")
     assert "invalid-suppression" not in [f.rule for f in lint_yaml(silenced)]
     assert "invalid-suppression" not in [f.rule for f in lint_yaml(text, rules=["nodename-on-pod"])], "can be off"
+
+
+def test_a_snapshot_that_starts_with_trimmed_namespaces_is_recognised(tmp_path: Path) -> None:
+    snapshot = (
+        "apiVersion: v1\nkind: List\nmetadata: {resourceVersion: \"\"}\nitems:\n"
+        '- {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}}\n'
+        '- {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"}, '
+        '"spec": {"nodeName": "kind-worker", "containers": [{"name": "a"}]}, "status": {"phase": "Running"}}\n'
+    )
+    (tmp_path / "prod.yaml").write_text(snapshot)
+    result = run_cli(str(tmp_path), "-q")
+    assert result.returncode == 0 and result.stdout == ""
+    assert "prod.yaml:1: skipped a List of live objects (status: " in result.stderr

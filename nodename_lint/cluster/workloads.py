@@ -28,8 +28,9 @@ from enum import Enum
 from functools import partial
 from typing import Any, TextIO
 
+from ..suppress import IGNORE_ANNOTATION
+
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
-IGNORE_ANNOTATION = "nodename-lint.io/ignore"
 # kind -> (resource, API group path), in the order `kubectl get` lists them
 WORKLOADS: dict[str, tuple[str, str]] = {
     "Deployment": ("deployments", "/apis/apps/v1"),
@@ -40,9 +41,10 @@ WORKLOADS: dict[str, tuple[str, str]] = {
     "CronJob": ("cronjobs", "/apis/batch/v1"),
 }
 CORE: dict[str, str] = {"Node": "nodes", "Namespace": "namespaces", "Pod": "pods"}
-RESOURCES: tuple[str, ...] = (*CORE.values(), *(resource for resource, _ in WORKLOADS.values()))
-API_VERSIONS = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "DaemonSet": "apps/v1", "ReplicaSet": "apps/v1",
-                "Job": "batch/v1", "CronJob": "batch/v1", "Pod": "v1"}
+KIND_RESOURCES: dict[str, str] = {**CORE, **{kind: resource for kind, (resource, _) in WORKLOADS.items()}}
+API_VERSIONS: dict[str, str] = {
+    "Pod": "v1", **{kind: group.removeprefix("/apis/") for kind, (_, group) in WORKLOADS.items()},
+}
 SAVE_COMMAND = ("kubectl get nodes,namespaces,pods,deployments,statefulsets,daemonsets,replicasets,jobs,cronjobs "
                 "-A -o yaml --show-managed-fields")
 
@@ -347,12 +349,11 @@ def load_objects_file(path: str) -> ClusterObjects:
     with without_cycle_collection():
         items = _items(_parse(text, path), path)
         found = ClusterObjects(source=f"file {path}")
-        kinds = {**CORE, **{kind: resource for kind, (resource, _) in WORKLOADS.items()}}
         for _, _, item in items:
             kind = item.get("kind") if isinstance(item, dict) else None
             if kind == "Pod":
                 found.add_pod(item)
-            elif kind in kinds:
+            elif kind in KIND_RESOURCES:
                 found.by_kind.setdefault(kind, []).append(item)
     if not found.of("Node"):
         raise UsageError(f"{path}: the cluster state has no Node objects; save it with `{SAVE_COMMAND} > FILE`")
