@@ -56,7 +56,8 @@ class Duration(click.ParamType):
                 self.fail(f"{value!r} is not a duration: use seconds (5) or units as kubectl does (5s, 1m, 1m30s)",
                           param, ctx)
         if seconds < self.minimum:
-            self.fail(f"{value!r} is too short: at least {self.minimum:g}s (a request needs time to answer)", param, ctx)
+            self.fail(f"{value!r} is too short: at least {self.minimum:g}s (a request needs time to answer)",
+                      param, ctx)
         return seconds
 
 

@@ -25,10 +25,11 @@ SHARED = ROOT.parent / "shared"
 
 
 def lint_yaml(text: str, *, rules: list[str] | None = None, cluster=None, static_pod: bool = False,
-              namespace: str = "default") -> list[Finding]:
+              namespace: str = "default", static_pod_node: str | None = None) -> list[Finding]:
     """Findings for YAML text with the given rules (default: every rule) at default severities."""
     catalogue = all_rules()
-    linter = Linter(dict.fromkeys(rules or catalogue), Context(cluster=cluster, default_namespace=namespace))
+    context = Context(cluster=cluster, default_namespace=namespace, static_pod_node=static_pod_node)
+    linter = Linter(dict.fromkeys(rules or catalogue), context)
     result = linter.lint_text(textwrap.dedent(text).lstrip("\n"), is_static_pod=static_pod)
     return linter.collect([result]).findings
 

@@ -146,8 +146,9 @@ def test_documents_kubectl_cannot_convert_are_errors(kubectl_json, document):
 
 
 def test_the_rules_documented_examples_and_the_test_fixtures(kubectl_json):
-    named = [(f"{rule.id}: {example.title}", example.manifest)
-             for rule in all_rules().values() for example in rule.examples]
+    named = [(f"{rule.id}: {example.title}:{document.line_offset + 1}", document.text)
+             for rule in all_rules().values() for example in rule.examples
+             for document in iter_documents([example.manifest])]  # an example may hold several documents
     for folder in ("examples", "tests/badinput", "fuzz/corpus"):
         for path in sorted((ROOT / folder).rglob("*")):
             if path.is_file() and not path.is_symlink():

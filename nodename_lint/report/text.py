@@ -26,7 +26,9 @@ def _finding_lines(result: RunResult, color: bool, show_source: bool) -> list[st
     sources = _SourceLines() if show_source else None
     for finding in result.findings:
         where = finding.where()
-        if finding.template:
+        if finding.template_line:
+            where += f" ({finding.template_file}:{finding.template_line}:{finding.template_column})"
+        elif finding.template:
             where += f" ({finding.template})"
         label = f"{finding.severity}[{finding.rule}]"
         if color:
@@ -51,8 +53,9 @@ def statistics_lines(result: RunResult) -> list[str]:
         return []
     count_width = len(str(max(counts.values())))
     rule_width = max(len(rule) for rule in counts)
-    return [f"{count:>{count_width}}  {rule:<{rule_width}}  {catalogue[rule].summary if rule in catalogue else ''}".rstrip()
-            for rule, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    summaries = {rule: catalogue[rule].summary if rule in catalogue else "" for rule in counts}
+    return [f"{count:>{count_width}}  {rule:<{rule_width}}  {summaries[rule]}".rstrip() for rule, count in ordered]
 
 
 class _SourceLines:
