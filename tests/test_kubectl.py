@@ -2,7 +2,7 @@
 
 kubectl comes from the Debian package kubernetes-client (.ci/run installs it); on machines with the
 Google Cloud SDK, /usr/bin/kubectl is its version dispatcher, which works as well. Without any
-kubectl the tests skip and say why.
+kubectl the tests skip and say why, except in CI (CI=true), where that is a failure.
 """
 
 from __future__ import annotations
