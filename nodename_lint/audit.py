@@ -41,10 +41,13 @@ from .registry import all_rules
 from .rule import SEVERITY_RANK, Context, Severity
 from .scheduling import HostPort, reason_rule
 
-# Rules that cannot apply to an object read from the API: they are about files (syntax, static Pod
-# folders) or compare a manifest with the live object, which here is the object itself.
-NOT_APPLICABLE = frozenset({"yaml-syntax", "duplicate-key", "nodename-immutable", "static-pod-invalid",
-                            "static-pod-missing-namespace", "mirror-pod-manifest"})
+# Rules that cannot apply to an object read from the API: they are about files (syntax, Helm charts,
+# static Pod folders), compare a manifest with the live object (here the object itself), or predict
+# an admission the API server has already made (a live Pod's spec.overhead is the RuntimeClass
+# plugin's own; a live object's namespace exists).
+NOT_APPLICABLE = frozenset({"yaml-syntax", "duplicate-key", "helm-render", "nodename-immutable", "static-pod-invalid",
+                            "static-pod-missing-namespace", "mirror-pod-manifest", "runtime-class-overhead",
+                            "missing-namespace"})
 PODGC_PERIOD = timedelta(seconds=20)  # gcCheckPeriod, pkg/controller/podgc/gc_controller.go
 PODGC_QUARANTINE = timedelta(seconds=40)  # quarantineTime: how long a missing node may reappear
 LIVE = "In the cluster: "  # starts what a finding adds from the object's live state (see _live)
