@@ -49,4 +49,3 @@ def markdown_code(text: str) -> str:
     """
     escaped = html.escape(one_line(text), quote=True).replace("|", "&#124;").replace("`", "&#96;")
     return f"<code>{escaped}</code>"
-

@@ -21,10 +21,15 @@ def rule_set(text: str | None) -> frozenset[str]:
 
 def comment_directives(document: Document) -> dict[int, frozenset[str]]:
     """Stream line (1-based) -> rule ids ignored by a directive comment on that line."""
-    if "nodename-lint:" not in document.text:
+    return directives_in(document.text, document.line_offset + 1)
+
+
+def directives_in(text: str, first_line: int = 1) -> dict[int, frozenset[str]]:
+    """Directive comments of TEXT by line (e.g. a Helm template, for the documents it renders to)."""
+    if "nodename-lint:" not in text:
         return {}
     found: dict[int, frozenset[str]] = {}
-    for number, line in enumerate(document.text.split("\n"), start=document.line_offset + 1):
+    for number, line in enumerate(text.split("\n"), start=first_line):
         if "nodename-lint:" in line:
             match = _DIRECTIVE.search(line)
             if match:
@@ -39,6 +44,17 @@ def ignored_by_comment(directives: dict[int, frozenset[str]], line: int, rule: s
         if rules and (ALL in rules or rule in rules):
             return True
     return False
+
+
+def comment_edit(line: str, rule: str) -> tuple[int, str] | None:
+    """(column, text) to insert into LINE (without its line break) so that its ignore comment names
+    RULE: a new comment at the end, or RULE added to the one there; None when that already ignores all."""
+    match = _DIRECTIVE.search(line) if "nodename-lint:" in line else None
+    if match is None:
+        return len(line), f"  # nodename-lint: ignore[{rule}]"
+    if match.group(1) is None or ALL in rule_set(match.group(1)):
+        return None
+    return match.end(1), f",{rule}"
 
 
 def annotation_ignores(obj: Manifest) -> frozenset[str]:

@@ -90,18 +90,26 @@ RULE = Rule(
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     if obj.pod_spec_path is None:
         return
-    for key, kind, validate in (("namespace", "namespace", dns1123_label_error),
-                                ("name", f"{obj.kind} name", dns1123_subdomain_error)):
+    for key, kind, validate in (
+        ("namespace", "namespace", dns1123_label_error),
+        ("name", f"{obj.kind} name", dns1123_subdomain_error),
+    ):
         value = obj.metadata.get(key)
         if value is None or value == "":
             continue
         if not isinstance(value, str):
-            yield Violation(("metadata", key), f"metadata.{key} must be a string, not {type(value).__name__} "
-                            f"{value!r}: the API server refuses the object when decoding it",
-                            fix=f"quote the {kind}")
+            yield Violation(
+                ("metadata", key),
+                f"metadata.{key} must be a string, not {type(value).__name__} "
+                f"{value!r}: the API server refuses the object when decoding it",
+                fix=f"quote the {kind}",
+            )
             continue
         error = validate(value)
         if error is not None:
-            yield Violation(("metadata", key), f'metadata.{key}: Invalid value: "{value}": {error}; the API server '
-                            "refuses the object", fix=f"write the {kind} in lowercase letters, digits and '-'"
-                            + ("" if key == "namespace" else " or '.'"))
+            yield Violation(
+                ("metadata", key),
+                f'metadata.{key}: Invalid value: "{value}": {error}; the API server refuses the object',
+                fix=f"write the {kind} in lowercase letters, digits and '-'"
+                + ("" if key == "namespace" else " or '.'"),
+            )

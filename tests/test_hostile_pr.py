@@ -30,8 +30,9 @@ def assert_no_injected_command(*outputs: str) -> None:
 def test_file_names_cannot_inject_workflow_commands_on_stdout_or_stderr(tmp_path: Path):
     deploy = tmp_path / "deploy"
     deploy.mkdir()
-    (deploy / f"evil\n{INJECTED}\n.yaml").write_text(PINNED_POD.replace("worker-1", f'"w\\n{INJECTED}"'),
-                                                     encoding="utf-8")
+    (deploy / f"evil\n{INJECTED}\n.yaml").write_text(
+        PINNED_POD.replace("worker-1", f'"w\\n{INJECTED}"'), encoding="utf-8"
+    )
     os.mkfifo(deploy / f"fifo\n{INJECTED}.yaml")
     os.symlink("missing", deploy / f"dangling\r\n{INJECTED}.yaml")
     (tmp_path / f"{INJECTED}.yaml").write_text(PINNED_POD, encoding="utf-8")
@@ -58,9 +59,19 @@ def test_a_rule_that_raises_makes_the_run_exit_2_naming_the_rule_and_object(tmp_
     monkeypatch.setattr(all_rules()["nodename-on-pod"], "checks", [ObjectRuleCheck("object", broken)])
     (tmp_path / "pod.yaml").write_text(PINNED_POD, encoding="utf-8")
     sarif, report = tmp_path / "out.sarif", tmp_path / "out.json"
-    code = run_lint(paths=[str(tmp_path / "pod.yaml")], formats=["text"], output=None, fail_on=None, config_path=None,
-                    select=[], ignore=[], namespace=None, static_pod_dirs=[], color=False,
-                    outputs={"sarif": str(sarif), "json": str(report)})
+    code = run_lint(
+        paths=[str(tmp_path / "pod.yaml")],
+        formats=["text"],
+        output=None,
+        fail_on=None,
+        config_path=None,
+        select=[],
+        ignore=[],
+        namespace=None,
+        static_pod_dirs=[],
+        color=False,
+        outputs={"sarif": str(sarif), "json": str(report)},
+    )
     assert code == EXIT_USAGE, "a crash must not read as clean"
     stderr = capsys.readouterr().err
     assert "internal error in rule nodename-on-pod on Pod default/a at " in stderr and "pod.yaml:1" in stderr
@@ -129,11 +140,10 @@ def test_config_paths_stay_inside_the_config_folder(tmp_path: Path):
     repo.mkdir()
     (repo / "pod.yaml").write_text(PINNED_POD, encoding="utf-8")
     os.symlink(outside, repo / "escape")
+    absolute, climbing = "static-pod-dirs:\n  - nodes\n  - /proc/self\n", "static-pod-dirs:\n  - ../../../proc/self\n"
     cases = {
-        "static-pod-dirs:\n  - nodes\n  - /proc/self\n":
-            "3: invalid config at static-pod-dirs/1: '/proc/self' is absolute",
-        "static-pod-dirs:\n  - ../../../proc/self\n":
-            "2: invalid config at static-pod-dirs/0: '../../../proc/self' leaves",
+        absolute: "3: invalid config at static-pod-dirs/1: '/proc/self' is absolute",
+        climbing: "2: invalid config at static-pod-dirs/0: '../../../proc/self' leaves",
         "exclude: [charts/*, ../*]\n": "1: invalid config at exclude/1: '../*' leaves",
         "static-pod-dirs: [escape]\n": f"1: invalid config at static-pod-dirs/0: 'escape' resolves to {outside}",
     }
@@ -158,8 +168,14 @@ def test_fix_and_diff_accept_regular_files_only(tmp_path: Path):
     import subprocess
     import sys
 
-    piped = subprocess.run(["bash", "-c", f"{sys.executable} -m nodename_lint --fix <(cat pod.yaml)"], cwd=tmp_path,
-                           capture_output=True, text=True, timeout=60, env={**os.environ, "NO_COLOR": "1"})
+    piped = subprocess.run(
+        ["bash", "-c", f"{sys.executable} -m nodename_lint --fix <(cat pod.yaml)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     assert piped.returncode == 2 and "--fix works on regular files only" in piped.stderr, piped.stderr
 
 
@@ -175,8 +191,13 @@ def test_cluster_state_refuses_devices_and_stops_at_its_size_cap(tmp_path: Path,
     completed = run_cli("--cluster-state", "/dev/zero", "-", stdin=PINNED_POD)
     assert completed.returncode == 2 and "/dev/zero: not a cluster state: it is a character device" in completed.stderr
     state = Path(__file__).resolve().parent.parent / "examples" / "cluster" / "state.yaml"
-    piped = subprocess.run(["bash", "-c", f"{sys.executable} -m nodename_lint --cluster-state <(cat {state}) -"],
-                           input=PINNED_POD, capture_output=True, text=True, timeout=60)
+    piped = subprocess.run(
+        ["bash", "-c", f"{sys.executable} -m nodename_lint --cluster-state <(cat {state}) -"],
+        input=PINNED_POD,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert piped.returncode == 1 and "unknown-node" in piped.stdout, "a pipe of a real state is read"
     monkeypatch.setattr(from_file, "MAX_STATE_BYTES", 1000)
     big = tmp_path / "big.yaml"

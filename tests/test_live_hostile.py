@@ -53,6 +53,7 @@ def test_manifest_values_never_steer_a_request(tmp_path: Path, api_server: ApiSe
     assert calls == {
         ("/api/v1/nodes", ""),
         ("/api/v1/namespaces", ""),
+        ("/apis/node.k8s.io/v1/runtimeclasses", ""),
         ("/api/v1/pods", f"spec.nodeName=kind-worker,{NON_TERMINATED}"),
         ("/api/v1/namespaces/shop/pods", "metadata.name=web"),
         ("/api/v1/namespaces/default/pods", "metadata.name=f"),  # a valid Pod; only its node name is bad
@@ -64,8 +65,9 @@ def test_manifest_values_never_steer_a_request(tmp_path: Path, api_server: ApiSe
         assert (name, rule) in findings, f"{name}.yaml is reported as a bad manifest"
 
 
-def test_a_reply_dripping_one_byte_a_second_ends_at_the_request_timeout(tmp_path: Path, api_server: ApiServer,
-                                                                        kubeconfig: Path) -> None:
+def test_a_reply_dripping_one_byte_a_second_ends_at_the_request_timeout(
+    tmp_path: Path, api_server: ApiServer, kubeconfig: Path
+) -> None:
     (tmp_path / "pod.yaml").write_text(_pod("web", node="kind-worker"), encoding="utf-8")
     api_server.faults = [Fault("drip", path="/api/v1/nodes")]
     result, seconds = _lint(tmp_path / "pod.yaml", kubeconfig, "--request-timeout", "2")
@@ -76,8 +78,9 @@ def test_a_reply_dripping_one_byte_a_second_ends_at_the_request_timeout(tmp_path
 def test_an_endless_reply_ends_at_the_size_cap(tmp_path: Path, api_server: ApiServer, kubeconfig: Path) -> None:
     (tmp_path / "pod.yaml").write_text(_pod("web", node="kind-worker"), encoding="utf-8")
     api_server.faults = [Fault("endless", path="/api/v1/nodes")]
-    result, seconds = _lint(tmp_path / "pod.yaml", kubeconfig, "--request-timeout", "30",
-                            "--max-response-bytes", str(4 << 20))
+    result, seconds = _lint(
+        tmp_path / "pod.yaml", kubeconfig, "--request-timeout", "30", "--max-response-bytes", str(4 << 20)
+    )
     assert result.returncode == 2 and seconds < 25, (seconds, result.stderr)
     assert "sent more than 4,194,304 bytes for GET /api/v1/nodes (--max-response-bytes)" in result.stderr
 
@@ -92,8 +95,9 @@ def test_retry_after_is_parsed_strictly(tmp_path: Path, api_server: ApiServer, k
         assert [r.path for r in api_server.requests][:2] == ["/api/v1/nodes"] * 2, "retried with the default backoff"
 
 
-def test_server_error_texts_cannot_inject_workflow_commands(tmp_path: Path, api_server: ApiServer,
-                                                            kubeconfig: Path) -> None:
+def test_server_error_texts_cannot_inject_workflow_commands(
+    tmp_path: Path, api_server: ApiServer, kubeconfig: Path
+) -> None:
     (tmp_path / "pod.yaml").write_text(_pod("web", node="kind-worker"), encoding="utf-8")
     api_server.faults = [Fault("status:403", path="/api/v1/pods", message="no\n::stop-commands::pwned\r\n::error::x")]
     forbidden, _ = _lint(tmp_path / "pod.yaml", kubeconfig, "--format", "github", "--format", "text")
@@ -107,32 +111,50 @@ def test_server_error_texts_cannot_inject_workflow_commands(tmp_path: Path, api_
     assert "HTTP 502 after 4 attempts: bad\\x0a::add-mask::x\\x1b[2J" in failed.stderr
 
 
-def test_exec_plugin_stderr_and_kubeconfig_secrets_never_reach_the_output(tmp_path: Path, api_server: ApiServer
-                                                                          ) -> None:
+def test_exec_plugin_stderr_and_kubeconfig_secrets_never_reach_the_output(
+    tmp_path: Path, api_server: ApiServer
+) -> None:
     secret_env, secret_token = "env-secret-5f3c2a1b0e9d8c7b", "tok-a1b2c3d4e5f6a7b8c9d0"
-    plugin = {"apiVersion": "client.authentication.k8s.io/v1beta1", "command": "sh",
-              "args": ["-c", 'echo "plugin failed: $PLUGIN_SECRET and $KUBE_TOKEN" >&2; exit 1'],
-              "env": [{"name": "PLUGIN_SECRET", "value": secret_env}, {"name": "KUBE_TOKEN", "value": secret_token}],
-              "interactiveMode": "Never"}
-    config = write_kubeconfig(tmp_path / "kubeconfig", clusters={"c": cluster_entry(api_server.url, api_server.ca_pem)},
-                              users={"u": {"exec": plugin}}, contexts={"test": ("c", "u")}, current="test")
+    plugin = {
+        "apiVersion": "client.authentication.k8s.io/v1beta1",
+        "command": "sh",
+        "args": ["-c", 'echo "plugin failed: $PLUGIN_SECRET and $KUBE_TOKEN" >&2; exit 1'],
+        "env": [{"name": "PLUGIN_SECRET", "value": secret_env}, {"name": "KUBE_TOKEN", "value": secret_token}],
+        "interactiveMode": "Never",
+    }
+    config = write_kubeconfig(
+        tmp_path / "kubeconfig",
+        clusters={"c": cluster_entry(api_server.url, api_server.ca_pem)},
+        users={"u": {"exec": plugin}},
+        contexts={"test": ("c", "u")},
+        current="test",
+    )
     (tmp_path / "pod.yaml").write_text(_pod("web", node="kind-worker"), encoding="utf-8")
     for output_format in ("text", "github", "json"):
         result, _ = _lint(tmp_path / "pod.yaml", config, "--format", output_format)
         assert result.returncode == 2, result.stderr
         for text in (result.stdout, result.stderr):
             assert secret_env not in text and secret_token not in text, text
-        assert "nodename-lint: kubernetes client: exec: process returned 1. plugin failed: <redacted> and <redacted>" \
+        assert (
+            "nodename-lint: kubernetes client: exec: process returned 1. plugin failed: <redacted> and <redacted>"
             in result.stderr
+        )
 
 
 def test_plain_http_server_gets_a_warning_before_the_token(tmp_path: Path) -> None:
     with ApiServer(**kind_cluster(), tls=False) as server:
-        config = write_kubeconfig(tmp_path / "kubeconfig", clusters={"c": cluster_entry(server.url)},
-                                  users={"u": {"token": TOKEN}}, contexts={"test": ("c", "u")}, current="test")
+        config = write_kubeconfig(
+            tmp_path / "kubeconfig",
+            clusters={"c": cluster_entry(server.url)},
+            users={"u": {"token": TOKEN}},
+            contexts={"test": ("c", "u")},
+            current="test",
+        )
         (tmp_path / "pod.yaml").write_text(_pod("web", node="kind-worker"), encoding="utf-8")
         result, _ = _lint(tmp_path / "pod.yaml", config)
     assert result.returncode in (0, 1), result.stderr
-    assert (f"nodename-lint: warning: the API server {server.url} of context test is plain http://: its bearer token "
-            "is sent unencrypted") in result.stderr
+    assert (
+        f"nodename-lint: warning: the API server {server.url} of context test is plain http://: its bearer token "
+        "is sent unencrypted"
+    ) in result.stderr
     assert TOKEN not in result.stderr

@@ -48,6 +48,7 @@ class LiveOptions:
     request_timeout: float = DEFAULT_TIMEOUT
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
+
 # --- the connection -------------------------------------------------------------------------------
 class ApiConnection:
     """One API server, reached with GET requests only, with timeouts, retries and clear errors."""
@@ -70,11 +71,17 @@ class ApiConnection:
                 resolved = resolve_kubeconfig(kubeconfig_paths(options.kubeconfig), options.context, self.redact)
                 self.namespace = resolved.namespace
                 self.source = f"context {resolved.context}"
-                config.load_kube_config(config_file=os.pathsep.join(resolved.paths), context=resolved.context,
-                                        client_configuration=configuration, persist_config=False)
+                config.load_kube_config(
+                    config_file=os.pathsep.join(resolved.paths),
+                    context=resolved.context,
+                    client_configuration=configuration,
+                    persist_config=False,
+                )
                 if resolved.insecure:
-                    note(f"warning: TLS verification is off for cluster {resolved.cluster} "
-                         "(insecure-skip-tls-verify: true in the kubeconfig); the server's identity is not checked")
+                    note(
+                        f"warning: TLS verification is off for cluster {resolved.cluster} "
+                        "(insecure-skip-tls-verify: true in the kubeconfig); the server's identity is not checked"
+                    )
         except ClusterUnavailable:
             raise
         except Exception as exc:  # ConfigException and friends: their texts may quote the kubeconfig
@@ -89,8 +96,10 @@ class ApiConnection:
         self.host = configuration.host.rstrip("/")
         self.configuration = configuration
         if urlsplit(self.host).scheme == "http" and configuration.api_key:
-            note(f"warning: the API server {self.host} of {self.source} is plain http://: its bearer token is sent "
-                 "unencrypted and anyone on the way can read and reuse it; use an https:// server address")
+            note(
+                f"warning: the API server {self.host} of {self.source} is plain http://: its bearer token is sent "
+                "unencrypted and anyone on the way can read and reuse it; use an https:// server address"
+            )
         self.api = client.ApiClient(configuration)
 
     def _redact_in_cluster(self) -> None:
@@ -110,7 +119,7 @@ class ApiConnection:
             status, headers, body = self._send(path, query)
             if status not in RETRY_STATUSES or attempt >= RETRIES:
                 break
-            delay = min(MAX_BACKOFF, 0.1 * 2 ** attempt)
+            delay = min(MAX_BACKOFF, 0.1 * 2**attempt)
             retry_after = headers.get("Retry-After", "").strip()
             if _RETRY_AFTER.fullmatch(retry_after):  # str.isdigit() would take "²", which int() refuses
                 delay = min(MAX_BACKOFF, float(retry_after))
@@ -121,25 +130,35 @@ class ApiConnection:
             try:
                 data = json.loads(body)
             except ValueError as exc:  # JSONDecodeError, or UnicodeDecodeError for bytes that are not UTF-8
-                problem = (f"{exc.msg} at byte {exc.pos}" if isinstance(exc, json.JSONDecodeError)
-                           else f"not UTF-8 at byte {exc.start}" if isinstance(exc, UnicodeDecodeError) else str(exc))
-                raise ClusterUnavailable(f"the API server at {self.host} sent a reply that is not valid JSON for {what} "
-                                         f"({problem}); the cluster state cannot be trusted") from None
+                problem = (
+                    f"{exc.msg} at byte {exc.pos}"
+                    if isinstance(exc, json.JSONDecodeError)
+                    else f"not UTF-8 at byte {exc.start}"
+                    if isinstance(exc, UnicodeDecodeError)
+                    else str(exc)
+                )
+                raise ClusterUnavailable(
+                    f"the API server at {self.host} sent a reply that is not valid JSON for {what} "
+                    f"({problem}); the cluster state cannot be trusted"
+                ) from None
             if not isinstance(data, dict):
                 raise ClusterUnavailable(f"the API server at {self.host} sent an unexpected reply for {what}")
             return data
         message = status_message(body) or headers.get("Reason", "") or f"HTTP {status}"
         if status == 401:
-            raise ClusterUnavailable(f"the API server at {self.host} rejected the credentials of {self.source} "
-                                     f"(401 Unauthorized): the token or certificate is wrong or expired; log in again "
-                                     f"or pick another context")
+            raise ClusterUnavailable(
+                f"the API server at {self.host} rejected the credentials of {self.source} "
+                f"(401 Unauthorized): the token or certificate is wrong or expired; log in again "
+                f"or pick another context"
+            )
         if status == 403:
             raise Forbidden("list" if not _is_get(path) else "get", _resource(path), self.redact(message))
         if status == 410:
             raise Gone(message)
         retried = f" after {attempt + 1} attempts" if attempt else ""
-        raise ClusterUnavailable(self.redact(f"the API server at {self.host} answered {what} with HTTP {status}"
-                                             f"{retried}: {message}"))
+        raise ClusterUnavailable(
+            self.redact(f"the API server at {self.host} answered {what} with HTTP {status}{retried}: {message}")
+        )
 
     def _send(self, path: str, query: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
         """One GET, bounded in total time (--request-timeout) and in size (--max-response-bytes).
@@ -149,20 +168,27 @@ class ApiConnection:
         and the reply is read in blocks, counted against the size cap as they arrive.
         """
         what = _describe(path, query)
-        request = _Request(self, self.host + path + (f"?{urlencode(list(query.items()))}" if query else ""),
-                           self._headers())
+        request = _Request(
+            self, self.host + path + (f"?{urlencode(list(query.items()))}" if query else ""), self._headers()
+        )
         worker = threading.Thread(target=request.run, name="nodename-lint-request", daemon=True)
         worker.start()
         worker.join(self.timeout)
         if worker.is_alive():
             request.abandon()
-            raise ClusterUnavailable(f"the API server {self.host} did not answer {what} within {self.timeout:g}s "
-                                     "(--request-timeout); the cluster state cannot be read")
+            raise ClusterUnavailable(
+                f"the API server {self.host} did not answer {what} within {self.timeout:g}s "
+                "(--request-timeout); the cluster state cannot be read"
+            )
         if isinstance(request.error, ReplyTooLarge):
-            raise ClusterUnavailable(f"the API server {self.host} sent more than {self.max_response_bytes:,} bytes for "
-                                     f"{what} (--max-response-bytes); the cluster state cannot be read") from None
+            raise ClusterUnavailable(
+                f"the API server {self.host} sent more than {self.max_response_bytes:,} bytes for "
+                f"{what} (--max-response-bytes); the cluster state cannot be read"
+            ) from None
         if request.error is not None:
-            raise ClusterUnavailable(self.redact(network_error(request.error, what, self.host, self.source, self.timeout))) from None
+            raise ClusterUnavailable(
+                self.redact(network_error(request.error, what, self.host, self.source, self.timeout))
+            ) from None
         assert request.reply is not None
         return request.reply
 
@@ -177,8 +203,9 @@ class ApiConnection:
         return headers
 
     # --- lists --------------------------------------------------------------------------------
-    def list_all(self, path: str, field_selector: str = "",
-                 keep: Callable[[dict[str, Any]], Any] | None = None) -> list[Any]:
+    def list_all(
+        self, path: str, field_selector: str = "", keep: Callable[[dict[str, Any]], Any] | None = None
+    ) -> list[Any]:
         """Every item of a list, page by page; a 410 on a continue token restarts the list once.
 
         `keep` turns each item into what is kept as its page arrives (audit trims Pods so), so a
@@ -200,12 +227,15 @@ class ApiConnection:
                     query = {**query, "continue": token}
             except Gone as exc:
                 if restart:
-                    raise ClusterUnavailable(f"the API server expired the list of {_describe(path, query)} twice "
-                                             f"(410 Gone: {exc}); the cluster changes too fast to read a consistent list") from None
+                    raise ClusterUnavailable(
+                        f"the API server expired the list of {_describe(path, query)} twice "
+                        f"(410 Gone: {exc}); the cluster changes too fast to read a consistent list"
+                    ) from None
         raise AssertionError("unreachable")
 
     def close(self) -> None:
         self.api.close()
+
 
 class _Request:
     """One GET as run by ApiConnection._send's worker thread: the reply or the error, for the caller to read."""
@@ -226,9 +256,14 @@ class _Request:
                 warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
                 # the client's own pool: its TLS settings (CA, client certificate, proxy); retries are ours
                 response = conn.api.rest_client.pool_manager.request(
-                    "GET", self.url, headers=self.headers, preload_content=False, retries=False,
+                    "GET",
+                    self.url,
+                    headers=self.headers,
+                    preload_content=False,
+                    retries=False,
                     enforce_content_length=True,  # a cut-off reply is an error (urllib3 1.x let it pass)
-                    timeout=urllib3.Timeout(connect=conn.timeout, read=conn.timeout))
+                    timeout=urllib3.Timeout(connect=conn.timeout, read=conn.timeout),
+                )
             self.response = response
             declared = response.headers.get("Content-Length", "")
             if declared.isascii() and declared.isdigit() and int(declared) > conn.max_response_bytes:
@@ -264,10 +299,12 @@ class _Request:
 
                 response._connection.sock.shutdown(socket.SHUT_RDWR)
 
+
 def _resource_parts(path: str) -> list[str]:
     """The path after /api/v1 or /apis/GROUP/VERSION."""
     parts = path.strip("/").split("/")
     return parts[3:] if parts[:1] == ["apis"] else parts[2:]
+
 
 def _is_get(path: str) -> bool:
     """A path to one object (/api/v1/nodes/NAME) rather than a collection."""
@@ -276,11 +313,13 @@ def _is_get(path: str) -> bool:
         parts = parts[2:]
     return len(parts) == 2
 
+
 def _resource(path: str) -> str:
     parts = _resource_parts(path)
     if parts[:1] == ["namespaces"] and len(parts) >= 3:
         return parts[2]
     return parts[0] if parts else path
+
 
 def _describe(path: str, query: dict[str, str]) -> str:
     selector = query.get("fieldSelector")

@@ -24,6 +24,7 @@ class ClusterUnavailable(UsageError):
     def __init__(self, message: str) -> None:
         super().__init__(one_line(message))
 
+
 class Forbidden(Exception):
     """A 403 for one verb on one resource: the run continues without that data."""
 
@@ -32,8 +33,10 @@ class Forbidden(Exception):
         self.verb, self.resource, self.message = verb, resource, one_line(message)
 
     def reason(self) -> str:
-        return (f"the API server refused to {self.verb} {self.resource} ({self.message}); "
-                f"grant {self.verb} on {self.resource} (see {RBAC_EXAMPLE})")
+        return (
+            f"the API server refused to {self.verb} {self.resource} ({self.message}); "
+            f"grant {self.verb} on {self.resource} (see {RBAC_EXAMPLE})"
+        )
 
 
 class Gone(Exception):
@@ -53,19 +56,25 @@ def hostname_mismatch_errors() -> tuple[type[BaseException], ...]:
         return ()
     return (CertificateError,)
 
+
 def exception_chain(exc: BaseException) -> list[BaseException]:
     chain, seen = [], set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         chain.append(current)
-        current = getattr(current, "reason", None) if isinstance(getattr(current, "reason", None), BaseException) \
+        current = (
+            getattr(current, "reason", None)
+            if isinstance(getattr(current, "reason", None), BaseException)
             else (current.__cause__ or current.__context__)
+        )
     return chain
+
 
 def one_line_of(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= 300 else text[:297] + "..."
+
 
 def status_message(body: bytes) -> str:
     try:
@@ -94,27 +103,33 @@ def network_error(exc: BaseException, what: str, server: str, source: str, timeo
         return next((error for error in chain if isinstance(error, types)), None)
 
     if raised(socket.gaierror):
-        return (f"cannot resolve the API server name {host!r} of {source} ({server}): check the server "
-                "in the kubeconfig or your DNS")
+        return (
+            f"cannot resolve the API server name {host!r} of {source} ({server}): check the server "
+            "in the kubeconfig or your DNS"
+        )
     verify = raised(ssl.SSLCertVerificationError, *hostname_mismatch_errors())
     if verify is not None:
         detail = getattr(verify, "verify_message", None) or one_line_of(verify)
-        return (f"TLS verification of the API server {server} failed ({detail}): its certificate does not match "
-                f"the certificate-authority or the server address of {source}; fix them in the kubeconfig")
+        return (
+            f"TLS verification of the API server {server} failed ({detail}): its certificate does not match "
+            f"the certificate-authority or the server address of {source}; fix them in the kubeconfig"
+        )
     if raised(ssl.SSLError, u3.SSLError):
         return f"the TLS handshake with the API server {server} of {source} failed: {text}"
     if raised(ConnectionRefusedError):
         return f"cannot connect to the API server {server} of {source}: connection refused; is the cluster running?"
     timed_out = raised(u3.ConnectTimeoutError, u3.ReadTimeoutError, TimeoutError)
     if isinstance(timed_out, u3.ConnectTimeoutError) and not isinstance(timed_out, u3.NewConnectionError):
-        return (f"the API server {server} of {source} did not accept a connection within "
-                f"{timeout:g}s (--request-timeout)")
+        return (
+            f"the API server {server} of {source} did not accept a connection within {timeout:g}s (--request-timeout)"
+        )
     if timed_out is not None:
-        return (f"the API server {server} did not answer {what} within {timeout:g}s (--request-timeout); "
-                "the cluster state cannot be read")
+        return (
+            f"the API server {server} did not answer {what} within {timeout:g}s (--request-timeout); "
+            "the cluster state cannot be read"
+        )
     if raised(u3.NewConnectionError):
         return f"cannot connect to the API server {server} of {source}: {text}"
     if raised(u3.ProtocolError, u3.IncompleteRead, http.client.HTTPException, ConnectionError):
-        return (f"the API server {server} broke off its reply to {what} ({text}); "
-                "the cluster state cannot be trusted")
+        return f"the API server {server} broke off its reply to {what} ({text}); the cluster state cannot be trusted"
     return f"cannot read {what} from the API server {server}: {text}"

@@ -27,6 +27,7 @@ class Kubeconfig:
     namespace: str | None
     insecure: bool
 
+
 def kubeconfig_paths(flag: str | None) -> list[str]:
     """--kubeconfig, else every file of KUBECONFIG that exists, else ~/.kube/config."""
     if flag:
@@ -41,9 +42,12 @@ def kubeconfig_paths(flag: str | None) -> list[str]:
         return [os.path.expanduser(path) for path in paths]
     default = os.path.expanduser(os.path.join("~", ".kube", "config"))
     if not os.path.isfile(default):
-        raise ClusterUnavailable(f"no kubeconfig: {default} does not exist and KUBECONFIG is not set "
-                                 "(use --kubeconfig FILE, or --in-cluster inside a Pod)")
+        raise ClusterUnavailable(
+            f"no kubeconfig: {default} does not exist and KUBECONFIG is not set "
+            "(use --kubeconfig FILE, or --in-cluster inside a Pod)"
+        )
     return [default]
+
 
 def resolve_kubeconfig(paths: list[str], wanted_context: str | None, redact: Redactor) -> Kubeconfig:
     """Merge the files like kubectl: the first file to define a name or current-context wins."""
@@ -63,7 +67,9 @@ def resolve_kubeconfig(paths: list[str], wanted_context: str | None, redact: Red
         if data is None:
             continue
         if not isinstance(data, dict):
-            raise ClusterUnavailable(f"kubeconfig {path}: not a kubeconfig (expected a mapping with clusters, users, contexts)")
+            raise ClusterUnavailable(
+                f"kubeconfig {path}: not a kubeconfig (expected a mapping with clusters, users, contexts)"
+            )
         base = os.path.dirname(os.path.abspath(path))
         for entry in data.get("users") or []:
             if isinstance(entry, dict):
@@ -79,15 +85,17 @@ def resolve_kubeconfig(paths: list[str], wanted_context: str | None, redact: Red
     name = wanted_context or current
     available = ", ".join(sorted(contexts)) or "none"
     if not name:
-        raise ClusterUnavailable(f"kubeconfig {where} has no current-context; pick one with --context NAME "
-                                 f"(contexts: {available})")
+        raise ClusterUnavailable(
+            f"kubeconfig {where} has no current-context; pick one with --context NAME (contexts: {available})"
+        )
     if name not in contexts:
         raise ClusterUnavailable(f"context {name!r} is not in kubeconfig {where} (contexts: {available})")
     context = contexts[name]
     cluster_name = context.get("cluster")
     cluster = clusters.get(cluster_name) if isinstance(cluster_name, str) else None
     if cluster is None or not isinstance(cluster_name, str):
-        raise ClusterUnavailable(f"context {name!r} in kubeconfig {where} names cluster {cluster_name!r}, "
-                                 "which is not defined there")
+        raise ClusterUnavailable(
+            f"context {name!r} in kubeconfig {where} names cluster {cluster_name!r}, which is not defined there"
+        )
     namespace = context.get("namespace") if isinstance(context.get("namespace"), str) else None
     return Kubeconfig(paths, name, cluster_name, namespace or None, cluster.get("insecure-skip-tls-verify") is True)

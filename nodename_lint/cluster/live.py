@@ -19,13 +19,14 @@ from urllib.parse import quote
 from ..sources import STDIN, Source
 from .connection import ApiConnection, LiveOptions
 from .errors import ClusterUnavailable, Forbidden
-from .snapshot import trim_namespace, trim_node, trim_pod
+from .snapshot import trim_namespace, trim_node, trim_pod, trim_runtime_class
 from .state import ClusterState
 
 __all__ = ["ClusterUnavailable", "LiveCluster", "LiveOptions", "Referenced", "referenced"]
 
 PARALLEL_REQUESTS = 4  # Pod lists in flight at once
 NON_TERMINATED = "status.phase!=Succeeded,status.phase!=Failed"
+RUNTIME_CLASSES = "/apis/node.k8s.io/v1/runtimeclasses"
 
 
 @dataclass
@@ -34,13 +35,22 @@ class Referenced:
 
     nodes: set[str] = field(default_factory=set)
     pods: set[tuple[str, str]] = field(default_factory=set)  # (namespace, name)
+    # a Pod the scheduler places asks for host ports: the ports in use on every node matter
+    every_node: bool = False
+
 
 # --- what the rules need --------------------------------------------------------------------------
-def referenced(sources: Iterable[Source], default_namespace: str) -> Referenced:
-    """Nodes and Pods the manifests name: a quick pre-scan that parses but runs no rule."""
+def referenced(sources: Iterable[Source], default_namespace: str, render_options: Any = None) -> Referenced:
+    """Nodes and Pods the manifests name: a quick pre-scan that parses but runs no rule.
+
+    Charts and kustomizations are built here too (RENDER_OPTIONS), so the nodes their objects name are read.
+    Only names the API server would accept are kept: anything else is reported by a rule, never requested.
+    """
     from ..documents import iter_documents
     from ..model import objects_in
     from ..podspec import is_dns1123_label, is_dns1123_subdomain, pinned_node
+    from ..render import RenderOptions
+    from ..render.build import render
     from ..sources import read_blocks
 
     found = Referenced()
@@ -48,7 +58,10 @@ def referenced(sources: Iterable[Source], default_namespace: str) -> Referenced:
         if source.path == STDIN:
             _buffer_stdin()
         try:
-            documents = list(iter_documents(read_blocks(source)))
+            if source.render:
+                documents = render(source, render_options or RenderOptions(), default_namespace).documents
+            else:
+                documents = list(iter_documents(read_blocks(source)))
         except (OSError, UnicodeDecodeError):
             continue  # the lint run reports it
         finally:
@@ -57,19 +70,40 @@ def referenced(sources: Iterable[Source], default_namespace: str) -> Referenced:
         for document in documents:
             if document.error is not None:
                 continue
-            for obj in objects_in(source.display, document, default_namespace=default_namespace,
-                                  is_static_pod=source.is_static_pod):
+            for obj in objects_in(
+                source.display, document, default_namespace=default_namespace, is_static_pod=source.is_static_pod
+            ):
                 try:
                     node = pinned_node(obj)
                     if node and is_dns1123_subdomain(node):  # else invalid-node-name reports it: no request
                         found.nodes.add(node)
+                    elif not node and not found.every_node and _scheduled_with_host_ports(obj):
+                        found.every_node = True
                     namespace = obj.namespace or default_namespace
-                    if obj.is_pod and not source.is_static_pod and is_dns1123_subdomain(obj.name) \
-                            and is_dns1123_label(namespace):  # else invalid-object-name reports it
+                    if (
+                        obj.is_pod
+                        and not source.is_static_pod
+                        and is_dns1123_subdomain(obj.name)
+                        and is_dns1123_label(namespace)
+                    ):  # else invalid-object-name reports it
                         found.pods.add((namespace, obj.name))
                 except Exception:  # an unreadable object is the lint run's to report
                     continue
     return found
+
+
+def _scheduled_with_host_ports(obj: Any) -> bool:
+    """A Pod or template the scheduler places (no-node-fits checks it) that asks for host ports."""
+    from ..scheduling import host_ports
+
+    spec = obj.pod_spec
+    return (
+        bool(spec)
+        and not obj.is_static_pod
+        and obj.kind != "DaemonSet"
+        and bool(host_ports(spec, default_from_host_network=True))
+    )
+
 
 def _buffer_stdin() -> None:
     """Read stdin once into memory so the lint run can read it again after the pre-scan."""
@@ -78,6 +112,7 @@ def _buffer_stdin() -> None:
     if not isinstance(getattr(sys.stdin, "buffer", None), io.BytesIO):
         data = sys.stdin.buffer.read()
         sys.stdin = io.TextIOWrapper(io.BytesIO(data))
+
 
 class LiveCluster:
     """A connection plus what the run reads with it."""
@@ -103,8 +138,6 @@ class LiveCluster:
 
     def state_for(self, wanted: Referenced) -> ClusterState:
         """Nodes, namespaces, and only the Pods the rules need for these manifests."""
-        from .from_file import StateError, state_from_objects
-
         conn = self.connection
         unavailable: dict[str, str] = {}
         try:
@@ -112,28 +145,74 @@ class LiveCluster:
             namespaces = self._read(unavailable, "namespaces", lambda: conn.list_all("/api/v1/namespaces"))
             existing = {(n.get("metadata") or {}).get("name") for n in nodes} if nodes is not None else None
             pod_nodes = sorted(wanted.nodes if existing is None else wanted.nodes & existing)
-            pods = self._read(unavailable, "pods", lambda: self._pods(pod_nodes, sorted(wanted.pods)))
+            pods = self._read(
+                unavailable, "pods", lambda: self._pods(None if wanted.every_node else pod_nodes, sorted(wanted.pods))
+            )
+            runtime_classes = self._read(unavailable, "runtime_classes", lambda: conn.list_all(RUNTIME_CLASSES))
         finally:
             conn.close()
+        known = frozenset(pod_nodes) if pods is not None and not wanted.every_node else None
+        return self._state(nodes, namespaces, pods, known, unavailable, runtime_classes)
+
+    def whole_state(self) -> ClusterState:
+        """Every node, namespace and non-terminated Pod: for a client that reads once and lints many
+        documents not known in advance (the language server)."""
+        conn = self.connection
+        unavailable: dict[str, str] = {}
+        try:
+            nodes = self._read(unavailable, "nodes", lambda: conn.list_all("/api/v1/nodes"))
+            namespaces = self._read(unavailable, "namespaces", lambda: conn.list_all("/api/v1/namespaces"))
+            pods = self._read(unavailable, "pods", lambda: conn.list_all("/api/v1/pods", NON_TERMINATED))
+            runtime_classes = self._read(unavailable, "runtime_classes", lambda: conn.list_all(RUNTIME_CLASSES))
+        finally:
+            conn.close()
+        return self._state(nodes, namespaces, pods, None, unavailable, runtime_classes)
+
+    def _state(
+        self,
+        nodes: Any,
+        namespaces: Any,
+        pods: Any,
+        pod_nodes: frozenset[str] | None,
+        unavailable: dict[str, str],
+        runtime_classes: Any,
+    ) -> ClusterState:
+        from .from_file import StateError, state_from_objects
+
         if "pods" in unavailable:
             unavailable["live-pods"] = unavailable["pods"]  # nodename-immutable reads the same Pods
         try:
             return state_from_objects(
-                self.source, nodes=nodes, namespaces=namespaces, pods=pods,
-                pod_nodes=frozenset(pod_nodes) if pods is not None else None, unavailable=unavailable or None,
+                self.source,
+                nodes=nodes,
+                namespaces=namespaces,
+                pods=pods,
+                pod_nodes=pod_nodes,
+                unavailable=unavailable or None,
+                runtime_classes=runtime_classes,
             )
         except StateError as exc:
-            raise ClusterUnavailable(f"the API server at {conn.host} returned an object nodename-lint cannot read "
-                                     f"({exc}); the cluster state cannot be trusted") from None
+            raise ClusterUnavailable(
+                f"the API server at {self.connection.host} returned an object nodename-lint "
+                f"cannot read ({exc}); the cluster state cannot be trusted"
+            ) from None
 
-    def _pods(self, nodes: list[str], identities: list[tuple[str, str]]) -> list[dict[str, Any]]:
-        """The non-terminated Pods on each node, then the manifests' Pods not found there."""
+    def _pods(self, nodes: list[str] | None, identities: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        """The non-terminated Pods on each node (None: on every node, in one list), then the manifests'
+        Pods not found there."""
         pods: dict[tuple[str, str], dict[str, Any]] = {}
-        for found in self._parallel([("/api/v1/pods", f"spec.nodeName={_name(node)},{NON_TERMINATED}")
-                                     for node in nodes]):
+        lists = (
+            [("/api/v1/pods", NON_TERMINATED)]
+            if nodes is None
+            else [("/api/v1/pods", f"spec.nodeName={_name(node)},{NON_TERMINATED}") for node in nodes]
+        )
+        for found in self._parallel(lists):
             pods.update((_pod_key(pod), pod) for pod in found)
-        lookups = [(f"/api/v1/namespaces/{_segment(namespace)}/pods", f"metadata.name={_name(name)}")
-                   for namespace, name in identities if (namespace, name) not in pods]
+        lookups = [
+            (f"/api/v1/namespaces/{_segment(namespace)}/pods", f"metadata.name={_name(name)}")
+            for namespace, name in identities
+            if (namespace, name) not in pods
+        ]
         for found in self._parallel(lookups):
             pods.update((_pod_key(pod), pod) for pod in found)
         return list(pods.values())
@@ -157,12 +236,19 @@ class LiveCluster:
             nodes = conn.list_all("/api/v1/nodes")
             namespaces = conn.list_all("/api/v1/namespaces")
             pods = conn.list_all("/api/v1/pods", NON_TERMINATED)
+            runtime_classes = conn.list_all(RUNTIME_CLASSES)
         except Forbidden as exc:
             raise ClusterUnavailable(f"cannot snapshot {self.source}: {exc.reason()}") from None
         finally:
             conn.close()
-        items = [*map(trim_node, nodes), *map(trim_namespace, namespaces), *map(trim_pod, pods)]
+        items = [
+            *map(trim_node, nodes),
+            *map(trim_namespace, namespaces),
+            *map(trim_pod, pods),
+            *map(trim_runtime_class, runtime_classes),
+        ]
         return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
+
 
 def _segment(namespace: str) -> str:
     """A namespace as one path segment: checked (a DNS-1123 label, as the API requires) and percent-quoted.
@@ -176,6 +262,7 @@ def _segment(namespace: str) -> str:
         raise ValueError(f"not a namespace name: {namespace!r}")
     return quote(namespace, safe="")
 
+
 def _name(name: str) -> str:
     """A node or Pod name for a field selector: a DNS-1123 subdomain, so it cannot add `,` or `=` terms."""
     from ..podspec import is_dns1123_subdomain
@@ -183,6 +270,7 @@ def _name(name: str) -> str:
     if not is_dns1123_subdomain(name):
         raise ValueError(f"not an object name: {name!r}")
     return name
+
 
 def _pod_key(pod: dict[str, Any]) -> tuple[str, str]:
     metadata = pod.get("metadata") or {}

@@ -64,6 +64,7 @@ class Redactor:
             text = text.replace(secret, "<redacted>")
         return text
 
+
 class _RedactedLog(logging.Handler):
     """The client's log records (an exec plugin's failure quotes its stderr) as redacted one-line notes.
 
@@ -79,6 +80,7 @@ class _RedactedLog(logging.Handler):
             return
         with contextlib.suppress(Exception):  # a log call must never end the run
             note(self.redact(f"kubernetes client: {record.getMessage()}"))
+
 
 def route_client_logging(redact: Redactor) -> None:
     """Send every log record (the client logs on the root logger) through the redaction, never raw to stderr."""

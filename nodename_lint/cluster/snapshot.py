@@ -14,19 +14,27 @@ def _pick(source: Any, keys: Iterable[str]) -> dict[str, Any]:
         return {}
     return {key: source[key] for key in keys if source.get(key) not in (None, {}, [])}
 
+
 def trim_node(node: dict[str, Any]) -> dict[str, Any]:
     status = node.get("status") or {}
     conditions = [_pick(c, ("type", "status")) for c in status.get("conditions") or [] if isinstance(c, dict)]
     return {
-        "apiVersion": "v1", "kind": "Node",
+        "apiVersion": "v1",
+        "kind": "Node",
         "metadata": _pick(node.get("metadata"), ("name", "labels")),
         "spec": _pick(node.get("spec"), ("taints", "unschedulable")),
         "status": {**_pick(status, ("allocatable",)), **({"conditions": conditions} if conditions else {})},
     }
 
+
 def trim_namespace(namespace: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Namespace", "metadata": _pick(namespace.get("metadata"), ("name",)),
-            "status": _pick(namespace.get("status"), ("phase",))}
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": _pick(namespace.get("metadata"), ("name",)),
+        "status": _pick(namespace.get("status"), ("phase",)),
+    }
+
 
 def trim_pod(pod: dict[str, Any]) -> dict[str, Any]:
     spec = pod.get("spec") or {}
@@ -36,13 +44,26 @@ def trim_pod(pod: dict[str, Any]) -> dict[str, Any]:
         return {key: listed} if listed else {}
 
     return {
-        "apiVersion": "v1", "kind": "Pod",
+        "apiVersion": "v1",
+        "kind": "Pod",
         "metadata": _pick(pod.get("metadata"), ("name", "namespace")),
-        "spec": {**_pick(spec, ("nodeName", "overhead", "resources")),
-                 **containers("initContainers", ("name", "resources", "restartPolicy")),
-                 **containers("containers", ("name", "resources"))},
+        "spec": {
+            **_pick(spec, ("nodeName", "overhead", "resources")),
+            **containers("initContainers", ("name", "resources", "restartPolicy", "ports")),
+            **containers("containers", ("name", "resources", "ports")),
+        },
         "status": _pick(pod.get("status"), ("phase",)),
     }
+
+
+def trim_runtime_class(runtime_class: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "node.k8s.io/v1",
+        "kind": "RuntimeClass",
+        "metadata": _pick(runtime_class.get("metadata"), ("name",)),
+        **_pick(runtime_class, ("handler", "overhead", "scheduling")),
+    }
+
 
 def write_snapshot(snapshot: dict[str, Any], output: str | None, source: str) -> None:
     """JSON when the file name ends in .json, else YAML with one object per line, to a file or stdout.
@@ -53,9 +74,13 @@ def write_snapshot(snapshot: dict[str, Any], output: str | None, source: str) ->
     if output and output.endswith(".json"):
         text = json.dumps(snapshot, separators=(",", ":")) + "\n"
     else:
-        lines = [f"# nodename-lint snapshot of {source}; lint against it with --cluster-state FILE",
-                 "apiVersion: v1", "kind: List", 'metadata: {resourceVersion: ""}',
-                 "items:" if snapshot["items"] else "items: []"]
+        lines = [
+            f"# nodename-lint snapshot of {source}; lint against it with --cluster-state FILE",
+            "apiVersion: v1",
+            "kind: List",
+            'metadata: {resourceVersion: ""}',
+            "items:" if snapshot["items"] else "items: []",
+        ]
         lines += [f"- {json.dumps(item, ensure_ascii=False, separators=(', ', ': '))}" for item in snapshot["items"]]
         text = "\n".join(lines) + "\n"
     if output:

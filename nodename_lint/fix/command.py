@@ -43,10 +43,15 @@ def fix_sources(linter: Linter, sources: Iterable[Source], *, write: bool, show_
     A file whose real path (symlinks resolved) is outside ROOTS, the folders given, is never written.
     The diff goes to stdout, what was fixed and what was left (with the reason) to stderr.
     """
-    from .runner import fix_source
+    from .runner import fix_source  # startup: --fix/--diff alone load the runner, checked requests fail before
 
     changed_files = fixes = 0
     for source in sources:
+        if source.render:  # a template or an overlay is not the object: a fix there could break the render
+            kind = "Helm chart templates are" if source.render == "helm" else "a kustomization's build is"
+            note(f"{source.display}: not fixed: {kind} never changed by --fix; "
+                 "change the template or overlay at the line the lint run reports")
+            continue
         writable = write and (source.path == STDIN or is_inside(source.path, roots))
         outcome = fix_source(linter, source, write=writable)
         if write and not writable and outcome.changed:
