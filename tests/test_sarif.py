@@ -64,7 +64,8 @@ def assert_valid_sarif(text: str) -> dict:
     for run in log["runs"]:
         for result in run.get("results", []):
             for location in result.get("locations", []):
-                uri = location["physicalLocation"]["artifactLocation"].get("uri")
+                # an audit finding names a cluster object only: no physical location
+                uri = location.get("physicalLocation", {}).get("artifactLocation", {}).get("uri")
                 if uri is not None:
                     parts = urlsplit(uri)
                     if parts.scheme or parts.netloc or parts.query or parts.fragment or "#" in uri or "?" in uri:

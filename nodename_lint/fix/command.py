@@ -27,6 +27,8 @@ def check_fix_request(sources: Iterable[Source], *, write: bool) -> None:
                     "--fix cannot rewrite standard input: pass the files instead, or use --diff to see the changes"
                 )
             continue
+        if source.render:
+            continue  # a chart or kustomization folder: built, never written (fix_sources says so)
         try:
             mode = os.stat(source.path).st_mode
         except OSError:
