@@ -11,7 +11,7 @@ import codecs
 import gc
 import re
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 import yaml
@@ -68,6 +68,8 @@ class Document:
     root: Node | None
     error: SyntaxProblem | None = None
     template: str | None = None  # the Helm template named by a `# Source:` comment
+    # line -> rule ids of its `# nodename-lint: ignore` comment, found once (suppress.comment_directives)
+    directives: dict[int, frozenset[str]] | None = field(default=None, repr=False, compare=False)
 
 
 def decode(data: bytes) -> str:

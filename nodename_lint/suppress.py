@@ -9,7 +9,8 @@ from .model import Manifest
 
 IGNORE_ANNOTATION = "nodename-lint.io/ignore"
 ALL = "*"
-_DIRECTIVE = re.compile(r"#\s*nodename-lint:\s*ignore(?:\[([^\]]*)\])?")
+# within one line: a directive covers its own line and the next
+_DIRECTIVE = re.compile(r"#[^\S\n]*nodename-lint:[^\S\n]*ignore(?:\[([^\]\n]*)\])?")
 
 
 def _rule_set(text: str | None) -> frozenset[str]:
@@ -19,15 +20,23 @@ def _rule_set(text: str | None) -> frozenset[str]:
 
 
 def comment_directives(document: Document) -> dict[int, frozenset[str]]:
-    """Stream line (1-based) -> rule ids ignored by a directive comment on that line."""
-    if "nodename-lint:" not in document.text:
-        return {}
+    """Stream line (1-based) -> rule ids ignored by a directive comment on that line.
+
+    Found once per document and kept on it: a List of 100,000 items is one document with as many
+    findings, and rescanning its text per finding made a run quadratic.
+    """
+    if document.directives is None:
+        document.directives = _find_directives(document.text, document.line_offset)
+    return document.directives
+
+
+def _find_directives(text: str, line_offset: int) -> dict[int, frozenset[str]]:
     found: dict[int, frozenset[str]] = {}
-    for number, line in enumerate(document.text.split("\n"), start=document.line_offset + 1):
-        if "nodename-lint:" in line:
-            match = _DIRECTIVE.search(line)
-            if match:
-                found[number] = _rule_set(match.group(1))
+    line, counted_to = line_offset + 1, 0
+    for match in _DIRECTIVE.finditer(text):
+        line += text.count("\n", counted_to, match.start())
+        counted_to = match.start()
+        found.setdefault(line, _rule_set(match.group(1)))
     return found
 
 
