@@ -3,7 +3,7 @@
 `state_from_objects` takes plain dicts exactly as the API returns them (the live client and the
 file loader both end here). `load_state_text`/`load_state_file` read a v1 List as printed by
 `kubectl get nodes,namespaces,pods -A -o yaml` (or `-o json`, or `kubectl get nodes -o yaml`
-alone): JSON through json.loads, YAML through libyaml with go-yaml's scalar rules (`=` and dates
+alone): JSON through msgspec, YAML through libyaml with go-yaml's scalar rules (`=` and dates
 stay strings, `yes` is true), so that a big state loads fast and reads as kubectl reads it.
 A bad file is a UsageError naming the file and the line.
 """
@@ -286,6 +286,12 @@ def _parse(text: str, display: str) -> list[Any]:
     """The documents of the file as plain values; a syntax error is a UsageError with its line."""
     stripped = text.lstrip("\ufeff \t\r\n")
     if stripped.startswith(("{", "[")):
+        import msgspec  # 1.5x faster than json.loads on a 43 MB state; only its error needs json's line
+
+        try:
+            return [msgspec.json.decode(stripped)]
+        except msgspec.DecodeError:
+            pass
         try:
             return [json.loads(stripped)]
         except json.JSONDecodeError as exc:
