@@ -221,24 +221,41 @@ def _use_color(flag: bool | None, output: str | None) -> bool:
 
 @main.command("snapshot")
 @live_options
+@click.option("--cluster-state", "cluster_state", type=click.Path(dir_okay=False), metavar="DUMP",
+              help="Convert this saved cluster state (a kubectl dump) instead of reading a live cluster.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
-              help="Write the List to FILE (JSON when it ends in .json, else YAML) [default: stdout].")
+              help="Write the snapshot to FILE [default: stdout].")
 def snapshot_command(kube_context: str | None, kubeconfig: str | None, in_cluster: bool, request_timeout: float,
-                     output: str | None) -> None:
-    """Save nodes, namespaces and non-terminated Pods of a live cluster for --cluster-state."""
-    from .cluster.live import LiveCluster, write_snapshot
+                     cluster_state: str | None, output: str | None) -> None:
+    """Save what the cluster rules read (nodes, namespaces, usage per node, Pods) for --cluster-state."""
+    from .cluster.snapshot import snapshot_text
 
     try:
-        live = LiveCluster(_live(kube_context, kubeconfig, in_cluster, request_timeout))
-        state = live.snapshot()
-        write_snapshot(state, output, live.source)
+        live_options = _live(kube_context, kubeconfig, in_cluster, request_timeout, live=cluster_state is None)
+        if cluster_state is not None:
+            state = _cluster_from_file(cluster_state, live_options)
+            source = state.source
+        else:
+            from .cluster.live import LiveCluster
+
+            live = LiveCluster(live_options)
+            state = live.snapshot()
+            source = live.source
+        text = snapshot_text(state, source)
+        if output:
+            with open(output, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        else:
+            sys.stdout.write(text)
+    except OSError as exc:
+        click.echo(f"nodename-lint: {output}: cannot write the snapshot: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_USAGE)
     except UsageError as exc:
         click.echo(f"nodename-lint: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     if output:
-        counts = {kind: sum(1 for item in state["items"] if item["kind"] == kind) for kind in ("Node", "Namespace", "Pod")}
-        click.echo(f"nodename-lint: wrote {output} from {live.source}: {counts['Node']} nodes, "
-                   f"{counts['Namespace']} namespaces, {counts['Pod']} non-terminated Pods", err=True)
+        click.echo(f"nodename-lint: wrote {output} from {source}: {len(state.nodes or ())} nodes, "
+                   f"{len(state.namespaces or ())} namespaces, {len(state.pods or ())} Pods", err=True)
 
 
 @main.command("rules")

@@ -7,7 +7,7 @@ rapidfuzz's C loop rather than in Python (1.2 million distance calls took 7 s th
 
 from __future__ import annotations
 
-from typing import Collection, Iterable
+from collections.abc import Collection, Iterable
 
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
@@ -40,7 +40,7 @@ class NodeNameIndex:
         # `worker2` -> the names that are it plus whole parts at either end (`kind-worker2`)
         self._longer: dict[str, list[int]] = {}
         self._positions: dict[str, list[int]] = {}
-        for index, (name, lowered) in enumerate(zip(self.names, self.lowered)):
+        for index, (name, lowered) in enumerate(zip(self.names, self.lowered, strict=True)):
             self._same_case.setdefault(lowered, name)
             self._same_letters.setdefault(_normalized(name), []).append(name)
             self._positions.setdefault(lowered, []).append(index)

@@ -102,15 +102,15 @@ class ClusterState:
     def why_missing(self, data: str) -> str:
         return self.unavailable.get(data, f"the cluster state from {self.source} has no {data}")
 
-    # --- indexes, built on first use ----------------------------------------------------------
-    def _index(self) -> None:
-        by_node: dict[str, list[PodInfo]] = {}
-        by_name: dict[tuple[str, str], PodInfo] = {}
-        for pod in self.pods or ():
-            by_name[(pod.namespace, pod.name)] = pod
-            if pod.node_name and not pod.is_terminated:
-                by_node.setdefault(pod.node_name, []).append(pod)
-        self._by_node, self._by_name = by_node, by_name
+    # --- indexes, built on first use (each on its own: a snapshot's usage is summed already) --------
+    def _pods_by_node(self) -> dict[str, list[PodInfo]]:
+        if self._by_node is None:
+            by_node: dict[str, list[PodInfo]] = {}
+            for pod in self.pods or ():
+                if pod.node_name and not pod.is_terminated:
+                    by_node.setdefault(pod.node_name, []).append(pod)
+            self._by_node = by_node
+        return self._by_node
 
     def pods_known_on(self, node: str) -> bool:
         """Whether every non-terminated Pod on `node` is known (so its usage can be summed)."""
@@ -124,10 +124,7 @@ class ClusterState:
         if cached is None:
             from ..scheduling import add_into, pod_requests
 
-            if self._by_node is None:
-                self._index()
-            assert self._by_node is not None
-            running = self._by_node.get(node, [])
+            running = self._pods_by_node().get(node, [])
             requested: dict[str, int] = {}
             for pod in running:
                 add_into(requested, pod_requests(pod.spec, lenient=True))
@@ -137,6 +134,9 @@ class ClusterState:
     def live_pod(self, namespace: str, name: str) -> PodInfo | None:
         """The Pod with this namespace and name in the cluster, if any."""
         if self._by_name is None:
-            self._index()
-        assert self._by_name is not None
+            self._by_name = {(pod.namespace, pod.name): pod for pod in self.pods or ()}
         return self._by_name.get((namespace, name))
+
+    def set_usage(self, usage: dict[str, NodeUsage]) -> None:
+        """Usage summed elsewhere (a snapshot holds the sums, not the Pods' specs)."""
+        self._usage.update(usage)
