@@ -195,23 +195,29 @@ def objects_in(
     A document without a string apiVersion and kind (Helm values, CI configs) yields nothing.
     """
     root = document.root
-    api_version = scalar_at(root, "apiVersion")
-    kind = scalar_at(root, "kind")
-    if not api_version or not kind:
-        return
-    assert isinstance(root, MappingNode)
-    if kind.endswith("List"):
-        items = lookup(root, "items")
-        if items is not None and isinstance(items[1], SequenceNode):
-            item_kind = kind[: -len("List")] or None
-            for item in items[1].value:
-                if isinstance(item, MappingNode):
-                    item_api = scalar_at(item, "apiVersion") or (api_version if item_kind else None)
-                    kind_of_item = scalar_at(item, "kind") or item_kind
-                    if item_api and kind_of_item:
-                        yield Manifest(
-                            path, document, item, item_api, kind_of_item,
-                            default_namespace=default_namespace, is_static_pod=is_static_pod,
-                        )
+    if document.list_of is not None:  # items of a List, split out of it (documents._list_items)
+        assert isinstance(root, SequenceNode)
+        items: list[Node] = root.value
+        api_version, kind = document.list_of
+    else:
+        api_version = scalar_at(root, "apiVersion")
+        kind = scalar_at(root, "kind")
+        if not api_version or not kind:
             return
-    yield Manifest(path, document, root, api_version, kind, default_namespace=default_namespace, is_static_pod=is_static_pod)
+        assert isinstance(root, MappingNode)
+        found = lookup(root, "items") if kind.endswith("List") else None
+        if found is None or not isinstance(found[1], SequenceNode):
+            yield Manifest(path, document, root, api_version, kind,
+                           default_namespace=default_namespace, is_static_pod=is_static_pod)
+            return
+        items = found[1].value[document.first_item :]
+    item_kind = kind[: -len("List")] or None
+    for item in items:
+        if isinstance(item, MappingNode):
+            item_api = scalar_at(item, "apiVersion") or (api_version if item_kind else None)
+            kind_of_item = scalar_at(item, "kind") or item_kind
+            if item_api and kind_of_item:
+                yield Manifest(
+                    path, document, item, item_api, kind_of_item,
+                    default_namespace=default_namespace, is_static_pod=is_static_pod,
+                )
