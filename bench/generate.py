@@ -275,7 +275,7 @@ def generate_corpus(out: Path, documents: int = DEFAULT_DOCUMENTS, seed: int = D
         if rng.random() < 0.5:
             (folder / "all.yaml").write_text("---\n" + "---\n".join(parts))
         else:
-            for name, text in zip(("deployment.yaml", "service.yaml", "configmap.yaml"), parts):
+            for name, text in zip(("deployment.yaml", "service.yaml", "configmap.yaml"), parts, strict=True):
                 (folder / name).write_text(text)
         written += len(parts)
     for name, workers, pods_per_node in CLUSTER_SIZES:

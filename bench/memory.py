@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from generate import configmap, deployment, pinned_pod, service  # noqa: E402  (bench/ is not a package)
+from generate import configmap, deployment, pinned_pod, service  # bench/ is not a package
 
 BLOCK_BYTES = 1 << 20
 

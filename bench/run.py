@@ -215,7 +215,7 @@ def cluster_cost(manifest: Path, states: list[Path], workloads: list[tuple[str, 
     ], args.repeat)
     lines = ["| cluster state | nodes / Pods | load alone, wall s | " + " | ".join(
         f"per manifest, {name}: µs wall (cpu)" for name, _ in workloads) + " |", "|---|---|---|" + "---|" * len(workloads)]
-    for state, load in zip(states, loads):
+    for state, load in zip(states, loads, strict=True):
         cells = [state.name, _state_size(state), f"{load.median:.2f}"]
         for _, rows in workloads:
             row = next(r for r in rows if r.label.endswith(state.name))

@@ -1,3 +1,3 @@
 """nodename-lint: predicts what the cluster will do with a manifest that pins a Pod to a node."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from . import __version__
+from .clitypes import Duration, complete_contexts, complete_rule_ids
 from .report import FORMATS
 from .sources import UsageError
+
+if TYPE_CHECKING:  # startup: the CLI imports the engine's modules only when a command needs them
+    from .rule import Severity
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 SEVERITY_CHOICES = ("error", "warning", "info")
@@ -20,7 +25,12 @@ class DefaultToLint(click.Group):
     """A group whose default command is `lint`: `nodename-lint deploy/` means `nodename-lint lint deploy/`."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")):
+        # While the shell completes the first word (resilient parsing, no words yet) the group stays
+        # itself, so TAB offers the subcommands.
+        completing_first_word = ctx.resilient_parsing and not args
+        if not completing_first_word and (
+            not args or (args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"))
+        ):
             args = ["lint", *args]
         return super().parse_args(ctx, args)
 
@@ -37,11 +47,12 @@ def main() -> None:
 def live_options(command: Any) -> Any:
     """The options that point nodename-lint at a live cluster (shared by `lint` and `snapshot`)."""
     for option in reversed([
-        click.option("--context", "kube_context", metavar="NAME", help="Read cluster state live from this kubeconfig context."),
+        click.option("--context", "kube_context", metavar="NAME", shell_complete=complete_contexts,
+                     help="Read cluster state live from this kubeconfig context."),
         click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig file [default: KUBECONFIG, else ~/.kube/config]."),
         click.option("--in-cluster", is_flag=True, help="Use the Pod's service account (inside a cluster)."),
-        click.option("--request-timeout", type=click.FloatRange(min=0.1), default=5.0, show_default=True, metavar="SECONDS",
-                     help="Connect and read timeout of each API request."),
+        click.option("--request-timeout", type=Duration(minimum=0.1), default="5s", show_default=True, metavar="DURATION",
+                     help="Connect and read timeout of each API request, as kubectl takes it: 5s, 1m, 1m30s, or seconds."),
     ]):
         command = option(command)
     return command
@@ -80,9 +91,10 @@ def _format_output_options(command: Any) -> Any:
 @_format_output_options
 @click.option("--changed-since", metavar="REF", default=None, help="Report only findings in files changed since git REF (committed or not).")
 @click.option("--fail-on", type=click.Choice(SEVERITY_CHOICES), default=None, help="Lowest severity that makes the exit code 1 [default: error].")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config file [default: .nodename-lint.yaml here or in a parent].")
-@click.option("--select", multiple=True, help="Run only these rule ids (comma-separated, repeatable).")
-@click.option("--ignore", multiple=True, help="Do not run these rule ids (comma-separated, repeatable).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False),
+              help="Config file [default: the .nodename-lint.yaml nearest to each PATH, else here or in a parent].")
+@click.option("--select", multiple=True, shell_complete=complete_rule_ids, help="Run only these rule ids (comma-separated, repeatable).")
+@click.option("--ignore", multiple=True, shell_complete=complete_rule_ids, help="Do not run these rule ids (comma-separated, repeatable).")
 @click.option("--namespace", "-n", default=None, help="Namespace for objects that do not set one [default: default].")
 @click.option("--static-pod-dir", "static_pod_dirs", multiple=True, type=click.Path(file_okay=False), help="A kubelet staticPodPath folder; its files are checked as static Pods (repeatable).")
 @click.option("--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set].")
@@ -93,28 +105,41 @@ def _format_output_options(command: Any) -> Any:
 @click.option("--diff", is_flag=True, help="Print a unified diff of what --fix would change; write nothing.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
               help="Worker processes [default: one per core for large inputs (2 MB or more), else 1].")
+@click.option("--exit-zero", is_flag=True, help="Exit with 0 even when there are findings (2 still means a usage error).")
+@click.option("--statistics", is_flag=True, help="Text output: one `COUNT RULE SUMMARY` line per rule instead of each finding.")
+@click.option("--quiet", "-q", is_flag=True, help="Text output: only the findings, no summary and no skipped-rules line.")
+@click.option("--show-source", is_flag=True, help="Text output: show the offending line with a caret under the column.")
 @live_options
 def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str | None, fail_on: str | None,
                  config_path: str | None, select: tuple[str, ...], ignore: tuple[str, ...], namespace: str | None,
                  static_pod_dirs: tuple[str, ...], color: bool | None, changed_since: str | None,
                  live: bool, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
                  request_timeout: float, fix: bool, diff: bool, jobs: int | None, cluster_state: str | None,
+                 exit_zero: bool, statistics: bool, quiet: bool, show_source: bool,
                  **format_outputs: str | None) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
-    outputs = {name: format_outputs[f"output_{name}"] for name in FORMATS if format_outputs[f"output_{name}"]}
+    outputs: dict[str, str] = {name: file for name in FORMATS if (file := format_outputs[f"output_{name}"])}
     try:
         live_options = _live(kube_context, kubeconfig, in_cluster, request_timeout, live)
         code = run_lint(
-            live=live_options, cluster=_cluster_from_file(cluster_state, live_options),
+            live=live_options, cluster=_cluster_from_file(cluster_state, live_options), cluster_state=cluster_state,
             paths=list(paths) or ["."], formats=list(formats) or ["text"], output=output, fail_on=fail_on,
             config_path=config_path, select=_split_ids(select), ignore=_split_ids(ignore), namespace=namespace,
             static_pod_dirs=list(static_pod_dirs), color=color, outputs=outputs, changed_since=changed_since,
-            fix=fix, diff=diff, jobs=jobs,
+            fix=fix, diff=diff, jobs=jobs, text=TextOptions(quiet=quiet, statistics=statistics, show_source=show_source),
         )
+        if exit_zero and code == EXIT_FINDINGS:
+            code = EXIT_CLEAN
     except UsageError as exc:
-        click.echo(f"nodename-lint: {exc}", err=True)
+        _usage_error(exc)
         code = EXIT_USAGE
     sys.exit(code)
+
+
+def _usage_error(exc: UsageError) -> None:
+    """One stderr line per problem (a config file may have several)."""
+    for line in str(exc).splitlines():
+        click.echo(f"nodename-lint: {line}", err=True)
 
 
 def _cluster_from_file(path: str | None, live_options: Any) -> Any:
@@ -128,69 +153,172 @@ def _cluster_from_file(path: str | None, live_options: Any) -> Any:
     return load_state_file(path)
 
 
+@dataclass(frozen=True)
+class TextOptions:
+    """How the text format shows a run (ruff's --quiet, --statistics and --show-source)."""
+
+    quiet: bool = False
+    statistics: bool = False
+    show_source: bool = False
+
+
+@dataclass
+class _Group:
+    """The paths one config file governs, with what that config makes of them."""
+
+    config: Any
+    paths: list[str]
+    severities: dict[str, Severity | None] = field(default_factory=dict)  # None: the rule's own severity
+    sources: list[Any] = field(default_factory=list)
+
+
 def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_on: str | None, config_path: str | None,
              select: list[str], ignore: list[str], namespace: str | None, static_pod_dirs: list[str],
              color: bool | None, cluster: Any = None, outputs: dict[str, str] | None = None,
              changed_since: str | None = None, live: Any = None, fix: bool = False, diff: bool = False,
-             jobs: int | None = None) -> int:
+             jobs: int | None = None, cluster_state: str | None = None, text: TextOptions = TextOptions()) -> int:
     """The whole lint run; returns the exit code. Raises UsageError for exit code 2.
 
     FORMATS go to OUTPUT (stdout when None); OUTPUTS sends a format to its own file. LIVE
-    (LiveOptions) reads the cluster state from the API for what the manifests name.
+    (LiveOptions) reads the cluster state from the API for what the manifests name. Each PATH is
+    linted with the config file nearest to it (or CONFIG_PATH); CLUSTER_STATE, the file CLUSTER was
+    read from, is never linted.
     """
-    from .config import find_config, load_config, resolve_severities
     from .engine import Linter
+    from .findings import RunResult
     from .parallel import lint_files
-    from .registry import all_rules
+    from .progress import Progress
     from .rule import SEVERITY_RANK, Context
+
+    _check_destinations(formats, output, outputs or {})
+    groups = _config_groups(paths, config_path, select, ignore, static_pod_dirs)
+    notes = _drop_state_file(groups, cluster_state)
+    all_sources = [source for group in groups for source in group.sources]
+    if fix or diff:
+        from .fix.command import check_fix_request
+
+        check_fix_request(all_sources, write=fix)
+    live_cluster = None
+    if live is not None:
+        from .cluster.live import LiveCluster, Referenced, referenced
+
+        live_cluster = LiveCluster(live)  # resolves the kubeconfig; no request yet
+        wanted = Referenced()
+        for group in groups:
+            found = referenced(group.sources, _namespace(namespace, group.config, live_cluster))
+            wanted.nodes |= found.nodes
+            wanted.pods |= found.pods
+        cluster = live_cluster.state_for(wanted)
+    progress = Progress(len(all_sources), enabled=not text.quiet)
+    results: list[RunResult] = []
+    failing = False
+    try:
+        for group in groups:
+            context = Context(cluster=cluster, default_namespace=_namespace(namespace, group.config, live_cluster))
+            linter = Linter(group.severities, context)
+            if fix or diff:
+                from .fix.command import fix_sources
+
+                would_change = fix_sources(linter, group.sources, write=fix, show_diff=diff)
+                if not fix:  # --diff alone: the diff is the output; exit 1 when there is something to fix
+                    failing = failing or would_change
+                    continue
+            result = lint_files(linter, group.sources, jobs, progress=progress.advance)
+            if changed_since:
+                from .changes import keep_changed_files
+
+                keep_changed_files(result, changed_since)
+            threshold = SEVERITY_RANK[fail_on or group.config.fail_on or "error"]
+            failing = failing or any(SEVERITY_RANK[finding.severity] >= threshold for finding in result.findings)
+            results.append(result)
+    finally:
+        progress.close()
+    if diff and not fix:
+        return EXIT_FINDINGS if failing else EXIT_CLEAN
+    result = _merged(results, notes)
+    for note in result.notes:
+        click.echo(f"nodename-lint: {note}", err=True)
+    _write_reports(result, formats, output, outputs or {}, color, text)
+    return EXIT_FINDINGS if failing else EXIT_CLEAN
+
+
+def _namespace(flag: str | None, config: Any, live_cluster: Any) -> str:
+    """-n, else the config's namespace, else the live context's, else default (as kubectl apply)."""
+    return flag or config.namespace or (live_cluster and live_cluster.namespace) or "default"
+
+
+def _config_groups(paths: list[str], config_path: str | None, select: list[str], ignore: list[str],
+                   static_pod_dirs: list[str]) -> list[_Group]:
+    """The paths grouped by the config file that governs them, each group's rules and sources.
+
+    Like ruff and yamllint, a PATH uses the config nearest to it (its folder and up), else the
+    current folder's; --config FILE governs every path.
+    """
+    from .config import config_for, load_config, resolve_severities
+    from .registry import all_rules
     from .sources import discover
 
     catalogue = all_rules()
     if config_path is not None and not os.path.isfile(config_path):
         raise UsageError(f"{config_path}: no such config file")
-    config = load_config(config_path or find_config(), list(catalogue))
-    severities = resolve_severities({rule.id: rule.severity for rule in catalogue.values()}, config, select, ignore)
-    sources = list(discover(paths, [*static_pod_dirs, *config.static_pod_dirs], config.exclude))
-    if fix or diff:
-        from .fix.command import check_fix_request
-
-        check_fix_request(sources, write=fix)
-    live_cluster = None
-    if live is not None:
-        from .cluster.live import LiveCluster
-
-        live_cluster = LiveCluster(live)  # resolves the kubeconfig; no request yet
-    default_namespace = namespace or config.namespace or (live_cluster and live_cluster.namespace) or "default"
-    if live_cluster is not None:
-        from .cluster.live import referenced
-
-        cluster = live_cluster.state_for(referenced(sources, default_namespace))
-    context = Context(cluster=cluster, default_namespace=default_namespace)
-    linter = Linter(severities, context)
-    if fix or diff:
-        from .fix.command import fix_sources
-
-        would_change = fix_sources(linter, sources, write=fix, show_diff=diff)
-        if not fix:  # --diff alone: the diff is the output; exit 1 when there is something to fix
-            return EXIT_FINDINGS if would_change else EXIT_CLEAN
-    result = lint_files(linter, sources, jobs)
-    if changed_since:
-        from .changes import keep_changed_files
-
-        keep_changed_files(result, changed_since)
-    for note in result.notes:
-        click.echo(f"nodename-lint: {note}", err=True)
-    _write_reports(result, formats, output, outputs or {}, color)
-    threshold = SEVERITY_RANK[fail_on or config.fail_on or "error"]
-    failing = any(SEVERITY_RANK[finding.severity] >= threshold for finding in result.findings)
-    return EXIT_FINDINGS if failing else EXIT_CLEAN
+    by_config: dict[str | None, list[str]] = {}
+    for path in paths:
+        by_config.setdefault(config_path or config_for(path), []).append(path)
+    groups = []
+    for found, group_paths in by_config.items():
+        config = load_config(found, list(catalogue))
+        severities = resolve_severities(catalogue, config, select, ignore)
+        sources = list(discover(group_paths, [*static_pod_dirs, *config.static_pod_dirs], config.exclude))
+        groups.append(_Group(config, group_paths, dict(severities), sources))
+    return groups
 
 
-def _write_reports(result: Any, formats: list[str], output: str | None, outputs: dict[str, str],
-                   color: bool | None) -> None:
-    """Render each format once to its destination; two formats never share one file."""
-    from .report import renderer
+def _drop_state_file(groups: list[_Group], state_file: str | None) -> list[str]:
+    """Never lint the --cluster-state file itself (its Pods would be checked against themselves)."""
+    if state_file is None:
+        return []
+    notes = []
+    name = os.path.basename(state_file)
+    for group in groups:
+        kept = []
+        for source in group.sources:
+            if os.path.basename(source.path) == name and _same_file(source.path, state_file):
+                notes.append(f"{source.display}: not linted: it is the cluster state given with --cluster-state")
+            else:
+                kept.append(source)
+        group.sources = kept
+    return notes
 
+
+def _same_file(first: str, second: str) -> bool:
+    try:
+        return os.path.samefile(first, second)
+    except OSError:
+        return False
+
+
+def _merged(results: list[Any], notes: list[str]) -> Any:
+    """One run's result from the results of its config groups (one group in the common case)."""
+    from .findings import RunResult
+
+    merged = RunResult(notes=list(notes))
+    for result in results:
+        merged.findings.extend(result.findings)
+        merged.files += result.files
+        merged.objects += result.objects
+        merged.skipped_rules.update(result.skipped_rules)
+        merged.notes.extend(result.notes)
+    if len(results) > 1:
+        merged.findings.sort(key=lambda f: (f.file, *f.sort_key()))
+    return merged
+
+
+# Formats that are one document each: two of them on one stream would be unreadable (ruff refuses it too).
+_DOCUMENT_FORMATS = ("json", "sarif")
+
+
+def _check_destinations(formats: list[str], output: str | None, outputs: dict[str, str]) -> None:
+    """Refuse, before anything is linted, two reports in one file or a JSON/SARIF document mixed into stdout."""
     destinations = {name: outputs.get(name, output) for name in dict.fromkeys([*formats, *outputs])}
     files = [file for file in destinations.values() if file]
     shared = sorted({file for file in files if files.count(file) > 1})
@@ -198,15 +326,35 @@ def _write_reports(result: Any, formats: list[str], output: str | None, outputs:
         names = [name for name, file in destinations.items() if file == shared[0]]
         raise UsageError(f"{shared[0]}: {' and '.join(names)} reports cannot share one file; "
                          f"give each its own with --output-FORMAT FILE")
+    on_stdout = [name for name, file in destinations.items() if file is None]
+    documents = [name for name in on_stdout if name in _DOCUMENT_FORMATS]
+    if documents and len(on_stdout) > 1:
+        raise UsageError(f"--format {' and --format '.join(on_stdout)} would write {len(on_stdout)} reports to stdout "
+                         f"one after the other, and {documents[0]} must be alone to be read: "
+                         f"send it to a file with --output-{documents[0]} FILE")
+
+
+def _write_reports(result: Any, formats: list[str], output: str | None, outputs: dict[str, str],
+                   color: bool | None, text: TextOptions = TextOptions()) -> None:
+    """Render each format once to its destination (checked by _check_destinations)."""
+    from .report import renderer
+
+    destinations = {name: outputs.get(name, output) for name in dict.fromkeys([*formats, *outputs])}
     use_color = _use_color(color, destinations.get("text"))
     for name, file in destinations.items():
-        text = renderer(name)(result, color=use_color and name == "text")
+        if name == "text":
+            from .report.text import render as render_text
+
+            report = render_text(result, color=use_color, quiet=text.quiet, statistics=text.statistics,
+                                 show_source=text.show_source)
+        else:
+            report = renderer(name)(result)
         if file is None:
-            click.echo(text, nl=False, color=use_color)  # click strips ANSI codes off a terminal unless told
+            click.echo(report, nl=False, color=use_color)  # click strips ANSI codes off a terminal unless told
             continue
         try:
             with open(file, "w", encoding="utf-8") as handle:
-                handle.write(text)
+                handle.write(report)
         except OSError as exc:
             raise UsageError(f"{file}: cannot write the {name} report: {exc.strerror or exc}") from None
 
@@ -219,26 +367,91 @@ def _use_color(flag: bool | None, output: str | None) -> bool:
     return sys.stdout.isatty()
 
 
+@main.command("audit")
+@click.option("--cluster-state", "cluster_state", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Audit a saved cluster: `kubectl get nodes,namespaces,pods,deployments,statefulsets,daemonsets,"
+                   "replicasets,jobs,cronjobs -A -o yaml --show-managed-fields` or `snapshot --workloads`.")
+@live_options
+@click.option("--format", "formats", multiple=True, type=click.Choice(FORMATS), help="Output format (repeatable).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE instead of stdout.")
+@_format_output_options
+@click.option("--fail-on", type=click.Choice(SEVERITY_CHOICES), default=None, help="Lowest severity that makes the exit code 1 [default: error].")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config file [default: .nodename-lint.yaml here or in a parent].")
+@click.option("--select", multiple=True, help="Run only these rule ids (comma-separated, repeatable).")
+@click.option("--ignore", multiple=True, help="Do not run these rule ids (comma-separated, repeatable).")
+@click.option("--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set].")
+def audit_command(cluster_state: str | None, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
+                  request_timeout: float, formats: tuple[str, ...], output: str | None, fail_on: str | None,
+                  config_path: str | None, select: tuple[str, ...], ignore: tuple[str, ...], color: bool | None,
+                  **format_outputs: str | None) -> None:
+    """Audit a running cluster: Pods pinned by hand, orphaned on a missing node or rejected by the kubelet."""
+    outputs = {name: path for name in FORMATS if (path := format_outputs[f"output_{name}"])}
+    try:
+        from .config import find_config, load_config, resolve_severities
+        from .registry import all_rules
+        from .rule import SEVERITY_RANK
+
+        objects = _audit_objects(cluster_state, _live(kube_context, kubeconfig, in_cluster, request_timeout, live=False),
+                                 request_timeout)
+        catalogue = all_rules()
+        if config_path is not None and not os.path.isfile(config_path):
+            raise UsageError(f"{config_path}: no such config file")
+        config = load_config(config_path or find_config(), list(catalogue))
+        severities = resolve_severities({rule.id: rule.severity for rule in catalogue.values()}, config,
+                                        _split_ids(select), _split_ids(ignore))
+        from .audit import run_audit
+
+        result = run_audit(objects, severities)
+        _write_reports(result, list(formats) or ["text"], output, outputs, color)
+        threshold = SEVERITY_RANK[fail_on or config.fail_on or "error"]
+        code = EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in result.findings) else EXIT_CLEAN
+    except UsageError as exc:
+        click.echo(f"nodename-lint: {exc}", err=True)
+        code = EXIT_USAGE
+    sys.exit(code)
+
+
+def _audit_objects(cluster_state: str | None, live: Any, request_timeout: float) -> Any:
+    """The cluster objects to audit: from `--cluster-state FILE`, else live (without options: the current context)."""
+    if cluster_state is not None:
+        if live is not None:
+            raise UsageError("--cluster-state cannot be combined with --context, --kubeconfig or --in-cluster")
+        from .cluster.workloads import load_objects_file
+
+        return load_objects_file(cluster_state)
+    from .cluster.live import LiveCluster, LiveOptions
+    from .cluster.workloads import read_live
+
+    return read_live(LiveCluster(live or LiveOptions(request_timeout=request_timeout)))
+
+
 @main.command("snapshot")
 @live_options
 @click.option("--cluster-state", "cluster_state", type=click.Path(dir_okay=False), metavar="DUMP",
               help="Convert this saved cluster state (a kubectl dump) instead of reading a live cluster.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
               help="Write the snapshot to FILE [default: stdout].")
+@click.option("--workloads", is_flag=True,
+              help="Save every Pod (Failed ones too) and the workloads instead, for `audit --cluster-state FILE`.")
 def snapshot_command(kube_context: str | None, kubeconfig: str | None, in_cluster: bool, request_timeout: float,
-                     cluster_state: str | None, output: str | None) -> None:
+                     cluster_state: str | None, output: str | None, workloads: bool) -> None:
     """Save what the cluster rules read (nodes, namespaces, usage per node, Pods) for --cluster-state."""
     from .cluster.snapshot import snapshot_text
 
     try:
         live_options = _live(kube_context, kubeconfig, in_cluster, request_timeout, live=cluster_state is None)
         if cluster_state is not None:
+            if workloads:
+                raise UsageError("--workloads reads a live cluster: it cannot be combined with --cluster-state")
             state = _cluster_from_file(cluster_state, live_options)
             source = state.source
         else:
             from .cluster.live import LiveCluster
 
             live = LiveCluster(live_options)
+            if workloads:
+                _snapshot_workloads(live, output)
+                return
             state = live.snapshot()
             source = live.source
         text = snapshot_text(state, source)
@@ -256,6 +469,21 @@ def snapshot_command(kube_context: str | None, kubeconfig: str | None, in_cluste
     if output:
         click.echo(f"nodename-lint: wrote {output} from {source}: {len(state.nodes or ())} nodes, "
                    f"{len(state.namespaces or ())} namespaces, {len(state.pods or ())} Pods", err=True)
+
+
+def _snapshot_workloads(live: Any, output: str | None) -> None:
+    """`snapshot --workloads`: what audit reads; an RBAC denial fails it rather than write a partial copy."""
+    from .cluster.live import ClusterUnavailable
+    from .cluster.workloads import CORE, WORKLOADS, read_live, write_workload_snapshot
+
+    found = read_live(live)
+    if found.unavailable:
+        raise ClusterUnavailable(f"cannot snapshot {found.source}: {next(iter(found.unavailable.values()))}")
+    write_workload_snapshot(found, output)
+    if output:
+        counts = ", ".join(f"{len(found.of(kind))} {resource}" for kind, resource in
+                           [*CORE.items(), *((kind, resource) for kind, (resource, _) in WORKLOADS.items())])
+        click.echo(f"nodename-lint: wrote {output} from {found.source}: {counts}", err=True)
 
 
 @main.command("rules")
@@ -278,7 +506,7 @@ def rules_command(markdown: bool) -> None:
 
 
 @main.command("explain")
-@click.argument("rule_id")
+@click.argument("rule_id", shell_complete=complete_rule_ids)
 def explain_command(rule_id: str) -> None:
     """Print the whole documentation of one rule, with its examples."""
     from .registry import all_rules

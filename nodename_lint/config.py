@@ -1,12 +1,15 @@
 """`.nodename-lint.yaml`: which rules run at which severity, and which paths are skipped.
 
-The file is found in the current folder or the nearest parent (or given with --config) and is
-validated with JSON Schema; a mistake is reported with its line, and the run stops (exit 2).
+The file nearest to each linted path is used (its folder, then the parents; then the current
+folder and its parents), as ruff and yamllint find theirs, or the one given with --config. It is
+validated with JSON Schema; every mistake is reported at its own line, with a "did you mean" for
+a misspelt key, rule id or value, and the run stops (exit 2).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,14 +53,26 @@ class Config:
     """The settings of a config file, with paths made absolute against the file's folder."""
 
     path: str | None = None
-    rules: dict[str, Severity | None] = field(default_factory=dict)  # None disables the rule
+    # rule id -> a severity, "default" (enabled at the rule's own severity) or None (disabled)
+    rules: dict[str, str | None] = field(default_factory=dict)
     exclude: list[str] = field(default_factory=list)
     static_pod_dirs: list[str] = field(default_factory=list)
     namespace: str | None = None
     fail_on: Severity | None = None
 
 
+def config_for(path: str) -> str | None:
+    """The config file nearest to a linted PATH (stdin: the current folder), else the current folder's."""
+    if path != "-":
+        start = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+        found = find_config(start)
+        if found is not None:
+            return found
+    return find_config(".")
+
+
 def find_config(start: str = ".") -> str | None:
+    """The first config file in START or one of its parents."""
     folder = os.path.abspath(start)
     while True:
         for name in CONFIG_NAMES:
@@ -75,10 +90,9 @@ def load_config(path: str | None, rule_ids: list[str]) -> Config:
     if path is None:
         return Config()
     import jsonschema
-    import yaml
 
     from .documents import compose
-    from .yamlnodes import ConversionError, child, to_python
+    from .yamlnodes import ConversionError, to_python
 
     try:
         with open(path, encoding="utf-8-sig") as handle:
@@ -94,24 +108,10 @@ def load_config(path: str | None, rule_ids: list[str]) -> Config:
     except ConversionError as exc:
         raise UsageError(f"{path}: {exc}") from None
     validator = jsonschema.Draft202012Validator(config_schema(rule_ids))
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-    if errors:
-        error = errors[0]
-        node: yaml.Node | None = document.root
-        line = node.start_mark.line + 1 if node is not None else 1
-        for step in error.absolute_path:
-            found = child(node, step)
-            if found is None:
-                break
-            line = found[0].start_mark.line + 1
-            node = found[1]
-        where = "/".join(str(step) for step in error.absolute_path) or "top level"
-        message = error.message
-        if "propertyNames" in error.schema_path:
-            message = f"unknown rule id {error.instance!r} (see `nodename-lint rules`)"
-            key = child(node, str(error.instance))
-            line = key[0].start_mark.line + 1 if key else line
-        raise UsageError(f"{path}:{line}: invalid config at {where}: {message}")
+    problems = sorted({problem for error in validator.iter_errors(data)
+                       for problem in _problems(error, document.root, rule_ids)})
+    if problems:
+        raise UsageError("\n".join(f"{path}:{line}: {message}" for line, message in problems))
     base = os.path.dirname(os.path.abspath(path))
     config = Config(path=path, namespace=data.get("namespace"), fail_on=data.get("fail-on"))
     for rule_id, setting in (data.get("rules") or {}).items():
@@ -121,10 +121,57 @@ def load_config(path: str | None, rule_ids: list[str]) -> Config:
     return config
 
 
+def _problems(error: Any, root: Any, rule_ids: list[str]) -> list[tuple[int, str]]:
+    """(line, message) for one schema error, at the line of the key or value that is wrong."""
+    from .yamlnodes import child
+
+    node, line = root, (root.start_mark.line + 1 if root is not None else 1)
+    for step in error.absolute_path:
+        found = child(node, step)
+        if found is None:
+            break
+        line, node = found[0].start_mark.line + 1, found[1]
+    steps = [str(step) for step in error.absolute_path]
+    where = "/".join(steps) or "the top level"
+
+    def key_line(key: str) -> int:
+        found = child(node, key)
+        return found[0].start_mark.line + 1 if found else line
+
+    if error.validator == "additionalProperties":
+        known = list(error.schema.get("properties", {}))
+        return [(key_line(key), f"unknown key {key!r} in {where}{_did_you_mean(key, known)}; the keys are {', '.join(known)}")
+                for key in error.instance if key not in known]
+    if "propertyNames" in error.schema_path:
+        rule_id = str(error.instance)
+        message = f"unknown rule id {rule_id!r}{_did_you_mean(rule_id, rule_ids)} (see `nodename-lint rules`)"
+        return [(key_line(rule_id), message)]
+    if steps[:1] == ["rules"] and len(steps) >= 2:
+        value = str(error.instance)
+        choices = [*SEVERITIES, OFF, "on"]
+        message = (f"invalid setting {error.instance!r} for rule {steps[1]}{_did_you_mean(value, choices)}: "
+                   f"use one of {', '.join(choices)}, or {{severity: SEVERITY, enabled: true|false}}")
+        return [(line, message)]
+    if error.validator == "enum":
+        choices = [str(choice) for choice in error.validator_value]
+        message = (f"invalid value {error.instance!r} for {where}{_did_you_mean(str(error.instance), choices)}: "
+                   f"use one of {', '.join(choices)}")
+        return [(line, message)]
+    return [(line, f"invalid config at {where}: {error.message}")]
+
+
+def _did_you_mean(word: str, choices: list[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 _DEFAULT = "default"
+_CONFIGURED: dict[str, Severity] = {severity: severity for severity in SEVERITIES}
 
 
-def _severity(setting: Any) -> Any:
+def _severity(setting: Any) -> str | None:
     """A rule's setting as a severity, None (disabled) or "default"."""
     if setting in (OFF, False):
         return None
@@ -138,20 +185,27 @@ def _severity(setting: Any) -> Any:
 
 
 def resolve_severities(
-    catalogue_defaults: dict[str, Severity], config: Config, select: list[str], ignore: list[str]
-) -> dict[str, Severity]:
-    """Active rule id -> severity, from defaults, the config, then --select and --ignore."""
-    unknown = [rule for rule in (*select, *ignore) if rule not in catalogue_defaults]
+    catalogue_ids: Iterable[str], config: Config, select: list[str], ignore: list[str]
+) -> dict[str, Severity | None]:
+    """Active rule id -> the severity the config sets for it, or None for the rule's own.
+
+    "Configured" stays distinct from "default": a configured severity applies to every finding of
+    the rule, while a rule left at its default may give some findings another severity (e.g.
+    untolerated-taint reports a NoSchedule taint as a warning).
+    """
+    known = list(catalogue_ids)
+    unknown = [rule for rule in (*select, *ignore) if rule not in known]
     if unknown:
-        raise UsageError(f"unknown rule id {unknown[0]!r} (see `nodename-lint rules`)")
-    active: dict[str, Severity] = {}
-    for rule_id, default in catalogue_defaults.items():
+        raise UsageError(f"unknown rule id {unknown[0]!r}{_did_you_mean(unknown[0], known)} "
+                         "(see `nodename-lint rules`)")
+    active: dict[str, Severity | None] = {}
+    for rule_id in known:
         setting = config.rules.get(rule_id, _DEFAULT)
         if setting is None:
             continue
-        active[rule_id] = default if setting == _DEFAULT else setting
+        active[rule_id] = _CONFIGURED.get(setting)  # "default" is not a severity: None, the rule's own
     if select:
-        active = {rule_id: catalogue_defaults[rule_id] if rule_id not in active else active[rule_id] for rule_id in select}
+        active = {rule_id: active.get(rule_id) for rule_id in select}
     for rule_id in ignore:
         active.pop(rule_id, None)
     return active

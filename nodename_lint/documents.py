@@ -10,10 +10,10 @@ from __future__ import annotations
 import codecs
 import gc
 import re
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Iterable, Iterator
 
 import yaml
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
@@ -26,7 +26,7 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+class _Loader(_BaseLoader):
     """libyaml's composer without PyYAML's YAML 1.1 tag resolution.
 
     Untagged scalars get the non-specific tags "?" (plain) and "!" (quoted, block), so that an
@@ -72,7 +72,9 @@ class Document:
     # (apiVersion, kind) of the List whose consecutive items this document holds (root: a sequence
     # of them), see _list_items
     list_of: tuple[str, str] | None = None
-    first_item: int = 0  # of a List composed whole after its first items came one by one
+    # the List's items before this document's first: of a piece of a List, or of a List composed
+    # whole after its first items came in pieces (whose items objects_in then skips)
+    first_item: int = 0
     # line -> rule ids of its `# nodename-lint: ignore` comment, found once (suppress.comment_directives)
     directives: dict[int, frozenset[str]] | None = field(default=None, repr=False, compare=False)
 
@@ -353,7 +355,7 @@ def _compose_items(text: str, index: int, line_offset: int, shape: _ListShape) -
             whole.first_item = done
             yield whole
             return
-        chunk.list_of, chunk.template = (api_version, kind), head.template
+        chunk.list_of, chunk.template, chunk.first_item = (api_version, kind), head.template, done
         yield chunk
         done += count
         lines += piece.count("\n")

@@ -3,19 +3,28 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable
+from functools import partial
+from typing import Generic, TypeVar
 
 from .documents import Document, SyntaxProblem, iter_documents, without_cycle_collection
 from .findings import Finding, RunResult
-from .model import Manifest, objects_in
+from .model import Manifest, live_list_fields, objects_in
 from .registry import all_rules
-from .rule import Context, Rule, Severity, Violation
+from .rule import Context, GroupCheck, ObjectCheck, ObjectRuleCheck, Rule, Severity, Violation
 from .sources import Source, read_blocks
-from .suppress import annotation_ignores, comment_directives, ignored_by_comment
+from .suppress import (
+    annotation_ignores,
+    comment_directives,
+    describe_unknown_ids,
+    ignored_by_comment,
+    unknown_comment_ids,
+)
 from .yamlnodes import ConversionError
 
 SYNTAX_RULE = "yaml-syntax"
+SUPPRESSION_RULE = "invalid-suppression"  # its comment half is reported here
 
 
 @dataclass
@@ -27,28 +36,50 @@ class FileResult:
     objects: int = 0
     static_pods: list[Manifest] = field(default_factory=list)
     internal_errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+Check = TypeVar("Check", ObjectCheck, GroupCheck)
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveCheck(Generic[Check]):
+    """One check of an active rule, with the severity the configuration sets (None: the rule's own)."""
+
+    rule: Rule
+    configured: Severity | None
+    function: Check
 
 
 class Linter:
-    """The active rules with their severities, bound to one run's context."""
+    """The active rules' checks, by kind, bound to one run's context.
 
-    def __init__(self, severities: dict[str, Severity], context: Context) -> None:
+    `severities` maps each active rule id to the severity the configuration sets for it, or None
+    for the rule's own (its default, which a rule may refine per violation). A configured severity
+    always wins: `untolerated-taint: error` makes every untolerated taint an error.
+    """
+
+    def __init__(self, severities: Mapping[str, Severity | None], context: Context) -> None:
         catalogue = all_rules()
         self.context = context
         self.skipped: dict[str, str] = {}
-        active: list[tuple[Rule, Severity]] = []
-        for rule_id, severity in severities.items():
+        self.object_checks: dict[str, list[ActiveCheck[ObjectCheck]]] = {"object": [], "static-pod": []}
+        self.group_checks: dict[str, list[ActiveCheck[GroupCheck]]] = {"file": [], "folder": []}
+        for rule_id, configured in severities.items():
             rule = catalogue[rule_id]
             reason = self._missing_data(rule)
             if reason:
                 self.skipped[rule_id] = reason
-            else:
-                active.append((rule, severity))
-        self.object_rules = [(r, s) for r, s in active if r.check_object and not r.static_pods_only]
-        self.static_rules = [(r, s) for r, s in active if r.check_object and r.static_pods_only]
-        self.file_rules = [(r, s) for r, s in active if r.check_file]
-        self.folder_rules = [(r, s) for r, s in active if r.check_folder]
-        self.syntax_severity = severities.get(SYNTAX_RULE)
+                continue
+            for check in rule.checks:
+                if isinstance(check, ObjectRuleCheck):
+                    self.object_checks[check.kind].append(ActiveCheck(rule, configured, check.function))
+                else:
+                    self.group_checks[check.kind].append(ActiveCheck(rule, configured, check.function))
+        # The engine reports these two itself (lines of a file, not paths of an object): None when inactive.
+        self.syntax_severity = _active_severity(SYNTAX_RULE, severities, catalogue)
+        self.suppression_severity = _active_severity(SUPPRESSION_RULE, severities, catalogue)
+        self.rule_ids = list(catalogue)
 
     def _missing_data(self, rule: Rule) -> str:
         if not rule.needs:
@@ -81,12 +112,31 @@ class Linter:
         result.findings.sort(key=Finding.sort_key)
         return result
 
+    def check_object(self, obj: Manifest) -> FileResult:
+        """Run the object rules on one object that comes from no file (audit reads them from a cluster)."""
+        result = FileResult(Source(obj.path, obj.is_static_pod), objects=1)
+        self._check_object(result, obj)
+        return result
+
     def _lint_documents(self, result: FileResult, documents: Iterable[Document]) -> None:
         source = result.source
         file_objects: list[Manifest] = []
+        skipped_list = -1  # the index of a List of live objects whose pieces are skipped
         for document in documents:
             if document.error is not None:
                 self._syntax(result, document, document.error)
+                continue
+            if document.list_of is not None and document.index == skipped_list:
+                continue  # the other pieces of a List of live objects
+            if self.suppression_severity is not None:
+                self._check_suppression_comments(result, document)
+            live_fields = live_list_fields(document)
+            if live_fields:
+                result.notes.append(
+                    f"{source.display}:{document.line_offset + 1}: skipped a List of live objects "
+                    f"({', '.join(live_fields)}: saved from a cluster with kubectl get -o yaml); it describes a "
+                    "cluster, so give it with --cluster-state instead of linting it")
+                skipped_list = document.index
                 continue
             # the cyclic GC would rescan the document's whole node tree at each full collection:
             # quadratic in a List of thousands of items; what one document's checks drop is freed after
@@ -101,20 +151,25 @@ class Linter:
                         file_objects.append(obj)
         if source.is_static_pod:
             result.static_pods.extend(o for o in file_objects if o.is_pod)
-            for rule, severity in self.file_rules:
-                self._run(result, rule, severity, lambda: rule.check_file(file_objects, self.context), None)
+            for group_check in self.group_checks["file"]:
+                self._run(result, group_check.rule, partial(group_check.function, file_objects, self.context), None,
+                          group_check.configured)
 
     def _check_object(self, result: FileResult, obj: Manifest) -> None:
-        rules = self.object_rules + self.static_rules if obj.is_static_pod else self.object_rules
-        for rule, severity in rules:
-            if not self._run(result, rule, severity, lambda: ((obj, v) for v in rule.check_object(obj, self.context)), obj):
+        checks = self.object_checks["object"]
+        if obj.is_static_pod:
+            checks = checks + self.object_checks["static-pod"]
+        for check in checks:
+            produce = partial(_about, obj, partial(check.function, obj, self.context))
+            if not self._run(result, check.rule, produce, obj, check.configured):
                 return
 
-    def _run(self, result: FileResult, rule: Rule, severity: Severity, produce, obj: Manifest | None) -> bool:
+    def _run(self, result: FileResult, rule: Rule, produce: Callable[[], Iterable[tuple[Manifest, Violation]]],
+             obj: Manifest | None, configured: Severity | None) -> bool:
         """Collect one rule's violations; False when the object cannot be read any further."""
         try:
             for found_obj, violation in produce():
-                self._report(result.findings, rule, severity, found_obj, violation)
+                self._report(result.findings, rule, configured, found_obj, violation)
         except ConversionError as exc:
             if obj is not None:
                 mark = exc.node.start_mark
@@ -126,12 +181,12 @@ class Linter:
             result.internal_errors.append(f"internal error in rule {rule.id} at {where}: {exc!r}")
         return True
 
-    def locate(self, rule: Rule, severity: Severity, obj: Manifest, violation: Violation) -> Finding:
+    def locate(self, rule: Rule, configured: Severity | None, obj: Manifest, violation: Violation) -> Finding:
         line, column = obj.locate(violation.path)
         return Finding(
             rule=rule.id,
-            # a severity set in the configuration wins over the rule's per-violation one
-            severity=(violation.severity or severity) if severity == rule.severity else severity,
+            # a severity set in the configuration wins over the violation's own and the rule's default
+            severity=configured or violation.severity or rule.severity,
             message=violation.message,
             file=obj.path,
             line=line,
@@ -141,10 +196,10 @@ class Linter:
             template=obj.document.template,
         )
 
-    def _report(self, findings: list[Finding], rule: Rule, severity: Severity, obj: Manifest,
+    def _report(self, findings: list[Finding], rule: Rule, configured: Severity | None, obj: Manifest,
                 violation: Violation) -> None:
         """Locate a violation and keep it unless the object or a comment suppresses it."""
-        finding = self.locate(rule, severity, obj, violation)
+        finding = self.locate(rule, configured, obj, violation)
         if not self.suppressed(finding, obj):
             findings.append(finding)
 
@@ -154,6 +209,15 @@ class Linter:
             return True
         directives = comment_directives(obj.document)
         return bool(directives) and ignored_by_comment(directives, finding.line, finding.rule)
+
+    def _check_suppression_comments(self, result: FileResult, document: Document) -> None:
+        """A directive comment naming a rule id that does not exist is a finding (it silences nothing)."""
+        for line, column, unknown in unknown_comment_ids(document, self.rule_ids):
+            message, fix = describe_unknown_ids(unknown, self.rule_ids)
+            finding = Finding(SUPPRESSION_RULE, self.suppression_severity or "warning", message,
+                              result.source.display, line, column, None, fix, document.template)
+            if not ignored_by_comment(comment_directives(document), line, SUPPRESSION_RULE):
+                result.findings.append(finding)
 
     def _syntax(self, result: FileResult, document: Document | None, problem: SyntaxProblem) -> None:
         if self.syntax_severity is None:
@@ -174,27 +238,47 @@ class Linter:
         result.findings.append(finding)
 
     # --- a whole run --------------------------------------------------------------------------
-    def lint_sources(self, sources: Iterable[Source]) -> RunResult:
+    def lint_sources(self, sources: Iterable[Source], progress: Callable[[], None] | None = None) -> RunResult:
         """Lint every source in order, then run the folder-wide static Pod checks."""
-        return self.collect(self.lint_source(source) for source in sources)
+        return self.collect((self.lint_source(source) for source in sources), progress)
 
-    def collect(self, file_results: Iterable[FileResult]) -> RunResult:
-        """Merge per-file results (from this process or from workers) into the run's result."""
+    def collect(self, file_results: Iterable[FileResult], progress: Callable[[], None] | None = None) -> RunResult:
+        """Merge per-file results (from this process or from workers) into the run's result.
+
+        PROGRESS is called once per file as its result arrives.
+        """
         run = RunResult(skipped_rules=dict(self.skipped))
         static_by_folder: dict[str, list[Manifest]] = {}
         for file_result in file_results:
+            if progress is not None:
+                progress()
             run.files += 1
             run.objects += file_result.objects
             run.findings.extend(file_result.findings)
+            run.notes.extend(file_result.notes)
             run.notes.extend(file_result.internal_errors)
             for pod in file_result.static_pods:
                 static_by_folder.setdefault(os.path.dirname(pod.path), []).append(pod)
-        for rule, severity in self.folder_rules:
+        for check in self.group_checks["folder"]:
             for pods in static_by_folder.values():
-                for obj, violation in rule.check_folder(pods, self.context):
-                    self._report(run.findings, rule, severity, obj, violation)
+                for obj, violation in check.function(pods, self.context):
+                    self._report(run.findings, check.rule, check.configured, obj, violation)
         run.findings.sort(key=lambda f: (f.file, *f.sort_key()))
         return run
+
+
+def _active_severity(rule_id: str, severities: Mapping[str, Severity | None],
+                     catalogue: Mapping[str, Rule]) -> Severity | None:
+    """The severity of a rule the engine reports itself: configured, else its default; None when it is not active."""
+    if rule_id not in severities:
+        return None
+    return severities[rule_id] or catalogue[rule_id].severity
+
+
+def _about(obj: Manifest, produce: Callable[[], Iterable[Violation]]) -> Iterator[tuple[Manifest, Violation]]:
+    """An object check's violations, each paired with the object, as file and folder checks yield them."""
+    for violation in produce():
+        yield obj, violation
 
 
 def _decode_message(exc: UnicodeDecodeError) -> str:

@@ -22,6 +22,17 @@ class Finding:
     fix: str
     template: str | None = None  # Helm template from the `# Source:` comment of the document
 
+    @property
+    def in_file(self) -> bool:
+        """False for a finding about an object read from a cluster (audit): it has no file and line."""
+        return bool(self.file)
+
+    def where(self) -> str:
+        """path:line:column, or kind/namespace/name for a cluster object."""
+        if self.in_file or self.object is None:
+            return f"{self.file}:{self.line}:{self.column}"
+        return self.object.key()
+
     def sort_key(self) -> tuple[Any, ...]:
         return (self.line, self.column, self.rule, self.message)
 
@@ -38,9 +49,9 @@ class Finding:
             "rule": self.rule,
             "severity": self.severity,
             "message": self.message,
-            "file": self.file,
-            "line": self.line,
-            "column": self.column,
+            "file": self.file if self.in_file else None,
+            "line": self.line if self.in_file else None,
+            "column": self.column if self.in_file else None,
             "object": obj,
             "fix": self.fix,
         }
@@ -58,6 +69,7 @@ class RunResult:
     objects: int = 0
     skipped_rules: dict[str, str] = field(default_factory=dict)  # rule id -> why it did not run
     notes: list[str] = field(default_factory=list)  # run-level messages for the summary
+    cluster: str | None = None  # audit: the cluster whose objects were checked (there are no files)
 
     def counts(self) -> dict[str, int]:
         counts = {"error": 0, "warning": 0, "info": 0}

@@ -16,7 +16,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .cli import EXIT_USAGE, main as cli
+from .cli import EXIT_USAGE
+from .cli import main as cli
 
 TRUE_VALUES = ("true", "yes", "1", "on")
 NO_COMMIT = "0" * 40

@@ -7,8 +7,9 @@ line and column of the node the user has to change.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -54,11 +55,15 @@ class ObjectRef:
         where = f"{self.namespace}/" if self.namespace else ""
         return f"{self.kind} {where}{self.name or '<unnamed>'}"
 
+    def key(self) -> str:
+        """kind/namespace/name (kind/name when cluster-scoped): how audit names an object it reports."""
+        return "/".join(part for part in (self.kind, self.namespace, self.name or "<unnamed>") if part)
+
 
 class Manifest:
     """One Kubernetes object of a file, read lazily from its YAML nodes."""
 
-    __slots__ = ("path", "document", "node", "api_version", "kind", "is_static_pod", "_namespace_default", "_cache")
+    __slots__ = ("_cache", "_namespace_default", "api_version", "document", "is_static_pod", "kind", "node", "path")
 
     def __init__(
         self,
@@ -187,6 +192,31 @@ def scalar_at(node: Node | None, key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def live_list_fields(document: Document) -> list[str]:
+    """The fields of a live object in the first item of a `kind: List` (a `kubectl get -o yaml` dump), else [].
+
+    Such a dump describes a cluster (what --cluster-state reads), not manifests to apply: linting
+    its Pods would check them against themselves.
+    """
+    root = document.root
+    if document.list_of is not None:  # a piece of a List (documents._list_items): its first one decides
+        if document.first_item or not isinstance(root, SequenceNode):
+            return []
+        listed = root.value
+    else:
+        kind = scalar_at(root, "kind")
+        if not kind or not kind.endswith("List"):
+            return []
+        items = lookup(root, "items")
+        if items is None or not isinstance(items[1], SequenceNode):
+            return []
+        listed = items[1].value
+    first = next((item for item in listed if isinstance(item, MappingNode)), None)
+    metadata = lookup(first, "metadata")
+    found = [key for key in ("resourceVersion", "managedFields") if metadata and lookup(metadata[1], key)]
+    return found + (["status"] if lookup(first, "status") else [])
+
+
 def objects_in(
     path: str, document: Document, *, default_namespace: str = "default", is_static_pod: bool = False
 ) -> Iterator[Manifest]:
@@ -200,10 +230,10 @@ def objects_in(
         items: list[Node] = root.value
         api_version, kind = document.list_of
     else:
-        api_version = scalar_at(root, "apiVersion")
-        kind = scalar_at(root, "kind")
-        if not api_version or not kind:
+        found_api, found_kind = scalar_at(root, "apiVersion"), scalar_at(root, "kind")
+        if not found_api or not found_kind:
             return
+        api_version, kind = found_api, found_kind
         assert isinstance(root, MappingNode)
         found = lookup(root, "items") if kind.endswith("List") else None
         if found is None or not isinstance(found[1], SequenceNode):

@@ -14,7 +14,8 @@ the chunks it had not returned are linted in this process, exactly as a single-p
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from .sources import STDIN, Source
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 AUTO_MIN_BYTES = 2 << 20  # below this much input a pool costs more than it saves
 CHUNKS_PER_WORKER = 4  # several chunks per worker even out files of very different sizes
 
-_worker_linter: "Linter | None" = None
+_worker_linter: Linter | None = None
 # What starting a pool raises where processes cannot be started (no semaphores or fork, a sandbox).
 _CANNOT_START = (ImportError, OSError, NotImplementedError, ValueError, RuntimeError)
 
@@ -62,13 +63,16 @@ def _total_bytes(files: list[Source], enough: int) -> int:
     return total
 
 
-def lint_files(linter: "Linter", sources: list[Source], jobs: int | None = None,
-               start_method: str | None = None) -> "RunResult":
-    """Lint every source and run the folder-wide checks; findings as `linter.lint_sources` gives them."""
+def lint_files(linter: Linter, sources: list[Source], jobs: int | None = None,
+               start_method: str | None = None, progress: Callable[[], None] | None = None) -> RunResult:
+    """Lint every source and run the folder-wide checks; findings as `linter.lint_sources` gives them.
+
+    PROGRESS is called in this process once per linted file.
+    """
     workers = worker_count(sources, jobs)
     if workers < 2:
-        return linter.lint_sources(sources)
-    return linter.collect(_pooled(linter, sources, workers, start_method))
+        return linter.lint_sources(sources, progress)
+    return linter.collect(_pooled(linter, sources, workers, start_method), progress)
 
 
 def chunked(sources: list[Source], pieces: int) -> list[list[Source]]:
@@ -114,7 +118,7 @@ def _default_start_method(available: list[str]) -> str:
     return "fork" if "fork" in available and threading.active_count() == 1 else "spawn"
 
 
-def _pooled(linter: "Linter", sources: list[Source], workers: int, start_method: str | None) -> Iterator["FileResult"]:
+def _pooled(linter: Linter, sources: list[Source], workers: int, start_method: str | None) -> Iterator[FileResult]:
     """Per-file results in input order, linted by a pool (or here, where a pool cannot run)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -141,15 +145,15 @@ def _pooled(linter: "Linter", sources: list[Source], workers: int, start_method:
             yield from results
 
 
-def _lint_here(linter: "Linter", chunk: list[Source]) -> list["FileResult"]:
+def _lint_here(linter: Linter, chunk: list[Source]) -> list[FileResult]:
     return [linter.lint_source(source) for source in chunk]
 
 
-def _init_worker(linter: "Linter") -> None:
+def _init_worker(linter: Linter) -> None:
     global _worker_linter
     _worker_linter = linter
 
 
-def _lint_chunk(chunk: list[Source]) -> list["FileResult"]:
+def _lint_chunk(chunk: list[Source]) -> list[FileResult]:
     assert _worker_linter is not None, "the pool initializer sets the linter"
     return _lint_here(_worker_linter, chunk)

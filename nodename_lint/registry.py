@@ -12,7 +12,8 @@ from .rule import Rule
 @lru_cache(maxsize=1)
 def all_rules() -> dict[str, Rule]:
     """Rules by id, in catalogue order (offline rules first, then cluster rules, then by id)."""
-    from . import rules as package
+    # Imported by name: the package ships from the top-level rules/ folder (pyproject's package-dir).
+    package = importlib.import_module("nodename_lint.rules")
 
     found: list[Rule] = []
     for module_info in pkgutil.iter_modules(package.__path__):

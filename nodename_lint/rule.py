@@ -1,19 +1,28 @@
-"""What a rule is: documentation, examples and a check function, in one module under rules/.
+"""What a rule is: documentation, examples and typed checks, in one module under rules/.
 
 A rule never reads files, never fetches cluster data and never computes line numbers: it receives
 a Manifest and a Context (with the cluster state when there is one) and yields Violations that
 name a path inside the object. The engine locates them, applies configuration and suppressions.
+
+Each check is registered with its kind, and the engine dispatches on the kind:
+
+- `@RULE.check`: an ObjectCheck on every object;
+- `@RULE.static_pod_check`: an ObjectCheck on every object of a static Pod file;
+- `@RULE.file_check`: a GroupCheck on all objects of one static Pod file;
+- `@RULE.folder_check`: a GroupCheck on the static Pods of one folder;
+- `@RULE.fixer`: the automatic fix (a Fixer) for what the rule reported.
 """
 
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Iterable, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from .model import Manifest, Path
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # startup: offline runs load neither the cluster code nor the fix edits
     from .cluster.state import ClusterState
     from .fix.edits import FixStep
 
@@ -38,7 +47,7 @@ class Violation:
 class Context:
     """Run-wide inputs handed to every rule."""
 
-    cluster: "ClusterState | None" = None
+    cluster: ClusterState | None = None
     default_namespace: str = "default"
 
 
@@ -62,16 +71,50 @@ class Example:
             object.__setattr__(self, "cluster", textwrap.dedent(self.cluster).lstrip("\n"))
 
 
-CheckObject = Callable[[Manifest, Context], Iterable[Violation]]
-# File and folder checks see several objects at once and say which one each violation is about.
-CheckFile = Callable[[list[Manifest], Context], Iterable[tuple[Manifest, Violation]]]
-# A fixer describes edits by path (nodename_lint.fix.edits) and never touches text; only --fix/--diff call it.
-FixObject = Callable[[Manifest, Context], Iterable["FixStep"]]
+class ObjectCheck(Protocol):
+    """A check of one object: yields what is wrong with it, as paths inside the object."""
+
+    def __call__(self, obj: Manifest, context: Context, /) -> Iterator[Violation]: ...
+
+
+class GroupCheck(Protocol):
+    """A check of several objects at once (one file, one folder): says which object each violation is about."""
+
+    def __call__(self, objects: Sequence[Manifest], context: Context, /) -> Iterator[tuple[Manifest, Violation]]: ...
+
+
+class Fixer(Protocol):
+    """Describes edits by path (nodename_lint.fix.edits), never text; only --fix and --diff call it."""
+
+    def __call__(self, obj: Manifest, context: Context, /) -> Iterator[FixStep]: ...
+
+
+# What a check looks at; the engine dispatches on it.
+CheckKind = Literal["object", "static-pod", "file", "folder"]
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRuleCheck:
+    """`kind` "object": every object; "static-pod": every object of a static Pod file."""
+
+    kind: Literal["object", "static-pod"]
+    function: ObjectCheck
+
+
+@dataclass(frozen=True, slots=True)
+class GroupRuleCheck:
+    """`kind` "file": the objects of one static Pod file; "folder": the static Pods of one folder."""
+
+    kind: Literal["file", "folder"]
+    function: GroupCheck
+
+
+RuleCheck = ObjectRuleCheck | GroupRuleCheck
 
 
 @dataclass
 class Rule:
-    """A rule's identity, documentation and check functions.
+    """A rule's identity, documentation and checks, each check registered with its kind.
 
     `doc` is Markdown with the sections "What it does", "Why is this bad?" (what the cluster does)
     and "How to fix"; `fix` says what --fix changes, empty when the rule has no automatic fix.
@@ -83,32 +126,34 @@ class Rule:
     doc: str
     examples: tuple[Example, ...]
     needs: frozenset[ClusterData] = frozenset()
-    static_pods_only: bool = False
     fix: str = ""
-    check_object: CheckObject | None = None
-    check_file: CheckFile | None = None
-    check_folder: CheckFile | None = None
-    fix_object: FixObject | None = None
+    checks: list[RuleCheck] = field(default_factory=list)
+    fixer_function: Fixer | None = None
     module: str = field(default="", repr=False)
 
-    def check(self, function: CheckObject) -> CheckObject:
-        """Decorator: register the per-object check."""
-        self.check_object = function
+    def check(self, function: ObjectCheck) -> ObjectCheck:
+        """Decorator: register a check of every object."""
+        self.checks.append(ObjectRuleCheck("object", function))
         return function
 
-    def file_check(self, function: CheckFile) -> CheckFile:
-        """Decorator: register a check that sees all objects of one file together."""
-        self.check_file = function
+    def static_pod_check(self, function: ObjectCheck) -> ObjectCheck:
+        """Decorator: register a check of every object in a static Pod file (the kubelet's staticPodPath)."""
+        self.checks.append(ObjectRuleCheck("static-pod", function))
         return function
 
-    def folder_check(self, function: CheckFile) -> CheckFile:
+    def file_check(self, function: GroupCheck) -> GroupCheck:
+        """Decorator: register a check that sees all objects of one static Pod file together."""
+        self.checks.append(GroupRuleCheck("file", function))
+        return function
+
+    def folder_check(self, function: GroupCheck) -> GroupCheck:
         """Decorator: register a check that sees the static Pods of one folder together."""
-        self.check_folder = function
+        self.checks.append(GroupRuleCheck("folder", function))
         return function
 
-    def fixer(self, function: FixObject) -> FixObject:
+    def fixer(self, function: Fixer) -> Fixer:
         """Decorator: register the automatic fix for objects this rule reported (what `fix` describes)."""
-        self.fix_object = function
+        self.fixer_function = function
         return function
 
     @property

@@ -18,10 +18,11 @@ Rules call these with plain dicts (the Pod spec as written) and cluster-state No
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
-from .cluster.state import NodeInfo, NodeUsage
+from .cluster.records import NodeInfo, NodeUsage
 from .model import Path
 from .quantity import QuantityError, request_value
 
@@ -62,10 +63,11 @@ def _resource_list(resources: Any, path: Path, lenient: bool) -> dict[str, int]:
     """Requests of one `resources` block, limits standing in for missing requests (API defaulting)."""
     if not isinstance(resources, dict):
         return {}
-    requests = resources.get("requests") if isinstance(resources.get("requests"), dict) else {}
-    limits = resources.get("limits") if isinstance(resources.get("limits"), dict) else {}
+    requests, limits = resources.get("requests"), resources.get("limits")
     result: dict[str, int] = {}
     for key, values in (("limits", limits), ("requests", requests)):  # requests win over limits
+        if not isinstance(values, dict):
+            continue
         for resource, raw in values.items():
             if raw is None or not isinstance(resource, str):
                 continue
@@ -200,8 +202,8 @@ def eviction_delay(taints: Iterable[dict[str, Any]], tolerations: list[Any]) -> 
         match = next((t for t in tolerations if tolerates(t, taint)), None)
         if match is not None:
             used.append(match)
-    seconds = [t.get("tolerationSeconds") for t in used if isinstance(t.get("tolerationSeconds"), int)
-               and not isinstance(t.get("tolerationSeconds"), bool)]
+    seconds = [value for value in (t.get("tolerationSeconds") for t in used)
+               if isinstance(value, int) and not isinstance(value, bool)]
     if not seconds:
         return None
     return max(0, min(seconds))
@@ -227,13 +229,15 @@ def _expression_mismatch(expression: Any, labels: dict[str, str], node_name: str
     if not isinstance(expression, dict):
         return "the requirement is not a mapping"
     key, operator = expression.get("key"), expression.get("operator")
-    values = expression.get("values") if isinstance(expression.get("values"), list) else []
-    values = [str(v) for v in values]
+    listed = expression.get("values")
+    values = [str(v) for v in listed] if isinstance(listed, list) else []
+    actual: str | None
     if field:
         present, actual = key == "metadata.name", node_name
         what = "metadata.name"
-    else:
-        present, actual = key in labels, labels.get(key)
+    else:  # a key that is not a string (a list, a number) names no label, and must not be hashed
+        actual = labels.get(key) if isinstance(key, str) else None
+        present = actual is not None
         what = f"label {key}"
     shown = f"{what} is {actual!r}" if present else f"the node has no {what}"
     if operator == "In":
@@ -245,7 +249,7 @@ def _expression_mismatch(expression: Any, labels: dict[str, str], node_name: str
     if operator == "DoesNotExist" and not field:
         return None if not present else f"{shown}, which DoesNotExist excludes"
     if operator in ("Gt", "Lt") and not field:
-        if not present or not _INT64.fullmatch(actual or "") or len(values) != 1 or not _INT64.fullmatch(values[0]):
+        if actual is None or not _INT64.fullmatch(actual) or len(values) != 1 or not _INT64.fullmatch(values[0]):
             return f"{shown}, not an integer {operator} {values}"
         number, bound = int(actual), int(values[0])
         ok = number > bound if operator == "Gt" else number < bound

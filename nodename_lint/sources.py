@@ -7,8 +7,8 @@ import fnmatch
 import os
 import stat
 import sys
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STATIC_POD_MARKER = "etc/kubernetes/manifests/"
@@ -69,6 +69,7 @@ def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Ite
         if path == STDIN:
             yield Source(STDIN)
             continue
+        path = without_dot_prefix(path)
         if not os.path.lexists(path):
             raise UsageError(f"{path}: no such file or folder")
         if os.path.isdir(path):
@@ -83,7 +84,14 @@ def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Ite
                 yield source
 
 
-def _identity(path: str) -> object:
+def without_dot_prefix(path: str) -> str:
+    """`./deploy/x.yaml` as `deploy/x.yaml`, as ruff and yamllint print paths; `.` and `./` stay `.`."""
+    while path.startswith("./") and len(path) > 2:
+        path = path[2:].lstrip("/") or "."
+    return "." if path == "./" else path
+
+
+def _identity(path: str) -> tuple[int, int] | str:
     try:
         info = os.stat(path)
     except OSError:
@@ -100,7 +108,7 @@ def _excluded(path: str, patterns: list[str]) -> bool:
 
 def _walk(
     folder: str, static_dirs: list[str], exclude: list[str], visited: set[tuple[int, int]]
-) -> Iterator[tuple[Source, tuple[int, int]]]:
+) -> Iterator[tuple[Source, tuple[int, int] | str]]:
     try:
         info = os.stat(folder)
     except OSError:
@@ -119,7 +127,7 @@ def _walk(
     for entry in entries:
         if entry.name.startswith("."):
             continue
-        path = entry.path
+        path = entry.name if folder == "." else entry.path
         if exclude and _excluded(path, exclude):
             continue
         wanted = static_folder or entry.name.endswith(MANIFEST_SUFFIXES)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 
 from .documents import Document
 from .model import Manifest
@@ -13,7 +14,7 @@ ALL = "*"
 _DIRECTIVE = re.compile(r"#[^\S\n]*nodename-lint:[^\S\n]*ignore(?:\[([^\]\n]*)\])?")
 
 
-def _rule_set(text: str | None) -> frozenset[str]:
+def rule_set(text: str | None) -> frozenset[str]:
     if text is None or not text.strip() or text.strip() in ("all", ALL):
         return frozenset({ALL})
     return frozenset(part.strip() for part in text.split(",") if part.strip())
@@ -36,7 +37,7 @@ def _find_directives(text: str, line_offset: int) -> dict[int, frozenset[str]]:
     for match in _DIRECTIVE.finditer(text):
         line += text.count("\n", counted_to, match.start())
         counted_to = match.start()
-        found.setdefault(line, _rule_set(match.group(1)))
+        found.setdefault(line, rule_set(match.group(1)))
     return found
 
 
@@ -56,5 +57,36 @@ def annotation_ignores(obj: Manifest) -> frozenset[str]:
         annotations = metadata.get("annotations")
         if isinstance(annotations, dict) and IGNORE_ANNOTATION in annotations:
             value = annotations[IGNORE_ANNOTATION]
-            ignored |= _rule_set(value if isinstance(value, str) else None)
+            ignored |= rule_set(value if isinstance(value, str) else None)
     return frozenset(ignored)
+
+
+def unknown_ids(rules: frozenset[str], known: Iterable[str]) -> list[str]:
+    """The ids of a suppression that name no rule (a typo silences nothing)."""
+    known = set(known)
+    return sorted(rule for rule in rules if rule != ALL and rule not in known)
+
+
+def unknown_comment_ids(document: Document, known: Iterable[str]) -> Iterator[tuple[int, int, list[str]]]:
+    """(line, column, unknown ids) of each directive comment that names a rule id that does not exist."""
+    if "nodename-lint:" not in document.text:
+        return
+    known = set(known)
+    for number, line in enumerate(document.text.split("\n"), start=document.line_offset + 1):
+        match = _DIRECTIVE.search(line) if "nodename-lint:" in line else None
+        if match:
+            unknown = unknown_ids(rule_set(match.group(1)), known)
+            if unknown:
+                yield number, match.start() + 1, unknown
+
+
+def describe_unknown_ids(unknown: list[str], known: list[str]) -> tuple[str, str]:
+    """The message and the fix of an invalid-suppression finding."""
+    import difflib
+
+    names = ", ".join(repr(rule_id) for rule_id in unknown)
+    guesses = [difflib.get_close_matches(rule_id, known, n=1, cutoff=0.6) for rule_id in unknown]
+    hint = "; ".join(f"did you mean {close[0]!r}?" for close in guesses if close)
+    message = (f"the suppression names {'an unknown rule id' if len(unknown) == 1 else 'unknown rule ids'} {names}, "
+               "so it silences nothing" + (f"; {hint}" if hint else ""))
+    return message, "correct the id (see `nodename-lint rules`) or remove it from the suppression"

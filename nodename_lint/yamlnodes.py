@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 import re
 import struct
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any, cast
 
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -103,8 +104,9 @@ def tagged_value(tag: str, text: str) -> tuple[Any, bool]:
     types = _TAG_TYPES.get(tag)
     if types is None:
         return text, True
-    value = resolve_plain(text)
-    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+    value: Any = resolve_plain(text)
+    fits = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+    if not fits:
         return text, False
     return (float(value) if tag == YAML_TAG + "float" else value), True
 
@@ -251,7 +253,7 @@ def _convert(node: Node, budget: list[int], depth: int) -> Any:
             for item in node.value
         ]
     winners: dict[str, Node] = {}
-    for key_node, value_node in _pairs(node):
+    for key_node, value_node in _pairs(cast(MappingNode, node)):  # neither a scalar nor a sequence
         key = _plain_word(key_node) or key_text(key_node)
         if key is None:
             raise ConversionError(_key_problem(key_node), key_node)
@@ -417,7 +419,7 @@ def _first_not_json(root: Node) -> tuple[Node, str] | None:
             stack.extend(reversed(node.value))
         else:
             winners: dict[str, Node] = {}
-            for key, value in mapping_pairs(node):
+            for key, value in mapping_pairs(cast(MappingNode, node)):
                 text = key_text(key)
                 if text is None:
                     return key, _key_problem(key)

@@ -18,7 +18,8 @@ merge key (`<<: *defaults`) is not a duplicate and is not reported.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
 

@@ -26,6 +26,8 @@ Lower the request, pick a node with room (`kubectl describe node` shows allocata
 allocated resources), or drop `nodeName` and let the scheduler place the Pod.
 """
 
+from collections.abc import Iterator
+
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -85,9 +87,10 @@ RULE = Rule(
 
 
 @RULE.check
-def check(obj: Manifest, context: Context):
-    from nodename_lint.cluster.state import NodeUsage
-    from nodename_lint.cluster.targets import pinned_existing_node, rejection_fate, pods_noun, replica_count
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
+    # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
+    from nodename_lint.cluster.records import NodeUsage
+    from nodename_lint.cluster.targets import pinned_existing_node, pods_noun, rejection_fate, replica_count
     from nodename_lint.quantity import describe
     from nodename_lint.scheduling import RequestError, add_into, pod_requests, request_path, shortages
 
@@ -103,7 +106,7 @@ def check(obj: Manifest, context: Context):
     usage = cluster.usage(name)
     replicas = replica_count(obj)
     current = NodeUsage(usage.pods, dict(usage.requested)) if usage else NodeUsage(0, {})
-    for admitted in range(min(replicas, 100_000)):
+    for admitted in range(min(replicas, 100_000)):  # noqa: B007  (read after the loop: how many fit)
         found = shortages(requests, node, current, kubelet=True)
         if found:
             break

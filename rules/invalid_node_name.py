@@ -15,9 +15,18 @@ Write the node's name exactly as `kubectl get nodes` prints it: node names are l
 so only when a node of that name exists.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import dns1123_subdomain_error, dotted, is_dns1123_subdomain, node_name_value, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
+
+if TYPE_CHECKING:  # for annotations only; see the function-level imports
+    from nodename_lint.fix.edits import FixStep
+
 
 RULE = Rule(
     id="invalid-node-name",
@@ -61,7 +70,7 @@ RULE = Rule(
 
 
 @RULE.check
-def check(obj: Manifest, context: Context):
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     value = node_name_value(obj)
     if value is None or value == "":
         return
@@ -88,8 +97,9 @@ def check(obj: Manifest, context: Context):
 
 
 @RULE.fixer
-def fix(obj: Manifest, context: Context):
-    from nodename_lint.fix.edits import SetValue, Unfixable  # only --fix/--diff need the edit types
+def fix(obj: Manifest, context: Context) -> Iterator[FixStep]:
+    # startup: only --fix and --diff load the edits
+    from nodename_lint.fix.edits import SetValue, Unfixable
 
     value = node_name_value(obj)
     if not isinstance(value, str) or value == "" or is_dns1123_subdomain(value):

@@ -18,10 +18,19 @@ Edit the static Pod's file on the node. To turn this copy back into a static Pod
 `spec.nodeName` (`nodename-lint --fix` does this).
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import pinned_node
 from nodename_lint.rule import Context, Example, Rule, Violation
 from nodename_lint.yamlnodes import lookup
+
+if TYPE_CHECKING:  # for annotations only; see the function-level imports
+    from nodename_lint.fix.edits import FixStep
+
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 CONFIG_ANNOTATION_PREFIX = "kubernetes.io/config."
@@ -83,7 +92,7 @@ RULE = Rule(
 
 
 @RULE.check
-def check(obj: Manifest, context: Context):
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     if not obj.is_pod:
         return
     if MIRROR_ANNOTATION in obj.annotations:
@@ -107,8 +116,9 @@ def check(obj: Manifest, context: Context):
 
 
 @RULE.fixer
-def fix(obj: Manifest, context: Context):
-    from nodename_lint.fix.edits import Delete, SetValue  # only --fix/--diff need the edit types
+def fix(obj: Manifest, context: Context) -> Iterator[FixStep]:
+    # startup: only --fix and --diff load the edits
+    from nodename_lint.fix.edits import Delete, SetValue
 
     if not obj.is_pod:
         return

@@ -22,7 +22,7 @@ or affinity or label a node (didn't match), add a toleration (untolerated taint)
 (unschedulable).
 """
 
-import json
+from collections.abc import Iterator
 
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import spec_path
@@ -95,28 +95,17 @@ _FIXES = {
 }
 
 
-def _rejections(spec: dict, requests: dict[str, int], cluster) -> tuple[dict[str, int], int] | None:
-    """Per-reason node counts and the nodes of unknown usage; None as soon as one node fits."""
-    from functools import partial
-
-    from nodename_lint.scheduling import scheduler_rejections
-
-    counts: dict[str, int] = {}
-    unknown_usage = 0
-    for node in cluster.nodes.values():
-        reasons = scheduler_rejections(spec, requests, node, partial(cluster.usage, node.name))
-        if not reasons:
-            return None
-        unknown_usage += not cluster.pods_known_on(node.name)
-        for reason in reasons:
-            counts[reason] = counts.get(reason, 0) + 1
-    return counts, unknown_usage
-
-
 @RULE.check
-def check(obj: Manifest, context: Context):
-    from nodename_lint.scheduling import AFFINITY_REASON, RequestError, no_node_available_message, pod_requests, request_path
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
+    # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
     from nodename_lint.cluster.targets import pods_noun
+    from nodename_lint.scheduling import (
+        AFFINITY_REASON,
+        RequestError,
+        no_node_available_message,
+        pod_requests,
+        request_path,
+    )
 
     cluster = context.cluster
     spec = obj.pod_spec
@@ -128,14 +117,10 @@ def check(obj: Manifest, context: Context):
         requests = pod_requests(spec)
     except RequestError:
         return
-    constraints = {key: spec.get(key) for key in ("nodeSelector", "affinity", "tolerations")}
-    key = ("no-node-fits", json.dumps([constraints, requests], sort_keys=True, default=str))
-    if key not in cluster.memo:
-        cluster.memo[key] = _rejections(spec, requests, cluster)
-    verdict = cluster.memo[key]
+    verdict = cluster.no_node_fits(spec, requests)
     if verdict is None:
         return
-    counts, unknown_usage = verdict
+    counts, unknown_usage = verdict.reasons, verdict.unknown_usage
     event = no_node_available_message(len(cluster.nodes), counts)
     main = max(counts, key=lambda reason: (counts[reason], reason))
     if main == AFFINITY_REASON:

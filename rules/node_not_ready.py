@@ -16,6 +16,8 @@ Wait until the node is Ready and uncordoned (`kubectl uncordon NODE`), pick a Re
 `kubectl get nodes`, or drop `nodeName` and let the scheduler choose.
 """
 
+from collections.abc import Iterator
+
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -73,7 +75,8 @@ _READY_TEXT = {
 
 
 @RULE.check
-def check(obj: Manifest, context: Context):
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
+    # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
     from nodename_lint.cluster.targets import pinned_existing_node, pods_noun
     from nodename_lint.scheduling import NOT_READY_TAINT, UNREACHABLE_TAINT, taint_text, tolerations_of, untolerated
 

@@ -18,6 +18,9 @@ Pin the Pod to a node that has the labels (the message lists some), label the no
 (`kubectl label node NODE key=value`), or drop `nodeName` and let the selector choose the node.
 """
 
+from collections.abc import Iterator
+from functools import partial
+
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -68,12 +71,16 @@ MAX_LISTED = 3
 
 
 @RULE.check
-def check(obj: Manifest, context: Context):
-    from functools import partial
-
-    from nodename_lint.cluster.targets import pinned_existing_node, rejection_fate, pods_noun
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
+    # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
+    from nodename_lint.cluster.targets import pinned_existing_node, pods_noun, rejection_fate
     from nodename_lint.scheduling import (
-        RequestError, affinity_mismatch, kubelet_reasons, pod_requests, reported_first, scheduler_rejections,
+        RequestError,
+        affinity_mismatch,
+        kubelet_reasons,
+        pod_requests,
+        reported_first,
+        scheduler_rejections,
     )
 
     target = pinned_existing_node(obj, context)

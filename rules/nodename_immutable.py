@@ -14,6 +14,8 @@ Delete the Pod and create it again (`kubectl delete pod NAME` then `kubectl appl
 change the controller's template instead.
 """
 
+from collections.abc import Iterator
+
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import pinned_node, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -70,7 +72,7 @@ RULE = Rule(
 
 
 @RULE.check
-def check(obj: Manifest, context: Context):
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     cluster = context.cluster
     if cluster is None or not obj.is_pod or obj.is_static_pod:
         return

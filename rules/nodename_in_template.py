@@ -20,9 +20,18 @@ Let the scheduler place the Pods and constrain it instead: a `nodeSelector` on t
 hostname it adds a required `nodeAffinity` term on the hostname instead. The rest of the spec stays.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import HOSTNAME_LABEL, dotted, pinned_node, spec_path, workload_noun
 from nodename_lint.rule import Context, Example, Rule, Violation
+
+if TYPE_CHECKING:  # for annotations only; see the function-level imports
+    from nodename_lint.fix.edits import FixStep
+
 
 RULE = Rule(
     id="nodename-in-template",
@@ -82,7 +91,7 @@ RULE = Rule(
 
 
 @RULE.check
-def check(obj: Manifest, context: Context):
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     node = pinned_node(obj)
     if node is None or not obj.is_workload_template:
         return
@@ -112,19 +121,20 @@ REQUIRED_NODE_AFFINITY = ("affinity", "nodeAffinity", "requiredDuringSchedulingI
 
 
 @RULE.fixer
-def fix(obj: Manifest, context: Context):
-    from nodename_lint.fix.edits import Delete, ReplaceEntry, SetValue, Unfixable  # only --fix/--diff need them
+def fix(obj: Manifest, context: Context) -> Iterator[FixStep]:
+    # startup: only --fix and --diff load the edits
+    from nodename_lint.fix.edits import Delete, ReplaceEntry, SetValue, Unfixable
 
-    node = pinned_node(obj)
-    if node is None or not obj.is_workload_template:
+    node, spec = pinned_node(obj), obj.pod_spec
+    if node is None or spec is None or not obj.is_workload_template:
         return
-    selector = obj.pod_spec.get("nodeSelector")
+    selector = spec.get("nodeSelector")
     if selector is not None and not isinstance(selector, dict):
         yield Unfixable("spec.nodeSelector is not a mapping")
         return
     hostname = _hostname_label(node, context)
     current = (selector or {}).get(HOSTNAME_LABEL)
-    if "nodeSelector" not in obj.pod_spec:  # the new nodeSelector takes nodeName's place (and its comment)
+    if "nodeSelector" not in spec:  # the new nodeSelector takes nodeName's place (and its comment)
         yield ReplaceEntry(spec_path(obj, "nodeName"), "nodeSelector", {HOSTNAME_LABEL: hostname})
         return
     if current is None:
@@ -141,8 +151,9 @@ def _hostname_label(node: str, context: Context) -> str:
     return (info.labels.get(HOSTNAME_LABEL) if info else None) or node
 
 
-def _require_hostname(obj: Manifest, hostname: str):
+def _require_hostname(obj: Manifest, hostname: str) -> Iterator[FixStep]:
     """Require the hostname in every nodeSelectorTerm: terms are ORed, expressions in a term ANDed."""
+    # startup: only --fix and --diff load the edits
     from nodename_lint.fix.edits import Append, SetValue
 
     expression = {"key": HOSTNAME_LABEL, "operator": "In", "values": [hostname]}

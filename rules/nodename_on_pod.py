@@ -17,6 +17,8 @@ For a diagnostic Pod that must run on that node, keep it (and silence this note 
 on `kubernetes.io/hostname` or a node affinity, so the scheduler checks the node first.
 """
 
+from collections.abc import Iterator
+
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import HOSTNAME_LABEL, dotted, pinned_node, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -63,7 +65,7 @@ RULE = Rule(
 
 
 @RULE.check
-def check(obj: Manifest, context: Context):
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     node = pinned_node(obj)
     if node is None or not obj.is_pod or obj.is_static_pod:
         return

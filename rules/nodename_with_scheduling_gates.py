@@ -14,6 +14,8 @@ nodeSelector or node affinity to constrain it), or drop the gates if the Pod rea
 pinned.
 """
 
+from collections.abc import Iterator
+
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import dotted, pinned_node, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -64,7 +66,7 @@ RULE = Rule(
 
 
 @RULE.check
-def check(obj: Manifest, context: Context):
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     spec = obj.pod_spec
     if not spec or pinned_node(obj) is None or not spec.get("schedulingGates"):
         return

@@ -29,7 +29,8 @@ ephemeralContainers and schedulingGates.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from nodename_lint.model import Manifest, Path
 from nodename_lint.podspec import DNS1123_SUBDOMAIN_MAX, dns1123_subdomain_error, pinned_node, spec_path
@@ -40,7 +41,6 @@ RULE = Rule(
     severity="error",
     summary="A static Pod manifest the kubelet would not run or would not mirror into the API.",
     doc=__doc__,
-    static_pods_only=True,
     examples=(
         Example(
             "a static Pod that mounts a Secret",
@@ -117,7 +117,7 @@ _REFUSED = "the kubelet refuses this static Pod (static pods may not reference {
 
 
 @RULE.file_check
-def check_file(objects: list[Manifest], context: Context) -> Iterator[tuple[Manifest, Violation]]:
+def check_file(objects: Sequence[Manifest], context: Context) -> Iterator[tuple[Manifest, Violation]]:
     """One Pod per file, nothing else."""
     for position, obj in enumerate(objects):
         if obj.node is not obj.document.root:
@@ -183,7 +183,7 @@ def _api_references(spec: dict[str, Any]) -> Iterator[tuple[Path, str]]:
     """(path inside the Pod spec, what) for each reference to an API object."""
     if spec.get("serviceAccountName") or spec.get("serviceAccount"):
         yield ("serviceAccountName" if spec.get("serviceAccountName") else "serviceAccount",), "serviceaccounts"
-    for index, secret in enumerate(_list(spec.get("imagePullSecrets"))):
+    for index, _ in enumerate(_list(spec.get("imagePullSecrets"))):
         yield ("imagePullSecrets", index), "secrets"
     for index, volume in enumerate(_list(spec.get("volumes"))):
         if not isinstance(volume, dict):
@@ -224,7 +224,7 @@ def _list(value: Any) -> list[Any]:
 
 
 @RULE.folder_check
-def check_static_folder(pods: list[Manifest], context: Context) -> Iterator[tuple[Manifest, Violation]]:
+def check_static_folder(pods: Sequence[Manifest], context: Context) -> Iterator[tuple[Manifest, Violation]]:
     """Two files of one folder with the same Pod: the kubelet ignores the later file."""
     first: dict[tuple[str | None, str], Manifest] = {}
     for pod in sorted(pods, key=lambda p: p.path):

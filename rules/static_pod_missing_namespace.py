@@ -15,6 +15,8 @@ Create the namespace (`kubectl create namespace X`), or put the static Pod in a 
 exists (`kube-system` for control-plane components).
 """
 
+from collections.abc import Iterator
+
 from nodename_lint.model import Manifest
 from nodename_lint.rule import Context, Example, Rule, Violation
 
@@ -54,7 +56,6 @@ RULE = Rule(
     summary="A static Pod names a namespace the cluster lacks: it runs, but its mirror Pod is refused and kubectl never shows it.",
     doc=__doc__,
     needs=frozenset({"namespaces"}),
-    static_pods_only=True,
     examples=(
         Example("a namespace that was never created", _POD.replace("{namespace}", "monitoring"), fails=True,
                 cluster=_CLUSTER, static_pod=True),
@@ -64,8 +65,8 @@ RULE = Rule(
 )
 
 
-@RULE.check
-def check(obj: Manifest, context: Context):
+@RULE.static_pod_check
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     cluster = context.cluster
     if cluster is None or cluster.namespaces is None or not obj.is_pod:
         return

@@ -7,9 +7,11 @@ suggests the closest existing names ("did you mean kind-worker?").
 The scheduler only picks up Pods with an empty `nodeName`, so it ignores this one: no
 FailedScheduling event. No kubelet has that name, so none picks it up either. The Pod sits in
 Pending with no events at all, until PodGC (kube-controller-manager) treats it as orphaned and
-force-deletes it, about 40 s after the node was confirmed missing ("PodGC is force deleting Pod",
-no event). From the outside the Pod is created and silently vanishes. In a workload template,
-every replica does this, and the controller keeps recreating them.
+force-deletes it ("PodGC is force deleting Pod", no event): PodGC runs every 20 s and deletes an
+orphaned Pod after a 40 s quarantine, so 40 to 80 s after it was created
+(`pkg/controller/podgc/gc_controller.go`, `gcCheckPeriod` and `quarantineTime`). From the outside
+the Pod is created and silently vanishes. In a workload template, every replica does this, and the
+controller keeps recreating them.
 
 ## How to fix
 Use a name from `kubectl get nodes` (a manifest copied from another cluster keeps that cluster's
@@ -19,9 +21,19 @@ one existing node that is clearly closest; when several are as close it changes 
 lists them.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import dotted, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
+
+if TYPE_CHECKING:  # for annotations only; see the function-level imports
+    from nodename_lint.cluster.state import ClusterState
+    from nodename_lint.fix.edits import FixStep
+
 
 _CLUSTER = """
     apiVersion: v1
@@ -82,24 +94,21 @@ RULE = Rule(
 )
 
 
-def _missing_node(obj: Manifest, context: Context):
+def _missing_node(obj: Manifest, context: Context) -> tuple[str, tuple[str, ...], ClusterState] | None:
     """(the unknown node name, the closest existing names, the state), or None when the node exists."""
-    from nodename_lint.cluster.names import closest_node_names
+    # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
     from nodename_lint.cluster.targets import pinned_target
 
     target = pinned_target(obj, context)
     if target is None or target[1] is not None:
         return None
     name, _, cluster = target
-    assert cluster.nodes is not None
-    key = ("unknown-node", name)
-    if key not in cluster.memo:  # many manifests share a mistyped name: rank the nodes once
-        cluster.memo[key] = closest_node_names(name, cluster.nodes)
-    return name, cluster.memo[key], cluster
+    return name, cluster.node_suggestions(name), cluster
 
 
 @RULE.check
-def check(obj: Manifest, context: Context):
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
+    # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
     from nodename_lint.cluster.targets import pods_noun
 
     missing = _missing_node(obj, context)
@@ -108,10 +117,10 @@ def check(obj: Manifest, context: Context):
     name, suggestions, cluster = missing
     path = spec_path(obj, "nodeName")
     guess = f"; did you mean {' or '.join(suggestions)}?" if suggestions else ""
-    count = len(cluster.nodes)
+    count = len(cluster.nodes or ())
     fate = (
         "it stays Pending with no events (the scheduler ignores Pods with nodeName and no kubelet has that name) "
-        "until PodGC force-deletes it about 40 s later"
+        "until PodGC force-deletes it 40 to 80 s after it was created"
     )
     if obj.is_workload_template:
         fate += ", and the controller keeps recreating the replicas, which vanish the same way"
@@ -128,7 +137,8 @@ def check(obj: Manifest, context: Context):
 
 
 @RULE.fixer
-def fix(obj: Manifest, context: Context):
+def fix(obj: Manifest, context: Context) -> Iterator[FixStep]:
+    # startup: only --fix and --diff load the edits
     from nodename_lint.fix.edits import SetValue, Unfixable
 
     missing = _missing_node(obj, context)

@@ -26,6 +26,8 @@ If the Pod belongs on that node, add a matching toleration (for NoExecute withou
 respect the taint.
 """
 
+from collections.abc import Iterator
+
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -74,10 +76,17 @@ RULE = Rule(
 
 
 @RULE.check
-def check(obj: Manifest, context: Context):
-    from nodename_lint.cluster.targets import pinned_existing_node, rejection_fate, pods_noun
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
+    # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
+    from nodename_lint.cluster.targets import pinned_existing_node, pods_noun, rejection_fate
     from nodename_lint.scheduling import (
-        NODE_STATE_TAINTS, eviction_delay, kubelet_reasons, reported_first, taint_text, tolerations_of, untolerated,
+        NODE_STATE_TAINTS,
+        eviction_delay,
+        kubelet_reasons,
+        reported_first,
+        taint_text,
+        tolerations_of,
+        untolerated,
     )
 
     target = pinned_existing_node(obj, context)

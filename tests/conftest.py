@@ -14,6 +14,8 @@ from nodename_lint.engine import Linter
 from nodename_lint.findings import Finding
 from nodename_lint.registry import all_rules
 from nodename_lint.rule import Context
+from tests.apiserver.fixtures import api_server as api_server  # the fixtures every API server test uses
+from tests.apiserver.fixtures import kubeconfig as kubeconfig
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -23,8 +25,7 @@ def lint_yaml(text: str, *, rules: list[str] | None = None, cluster=None, static
               namespace: str = "default") -> list[Finding]:
     """Findings for YAML text with the given rules (default: every rule) at default severities."""
     catalogue = all_rules()
-    severities = {rule_id: catalogue[rule_id].severity for rule_id in (rules or catalogue)}
-    linter = Linter(severities, Context(cluster=cluster, default_namespace=namespace))
+    linter = Linter(dict.fromkeys(rules or catalogue), Context(cluster=cluster, default_namespace=namespace))
     result = linter.lint_text(textwrap.dedent(text).lstrip("\n"), is_static_pod=static_pod)
     return linter.collect([result]).findings
 

@@ -8,7 +8,6 @@ import urllib.error
 import urllib.request
 
 from tests.apiserver import TOKEN, ApiServer
-from tests.apiserver.fixtures import api_server  # noqa: F401  (pytest fixture)
 
 
 def _call(server: ApiServer, method: str, path: str, token: str = TOKEN) -> tuple[int, dict]:

@@ -7,6 +7,7 @@ the cluster rules read the odd shapes too); big and filesystem cases are generat
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import resource
@@ -103,7 +104,8 @@ def test_each_bad_file_is_reported_at_its_line(badinput_run, name):
     found = findings_by_file(badinput_run.stdout).get(name, [])
     got = [(f["rule"], f["line"]) for f in found if f["rule"] in CHECKED_RULES]
     assert got == [(rule, line) for rule, line, _ in EXPECTED_ERRORS[name]]
-    for finding, (_, _, words) in zip([f for f in found if f["rule"] in CHECKED_RULES], EXPECTED_ERRORS[name]):
+    for finding, (_, _, words) in zip([f for f in found if f["rule"] in CHECKED_RULES], EXPECTED_ERRORS[name],
+                                      strict=True):
         assert words in finding["message"]
         assert finding["fix"]
         assert finding["file"] == f"{BADINPUT}/{name}"
@@ -137,7 +139,7 @@ def test_wrong_shapes_never_crash_a_rule():
 
     catalogue = all_rules()
     cluster = load_state_text(STATE.read_text(), source=str(STATE))
-    linter = Linter({rule_id: rule.severity for rule_id, rule in catalogue.items()}, Context(cluster=cluster))
+    linter = Linter(dict.fromkeys(catalogue), Context(cluster=cluster))
     result = linter.lint_text((BADINPUT / "wrong-types.yaml").read_text(), display="wrong-types.yaml")
     assert result.internal_errors == []
     assert result.objects == 7  # the two documents whose apiVersion or kind is not a string are not objects
@@ -146,7 +148,7 @@ def test_wrong_shapes_never_crash_a_rule():
 # --- alias bombs, depth, size -------------------------------------------------------------------
 def billion_laughs(indent: str) -> str:
     lines = [f'{indent}a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
-    for prev, name in zip("abcdefgh", "bcdefghi"):
+    for prev, name in itertools.pairwise("abcdefghi"):
         lines.append(f"{indent}{name}: &{name} [{','.join(['*' + prev] * 9)}]")
     return "\n".join(lines) + "\n"
 

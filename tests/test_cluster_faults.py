@@ -12,11 +12,20 @@ from pathlib import Path
 import pytest
 import trustme
 
-from tests.apiserver import TOKEN, ApiServer, Fault, SilentServer, cluster_entry, kind_cluster, kind_node, write_kubeconfig
-from tests.apiserver.fixtures import Timer, api_server, kubeconfig  # noqa: F401  (pytest fixtures)
+from tests.apiserver import (
+    TOKEN,
+    ApiServer,
+    Fault,
+    SilentServer,
+    cluster_entry,
+    kind_cluster,
+    kind_node,
+    write_kubeconfig,
+)
+from tests.apiserver.fixtures import Timer
 from tests.conftest import run_cli
 
-TIMEOUT = "1"  # --request-timeout for these tests, in seconds
+TIMEOUT = "1s"  # --request-timeout for these tests, written as kubectl takes it
 # One request may wait TIMEOUT; a run may retry a few times with short backoff. Python start-up
 # and importing the client take about two seconds on a slow CI machine.
 BOUND = 12.0
@@ -123,7 +132,7 @@ def test_forbidden_is_named_in_the_text_summary(manifests: Path, kubeconfig: Pat
 @pytest.mark.parametrize("status", [429, 500])
 def test_transient_errors_are_retried(manifests: Path, kubeconfig: Path, api_server: ApiServer, status: int) -> None:
     api_server.faults = [Fault(f"status:{status}", path="/api/v1/nodes", times=2)]
-    code, out, err, seconds = _lint(manifests, kubeconfig)
+    code, _, err, seconds = _lint(manifests, kubeconfig)
     assert code in (0, 1) and seconds < BOUND, err
     assert [r.path for r in api_server.requests][:3] == ["/api/v1/nodes"] * 3
     assert api_server.methods == {"GET"}
@@ -172,6 +181,15 @@ def test_malformed_json(manifests: Path, kubeconfig: Path, api_server: ApiServer
     assert api_server.methods == {"GET"}
 
 
+def test_reply_that_is_not_utf8(manifests: Path, kubeconfig: Path, api_server: ApiServer) -> None:
+    """JSON must be UTF-8 (RFC 8259): other bytes are a clear error, not a crash in the error message."""
+    api_server.faults = [Fault("not-utf8", path="/api/v1/nodes")]
+    code, _, err, seconds = _lint(manifests, kubeconfig)
+    assert code == 2 and seconds < BOUND, err
+    assert "sent a reply that is not valid JSON for GET /api/v1/nodes" in _one_error(err)
+    assert "not UTF-8" in _one_error(err) and "Traceback" not in err
+
+
 def _big_cluster() -> dict[str, list[dict]]:
     """More nodes than one page (500), so the node list needs a continue token."""
     cluster = kind_cluster()
@@ -183,7 +201,7 @@ def test_expired_continue_token_restarts_the_list_once(manifests: Path, tmp_path
     with ApiServer(**_big_cluster()) as server:
         server.faults = [Fault("gone", path="/api/v1/nodes", continue_only=True, times=1)]
         config = _kubeconfig_for(tmp_path, server.url, server.ca_pem)
-        code, out, err, _ = _lint(manifests, config)
+        code, _, err, _ = _lint(manifests, config)
     assert code in (0, 1), err
     node_calls = [bool(r.query.get("continue")) for r in server.requests if r.path == "/api/v1/nodes"]
     assert node_calls == [False, True, False, True]  # page 1, 410, page 1 again, page 2

@@ -115,7 +115,7 @@ def test_every_cluster_rule_through_cluster_state(case_dir, state_format):
     for name, (_, expected) in CASES.items():
         got = [(f["rule"], f["line"], f["column"], f["severity"]) for f in by_file.get(name, [])]
         assert got == [(rule, line, col, sev) for rule, line, col, sev, _ in expected], (name, by_file.get(name))
-        for finding, (*_, text) in zip(by_file.get(name, []), expected):
+        for finding, (*_, text) in zip(by_file.get(name, []), expected, strict=True):
             assert text in finding["message"], finding["message"]
             assert finding["fix"]
     assert {f["rule"] for f in findings} == set(CLUSTER_RULES)

@@ -75,7 +75,7 @@ def _assert_clean(texts: dict[str, str], secrets: list[str]) -> None:
     ("ok", 1), ("key-file", 1), ("basic-401", 2), ("refused", 2), ("tls", 2), ("misnested", 2),
 ])
 def test_no_credential_in_any_output(tmp_path: Path, secrets_setup, context: str, expected_code: int) -> None:
-    server, config, secrets = secrets_setup
+    _, config, secrets = secrets_setup
     manifest = tmp_path / "pod.yaml"
     manifest.write_text(BROKEN_POD)
     reports = {name: tmp_path / f"report.{name}" for name in FORMATS}
@@ -112,7 +112,7 @@ def test_no_credential_in_snapshot_output(tmp_path: Path, secrets_setup) -> None
 
 def test_no_credential_when_python_warnings_and_logging_are_loud(tmp_path: Path, secrets_setup) -> None:
     """PYTHONWARNINGS=always and Python dev mode (every warning shown): still nothing secret on stderr."""
-    server, config, secrets = secrets_setup
+    _, config, secrets = secrets_setup
     manifest = tmp_path / "pod.yaml"
     manifest.write_text(BROKEN_POD)
     result = run_cli(str(manifest), "--kubeconfig", str(config), "--context", "basic-401",

@@ -7,6 +7,7 @@ import added anywhere on the path of `--version` or an offline lint makes this f
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -71,3 +72,17 @@ def test_the_probe_sees_a_config_file_load_jsonschema(tmp_path: Path) -> None:
     (tmp_path / ".nodename-lint.yaml").write_text("fail-on: warning\n")
     _, loaded, output = loaded_modules(["pod.yaml"], tmp_path)
     assert "jsonschema" in loaded, output
+
+
+def test_one_install_requires_every_library_of_the_headline_uses() -> None:
+    """`pip install nodename-lint` gives live clusters, --fix and SARIF; extras are only for test tooling."""
+    from importlib.metadata import metadata, requires
+
+    from tests.conftest import ROOT
+
+    specs = requires("nodename-lint") or []
+    required = {re.split(r"[<>=!~\[ ;]", spec, maxsplit=1)[0].lower() for spec in specs if "extra ==" not in spec}
+    assert {"click", "pyyaml", "jsonschema", "ruamel.yaml", "kubernetes"} <= required
+    assert metadata("nodename-lint").get_all("Provides-Extra") == ["test"]
+    sources = "\n".join(path.read_text(encoding="utf-8") for path in (ROOT / "nodename_lint").rglob("*.py"))
+    assert "nodename-lint[" not in sources, "no message may ask for an extra"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 from .conftest import lint_yaml, run_cli
 
@@ -35,8 +34,8 @@ def test_folder_is_walked_recursively_skipping_hidden_and_other_files(tmp_path):
     result = run_cli("--format", "json", "--select", "nodename-in-template", cwd=tmp_path)
     assert result.returncode == 1, result.stderr
     assert _findings(result) == [
-        ("./apps/deploy.yml", 8, 7, "nodename-in-template"),
-        ("./apps/web/deploy.yaml", 8, 7, "nodename-in-template"),
+        ("apps/deploy.yml", 8, 7, "nodename-in-template"),
+        ("apps/web/deploy.yaml", 8, 7, "nodename-in-template"),
     ]
 
 
@@ -122,9 +121,9 @@ def test_syntax_error_in_one_document_does_not_hide_the_others(tmp_path):
     (tmp_path / "b.yaml").write_text(PINNED_DEPLOYMENT)
     result = run_cli(".", "--format", "json", cwd=tmp_path)
     assert _findings(result) == [
-        ("./a.yaml", 4, 1, "yaml-syntax"),
-        ("./a.yaml", 12, 7, "nodename-in-template"),
-        ("./b.yaml", 8, 7, "nodename-in-template"),
+        ("a.yaml", 4, 1, "yaml-syntax"),
+        ("a.yaml", 12, 7, "nodename-in-template"),
+        ("b.yaml", 8, 7, "nodename-in-template"),
     ]
 
 
@@ -168,7 +167,7 @@ def test_static_pod_path_marker(tmp_path):
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\nspec: {template: {spec: {containers: []}}}\n"
     )
     result = run_cli(".", "--format", "json", "--select", "static-pod-invalid", cwd=tmp_path)
-    assert _findings(result) == [(os.path.join(".", "node1/etc/kubernetes/manifests/agent.yaml"), 2, 1, "static-pod-invalid")]
+    assert _findings(result) == [("node1/etc/kubernetes/manifests/agent.yaml", 2, 1, "static-pod-invalid")]
 
 
 def test_a_list_bigger_than_one_api_request_is_still_linted(tmp_path):

@@ -17,7 +17,6 @@ import pytest
 import yaml
 
 from tests.apiserver import ApiServer
-from tests.apiserver.fixtures import api_server, kubeconfig  # noqa: F401  (pytest fixtures)
 from tests.conftest import run_cli
 
 

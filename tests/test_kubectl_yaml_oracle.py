@@ -82,7 +82,7 @@ def differences(ours: object, theirs: object, path: str = "") -> list[str]:
                     f"only nodename-lint has {sorted(ours.keys() - theirs.keys())}"]
         return [line for key in ours for line in differences(ours[key], theirs[key], f"{path}.{key}")]
     if isinstance(ours, list) and isinstance(theirs, list) and len(ours) == len(theirs):
-        return [line for i, (a, b) in enumerate(zip(ours, theirs)) for line in differences(a, b, f"{path}[{i}]")]
+        return [line for i, (a, b) in enumerate(zip(ours, theirs, strict=True)) for line in differences(a, b, f"{path}[{i}]")]
     numbers = (int, float)
     if isinstance(ours, numbers) and isinstance(theirs, numbers) and not isinstance(ours, bool) \
             and not isinstance(theirs, bool) and (ours == theirs or math.isclose(ours, theirs, rel_tol=1e-15)):
@@ -100,7 +100,7 @@ def assert_agree(kubectl_json, named_documents: list[tuple[str, str]]) -> None:
     """Every (name, text) must read the same for kubectl and nodename-lint; lists every disagreement."""
     theirs = kubectl_json([text for _, text in named_documents])
     wrong = []
-    for (name, text), kubectl_value in zip(named_documents, theirs):
+    for (name, text), kubectl_value in zip(named_documents, theirs, strict=True):
         found = differences(nodename_view(text), kubectl_value)
         if found:
             wrong.append(f"{name}:\n{text[:300]}\n  " + "\n  ".join(found[:8]))
@@ -176,7 +176,7 @@ KEYS = ["a", "b", "name", "nodeName", "on", "no", "1", "0o17", "1.5", "2024-01-0
 scalars = st.sampled_from(TRICKY) | st.from_regex(r"[a-z][a-z0-9.\-]{0,8}", fullmatch=True)
 values = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.lists(st.tuples(st.sampled_from(KEYS + ["<<"]), inner), max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.lists(st.tuples(st.sampled_from([*KEYS, "<<"]), inner), max_size=4),
     max_leaves=12,
 )
 MERGES = ["*base", "[*other, *base]", "{a: 9}", "*scalar"]

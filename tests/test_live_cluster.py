@@ -8,7 +8,6 @@ from pathlib import Path
 import yaml
 
 from tests.apiserver import TOKEN, ApiServer, cluster_entry, write_kubeconfig
-from tests.apiserver.fixtures import api_server, kubeconfig  # noqa: F401  (pytest fixtures)
 from tests.conftest import run_cli
 
 NON_TERMINATED = "status.phase!=Succeeded,status.phase!=Failed"
@@ -193,18 +192,18 @@ def test_request_timeout_flag_is_validated(tmp_path: Path) -> None:
 
 
 
-def test_live_options_and_snapshot_are_documented_in_readme() -> None:
+def test_live_options_and_snapshot_are_documented() -> None:
     from nodename_lint.cli import main
-
     from tests.conftest import ROOT
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "cluster-state.md").read_text(encoding="utf-8")
     options = {"--live", "--context", "--kubeconfig", "--in-cluster", "--request-timeout"}
     options |= {opt for param in main.commands["snapshot"].params for opt in getattr(param, "opts", [])
                 if opt.startswith("--") and opt != "--help"}
-    assert {option for option in options if f"`{option}" not in readme and f" {option} " not in readme} == set()
-    for heading in ("### Live: --context, --kubeconfig, --live", "### Snapshot for CI", "### RBAC", "## Guarantees"):
-        assert heading in readme
+    assert {option for option in options if f"`{option}" not in page and f" {option} " not in page} == set()
+    for heading in ("## Live: --context, --kubeconfig, --live", "## Snapshot for CI", "## RBAC"):
+        assert heading in page
+    assert "## Cluster access" in (ROOT / "docs" / "guarantees.md").read_text(encoding="utf-8")
 
 
 def test_live_falls_back_to_home_kube_config(tmp_path: Path, api_server: ApiServer, kubeconfig: Path) -> None:

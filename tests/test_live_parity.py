@@ -19,7 +19,7 @@ from nodename_lint.cluster.from_file import load_state_text
 from nodename_lint.cluster.live import LiveCluster, LiveOptions, referenced
 from nodename_lint.engine import Linter
 from nodename_lint.registry import all_rules
-from nodename_lint.rule import Context
+from nodename_lint.rule import Context, Severity
 from nodename_lint.sources import Source
 from tests.apiserver import TOKEN, ApiServer, cluster_entry, write_kubeconfig
 from tests.conftest import ROOT, run_cli
@@ -68,7 +68,7 @@ def test_rule_example_gives_the_same_findings_live(tmp_path: Path, rule: Any, in
     manifest = tmp_path / "manifest.yaml"
     manifest.write_text(example.manifest, encoding="utf-8")
     source = Source(str(manifest), example.static_pod)
-    severities = {rule.id: rule.severity}
+    severities: dict[str, Severity | None] = {rule.id: None}
 
     from_file = Linter(severities, Context(cluster=load_state_text(example.cluster, source="state.yaml")))
     expected = from_file.collect([from_file.lint_source(source)]).findings

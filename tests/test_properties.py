@@ -9,7 +9,6 @@ import json
 import math
 import re
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 import yaml
@@ -21,14 +20,14 @@ from nodename_lint.engine import Linter
 from nodename_lint.parallel import lint_files
 from nodename_lint.quantity import QuantityError, milli_value, parse_quantity, value
 from nodename_lint.registry import all_rules
-from nodename_lint.rule import Context
+from nodename_lint.rule import Context, Severity
 from nodename_lint.sources import Source
 
 from .conftest import ROOT
 
 STATE = ROOT / "examples" / "cluster" / "state.yaml"
 CATALOGUE = all_rules()
-SEVERITIES = {rule_id: rule.severity for rule_id, rule in CATALOGUE.items()}
+SEVERITIES: dict[str, Severity | None] = dict.fromkeys(CATALOGUE)  # every rule at its own severity
 CLUSTER = load_state_text(STATE.read_text(), source=str(STATE))
 LINTERS = [Linter(SEVERITIES, Context()), Linter(SEVERITIES, Context(cluster=CLUSTER))]
 PROPERTY_SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

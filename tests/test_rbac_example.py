@@ -1,4 +1,4 @@
-"""examples/rbac grants exactly what the live mode needs: enough for every rule, nothing to spare."""
+"""examples/rbac grants exactly what the live mode and audit need: enough for every rule, nothing to spare."""
 
 from __future__ import annotations
 
@@ -9,11 +9,15 @@ import pytest
 import yaml
 
 from tests.apiserver import ApiServer
-from tests.apiserver.fixtures import api_server, kubeconfig  # noqa: F401  (pytest fixtures)
 from tests.conftest import ROOT, run_cli
 
 RBAC = ROOT / "examples" / "rbac" / "nodename-lint-readonly.yaml"
 POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: kind-worker\n  containers: [{name: a, image: nginx}]\n"
+
+
+CORE = {"nodes", "namespaces", "pods"}
+WORKLOADS = {("apps", "deployments"), ("apps", "statefulsets"), ("apps", "daemonsets"), ("apps", "replicasets"),
+             ("batch", "jobs"), ("batch", "cronjobs")}
 
 
 def granted() -> set[tuple[str, str]]:
@@ -23,8 +27,10 @@ def granted() -> set[tuple[str, str]]:
 
 
 def test_the_role_is_read_only() -> None:
+    role = next(doc for doc in yaml.safe_load_all(RBAC.read_text()) if doc["kind"] == "ClusterRole")
     assert {verb for verb, _ in granted()} <= {"get", "list"}
-    assert {resource for _, resource in granted()} == {"nodes", "namespaces", "pods"}
+    grants = {(group, resource) for rule in role["rules"] for group in rule["apiGroups"] for resource in rule["resources"]}
+    assert grants == {("", resource) for resource in CORE} | WORKLOADS
 
 
 def test_the_role_is_enough_for_every_rule_and_for_snapshot(tmp_path: Path, api_server: ApiServer, kubeconfig: Path) -> None:
@@ -36,7 +42,7 @@ def test_the_role_is_enough_for_every_rule_and_for_snapshot(tmp_path: Path, api_
     assert run_cli("snapshot", "--kubeconfig", str(kubeconfig), "-o", str(tmp_path / "s.yaml")).returncode == 0
 
 
-@pytest.mark.parametrize("missing", sorted(granted()))
+@pytest.mark.parametrize("missing", sorted(grant for grant in granted() if grant[1] in CORE))
 def test_every_grant_is_needed(tmp_path: Path, api_server: ApiServer, kubeconfig: Path, missing: tuple[str, str]) -> None:
     api_server.allowed = granted() - {missing}
     (tmp_path / "pod.yaml").write_text(POD)
@@ -46,3 +52,23 @@ def test_every_grant_is_needed(tmp_path: Path, api_server: ApiServer, kubeconfig
     assert skipped and all(f"grant {verb} on {resource}" in entry["reason"] for entry in skipped)
     snapshot = run_cli("snapshot", "--kubeconfig", str(kubeconfig))
     assert snapshot.returncode == 2 and f"refused to {verb} {resource}" in snapshot.stderr
+
+
+def test_the_role_is_enough_for_audit(api_server: ApiServer, kubeconfig: Path) -> None:
+    api_server.allowed = granted()
+    result = run_cli("audit", "--kubeconfig", str(kubeconfig), "--format", "json")
+    assert result.returncode in (0, 1), result.stderr
+    summary = json.loads(result.stdout)["summary"]
+    assert summary["skipped_rules"] == [] and not any("not audited" in note for note in summary["notes"])
+
+
+@pytest.mark.parametrize("missing", sorted(granted()))
+def test_every_grant_is_needed_by_audit(api_server: ApiServer, kubeconfig: Path, missing: tuple[str, str]) -> None:
+    """A 403 on one resource: audit names it and what it skipped, and audits the rest (exit 0 or 1, not 2)."""
+    api_server.allowed = granted() - {missing}
+    result = run_cli("audit", "--kubeconfig", str(kubeconfig), "--format", "json")
+    assert result.returncode in (0, 1), result.stderr
+    verb, resource = missing
+    notes = json.loads(result.stdout)["summary"]["notes"]
+    assert [note for note in notes if note.startswith("not audited") and f"grant {verb} on {resource}" in note]
+    assert any(note.startswith("audited ") for note in notes)

@@ -29,7 +29,7 @@ def _cluster_state(text: str | None):
     "rule, example", EXAMPLES, ids=[f"{rule.id}:{'fails' if e.fails else 'passes'}:{e.title}" for rule, e in EXAMPLES]
 )
 def test_documented_example(rule, example):
-    linter = Linter({rule.id: rule.severity}, Context(cluster=_cluster_state(example.cluster)))
+    linter = Linter({rule.id: None}, Context(cluster=_cluster_state(example.cluster)))
     result = linter.collect([linter.lint_text(example.manifest, "example.yaml", is_static_pod=example.static_pod)])
     fired = [finding for finding in result.findings if finding.rule == rule.id]
     assert not result.skipped_rules, result.skipped_rules

@@ -52,7 +52,7 @@ def _items(count: int, indent: str = "") -> str:
 
 
 LISTS = {
-    "kubectl shape, kind at the end": "apiVersion: v1\nitems:\n" + _items(40) + 'kind: List\nmetadata:\n  resourceVersion: ""\n',
+    "kubectl shape, kind at the end": "apiVersion: v1\nitems:\n" + _items(40) + "kind: List\nmetadata: {}\n",
     "indented items": "apiVersion: v1\nkind: List\nitems:\n" + _items(40, "  "),
     "typed list, kinds implied": "apiVersion: v1\nkind: PodList\nitems:\n" + _items(40).replace("  kind: Pod\n", ""),
     "directive right above an item": "apiVersion: v1\nkind: List\nitems:\n"

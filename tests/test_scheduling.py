@@ -4,10 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from nodename_lint.cluster.state import NodeInfo, NodeUsage
+from nodename_lint.cluster.records import NodeInfo, NodeUsage
 from nodename_lint.scheduling import (
-    AFFINITY_REASON, TAINT_REASON, UNSCHEDULABLE_REASON, RequestError, affinity_mismatch, eviction_delay,
-    no_node_available_message, pod_requests, request_path, scheduler_rejections, shortages, tolerates, untolerated,
+    AFFINITY_REASON,
+    TAINT_REASON,
+    UNSCHEDULABLE_REASON,
+    RequestError,
+    affinity_mismatch,
+    eviction_delay,
+    no_node_available_message,
+    pod_requests,
+    request_path,
+    scheduler_rejections,
+    shortages,
+    tolerates,
+    untolerated,
 )
 
 
@@ -171,3 +182,12 @@ def test_kubelet_reasons_come_in_admission_order():
     assert reported_first(reasons, "NodeAffinity") == " (it reports OutOfcpu first: see insufficient-resources)"
     assert reported_first(reasons[1:], "TaintToleration") == " (it reports NodeAffinity first: see node-selector-mismatch)"
     assert reported_first(reasons[1:], "NodeAffinity") == ""
+
+
+@pytest.mark.parametrize("key", [["a"], {"a": 1}, 7, None])
+def test_a_match_expression_key_that_is_not_a_string_names_no_label(key):
+    """The API server refuses such a Pod; the rule says why instead of failing on an unhashable key."""
+    term = {"matchExpressions": [{"key": key, "operator": "In", "values": ["x"]}]}
+    spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}}
+    mismatch = affinity_mismatch(spec, NodeInfo(name="n1", labels={"a": "x"}))
+    assert mismatch is not None and "the node has no label" in mismatch.detail

@@ -123,8 +123,10 @@ def test_the_snapshot_is_one_record_per_line_and_starts_with_its_format(tmp_path
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == f'{{"format":"{FORMAT}",'
-    assert sum(line.startswith('{"name":"kind-') for line in lines) == 5
-    assert sum(line.startswith('["') for line in lines) == 21  # the Pod table: namespace, name, node, phase
+    state = load_state_file(str(EXAMPLE_STATE))
+    assert state.nodes is not None and state.pods is not None
+    assert sum(line.startswith('{"name":"kind-') for line in lines) == len(state.nodes) == 5
+    assert sum(line.startswith('["') for line in lines) == len(state.pods)  # the Pod table
 
 
 def test_snapshot_options_are_checked(tmp_path: Path) -> None:

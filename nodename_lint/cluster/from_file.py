@@ -19,8 +19,9 @@ import yaml
 from ..documents import without_cycle_collection
 from ..sources import UsageError
 from ..yamlnodes import resolve_plain
+from .records import NodeInfo, PodInfo
 from .snapshot import is_snapshot, load_snapshot
-from .state import ClusterState, NodeInfo, PodInfo
+from .state import ClusterState
 
 try:
     from yaml import CSafeLoader as _BaseLoader
@@ -220,6 +221,7 @@ def _load_yaml(text: str) -> list[Any]:
                 container[frame[1]] = value
             frame[1] = _NO_KEY
 
+    event: Any  # dispatched on its exact class below, which is faster than isinstance and opaque to mypy
     for event in yaml.parse(text, Loader=_BaseLoader):
         kind = event.__class__
         if kind is yaml.ScalarEvent:

@@ -4,10 +4,10 @@
 `--cluster-state FILE` recognises it by its first key. A kubectl dump of 150,000 Pods holds every
 Pod's spec so that the run can sum each node's requests; the snapshot holds the sums instead.
 It is JSON, one record per line (a change to one node is a one-line diff), made only of the
-cluster model (state.py), so a field added there travels without a change here:
+cluster model (records.py, state.py), so a field added there travels without a change here:
 
     {"format": "nodename-lint.io/cluster-snapshot", "version": 1, "source": "context prod",
-     "nodes": [NodeInfo, ...],               every public field of state.NodeInfo
+     "nodes": [NodeInfo, ...],               every public field of records.NodeInfo
      "usage": {"node": NodeUsage, ...},       every node whose Pods are known: Pod count, summed requests
      "namespaces": ["default", ...],
      "pods": [["namespace", "name", "node", "phase"], ...],   every Pod (node and phase may be null)
@@ -27,7 +27,8 @@ from typing import Any
 import msgspec
 
 from ..sources import UsageError
-from .state import ClusterState, NodeInfo, NodeUsage, PodInfo
+from .records import NodeInfo, NodeUsage, PodInfo
+from .state import ClusterState
 
 FORMAT = "nodename-lint.io/cluster-snapshot"
 VERSION = 1

@@ -4,71 +4,31 @@ Rules receive a ClusterState through their Context and never fetch anything them
 of data is None when it is not known (a state file with nodes only, an RBAC denial), and the
 engine then skips the rules that need it and says so.
 
-The indexes the rules read (non-terminated Pods by node with their summed requests, Pods by
-namespace and name) are built once per state, so checking one more manifest costs the same in a
-cluster of 5 nodes or 5,000.
+What the rules derive from the state alone (a node's usage, the nodes a mistyped name may mean,
+why no node fits a set of constraints) are typed accessors here, each cached per state: many
+manifests of a run share node names and constraints, and the indexes are built once, so checking
+one more manifest costs the same in a cluster of 5 nodes or 5,000.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
-TERMINATED_PHASES = frozenset({"Succeeded", "Failed"})
+from ..scheduling import add_into, pod_requests, scheduler_rejections
+from .names import closest_node_names
+from .records import NodeInfo, NodeUsage, PodInfo
 
 
-@dataclass(slots=True)
-class NodeInfo:
-    """What the rules read from a Node object."""
+@dataclass(frozen=True, slots=True)
+class NoNodeFits:
+    """Why the scheduler finds no node for a Pod: nodes per rejection reason, and how many of them
+    were compared with their allocatable alone because their Pods are not known."""
 
-    name: str
-    labels: dict[str, str] = field(default_factory=dict)
-    taints: list[dict[str, Any]] = field(default_factory=list)
-    unschedulable: bool = False
-    allocatable: dict[str, Any] = field(default_factory=dict)  # raw quantities, as the API returns them
-    conditions: dict[str, str] = field(default_factory=dict)  # condition type -> status
-    _capacity: dict[str, int] | None = field(default=None, repr=False)
-
-    @property
-    def capacity(self) -> dict[str, int]:
-        """Allocatable as the kubelet counts it: cpu in millicores, the rest in units.
-
-        A quantity that does not parse counts as 0, as a Node object with it could not exist.
-        """
-        if self._capacity is None:
-            from ..quantity import QuantityError, request_value
-
-            parsed: dict[str, int] = {}
-            for resource, raw in self.allocatable.items():
-                try:
-                    parsed[resource] = request_value(resource, raw)
-                except QuantityError:
-                    parsed[resource] = 0
-            self._capacity = parsed
-        return self._capacity
-
-
-@dataclass(slots=True)
-class PodInfo:
-    """A Pod already in the cluster: where it runs and what it requests."""
-
-    namespace: str
-    name: str
-    node_name: str | None
-    phase: str | None
-    spec: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def is_terminated(self) -> bool:
-        return self.phase in TERMINATED_PHASES
-
-
-@dataclass(slots=True)
-class NodeUsage:
-    """The non-terminated Pods on one node: how many, and their summed effective requests."""
-
-    pods: int
-    requested: dict[str, int]
+    reasons: dict[str, int]
+    unknown_usage: int
 
 
 @dataclass(slots=True)
@@ -87,10 +47,10 @@ class ClusterState:
     pod_nodes: frozenset[str] | None = None
     _by_node: dict[str, list[PodInfo]] | None = field(default=None, repr=False)
     _by_name: dict[tuple[str, str], PodInfo] | None = field(default=None, repr=False)
+    # the caches of the accessors below, private to this state
     _usage: dict[str, NodeUsage] = field(default_factory=dict, repr=False)
-    # results rules derive from the state alone (a rule id and a key -> value): many manifests of
-    # a run share node names and constraints, so each answer is computed once per run
-    memo: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
+    _suggestions: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    _no_fit: dict[str, NoNodeFits | None] = field(default_factory=dict, repr=False)
 
     def has(self, data: str) -> bool:
         """Whether one kind of data ("nodes", "namespaces", "pods", "live-pods") is known."""
@@ -122,8 +82,6 @@ class ClusterState:
             return None
         cached = self._usage.get(node)
         if cached is None:
-            from ..scheduling import add_into, pod_requests
-
             running = self._pods_by_node().get(node, [])
             requested: dict[str, int] = {}
             for pod in running:
@@ -136,6 +94,34 @@ class ClusterState:
         if self._by_name is None:
             self._by_name = {(pod.namespace, pod.name): pod for pod in self.pods or ()}
         return self._by_name.get((namespace, name))
+
+    def node_suggestions(self, name: str) -> tuple[str, ...]:
+        """The existing node names a missing `name` most likely meant, best first (see closest_node_names)."""
+        cached = self._suggestions.get(name)
+        if cached is None:  # many manifests share a mistyped name: rank the nodes once per name
+            cached = self._suggestions[name] = tuple(closest_node_names(name, self.nodes or {}))
+        return cached
+
+    def no_node_fits(self, spec: dict[str, Any], requests: dict[str, int]) -> NoNodeFits | None:
+        """Why the default scheduler would place a Pod with this spec and these requests on no node;
+        None as soon as one node fits. Each distinct set of constraints is checked once per state."""
+        constraints = {key: spec.get(key) for key in ("nodeSelector", "affinity", "tolerations")}
+        key = json.dumps([constraints, requests], sort_keys=True, default=str)
+        if key not in self._no_fit:
+            self._no_fit[key] = self._find_no_fit(spec, requests)
+        return self._no_fit[key]
+
+    def _find_no_fit(self, spec: dict[str, Any], requests: dict[str, int]) -> NoNodeFits | None:
+        counts: dict[str, int] = {}
+        unknown_usage = 0
+        for node in (self.nodes or {}).values():
+            reasons = scheduler_rejections(spec, requests, node, partial(self.usage, node.name))
+            if not reasons:
+                return None
+            unknown_usage += not self.pods_known_on(node.name)
+            for reason in reasons:
+                counts[reason] = counts.get(reason, 0) + 1
+        return NoNodeFits(counts, unknown_usage)
 
     def set_usage(self, usage: dict[str, NodeUsage]) -> None:
         """Usage summed elsewhere (a snapshot holds the sums, not the Pods' specs)."""

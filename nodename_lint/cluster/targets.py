@@ -5,7 +5,8 @@ from __future__ import annotations
 from ..model import Manifest
 from ..podspec import pinned_node
 from ..rule import Context
-from .state import ClusterState, NodeInfo
+from .records import NodeInfo
+from .state import ClusterState
 
 # Where each controller keeps the number of Pods it runs at once.
 _REPLICA_FIELDS = {

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-from typing import Iterable
+from collections.abc import Iterable
 
 import click
 
@@ -17,12 +16,6 @@ def check_fix_request(sources: Iterable[Source], *, write: bool) -> None:
         raise UsageError(
             "--fix cannot rewrite standard input: pass the files instead, or use --diff to see the changes"
         )
-    try:
-        installed = importlib.util.find_spec("ruamel.yaml") is not None
-    except (ImportError, ValueError):  # no ruamel package at all
-        installed = False
-    if not installed:
-        raise UsageError("--fix and --diff need ruamel.yaml: pip install 'nodename-lint[fix]'")
 
 
 def fix_sources(linter: Linter, sources: Iterable[Source], *, write: bool, show_diff: bool) -> bool:

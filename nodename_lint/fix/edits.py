@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from ..model import Path
 
@@ -53,8 +53,8 @@ class Unfixable:
     reason: str
 
 
-Edit = Union[SetValue, ReplaceEntry, Delete, Append]
-FixStep = Union[SetValue, ReplaceEntry, Delete, Append, Unfixable]
+Edit = SetValue | ReplaceEntry | Delete | Append
+FixStep = SetValue | ReplaceEntry | Delete | Append | Unfixable
 
 
 def apply_to_data(data: Any, edits: list[Edit], prefix: Path = ()) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import codecs
+import contextlib
 import difflib
 import os
 import stat
@@ -129,7 +130,7 @@ class _DocumentEdit:
 def _fix_pass(linter: Linter, text: str, display: str, is_static_pod: bool) -> tuple[str, list[str], list[str]]:
     catalogue = all_rules()
     findings = [f for f in linter.lint_text(text, display, is_static_pod).findings
-                if f.rule in catalogue and catalogue[f.rule].fix_object is not None]
+                if f.rule in catalogue and catalogue[f.rule].fixer_function is not None]
     if not findings:
         return text, [], []
     documents = list(iter_documents([text]))
@@ -145,7 +146,10 @@ def _fix_pass(linter: Linter, text: str, display: str, is_static_pod: bool) -> t
     for index, object_findings in by_object.items():
         document, obj = objects[index]
         for finding in object_findings:
-            steps = list(catalogue[finding.rule].fix_object(obj, linter.context))
+            fixer = catalogue[finding.rule].fixer_function
+            if fixer is None:  # the findings were chosen for having one
+                continue
+            steps = list(fixer(obj, linter.context))
             where = f"{display}:{finding.line}: {finding.rule}"
             notes += [f"{where} not fixed: {step.reason}" for step in steps if isinstance(step, Unfixable)]
             edits = [step for step in steps if not isinstance(step, Unfixable)]
@@ -182,7 +186,9 @@ def _object_path(obj: Manifest) -> Path:
     root = obj.document.root
     if obj.node is root:
         return ()
-    items = lookup(root, "items")[1]
+    found = lookup(root, "items")
+    assert found is not None, "an object that is not its document's root is an item of a List"
+    items = found[1]
     return ("items", next(i for i, item in enumerate(items.value) if item is obj.node))
 
 
@@ -241,10 +247,8 @@ def write_atomic(path: str, data: bytes) -> None:
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, stat.S_IMODE(info.st_mode))
-        try:
+        with contextlib.suppress(PermissionError, AttributeError):  # keep the owner where we may (and can)
             os.chown(temporary, info.st_uid, info.st_gid)
-        except (PermissionError, AttributeError):
-            pass
         os.replace(temporary, target)
     except BaseException:
         if os.path.exists(temporary):

@@ -9,10 +9,12 @@ the runner leaves that object unchanged.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.nodes import CollectionNode
 
 from ..model import Path
 from ..podspec import dotted
@@ -37,7 +39,7 @@ class Splice:
 def apply_splices(text: str, splices: list[Splice]) -> str:
     """The text with non-overlapping splices applied (insertions at one point keep their order)."""
     ordered = sorted(splices, key=lambda s: (s.start, s.end))
-    for before, after in zip(ordered, ordered[1:]):
+    for before, after in itertools.pairwise(ordered):
         if after.start < before.end:
             raise SpliceError("two edits touch the same text")
     parts, position = [], 0
@@ -58,9 +60,9 @@ def detect_layout(text: str, root: Node | None) -> render.Layout:
         for key, value in node.value if isinstance(node, MappingNode) else ():
             if node.flow_style or value.start_mark.index < key.end_mark.index:
                 continue  # flow style, or an alias pointing back to its anchor
-            if isinstance(value, MappingNode) and not value.flow_style and mapping_step is None:
-                if value.start_mark.line > key.start_mark.line:
-                    mapping_step = value.start_mark.column - key.start_mark.column
+            if (isinstance(value, MappingNode) and not value.flow_style and mapping_step is None
+                    and value.start_mark.line > key.start_mark.line):
+                mapping_step = value.start_mark.column - key.start_mark.column
             if isinstance(value, SequenceNode) and not value.flow_style and sequence_offset is None:
                 sequence_offset = value.start_mark.column - key.start_mark.column
                 if value.value and value.value[0].start_mark.line == value.start_mark.line:
@@ -137,9 +139,9 @@ class Planner:
         return Splice(key.start_mark.index, self._line_end(_content_end(key, old)), lines[key.start_mark.column :])
 
     def _replace_key(self, obj_node: MappingNode, edit: ReplaceEntry) -> list[Splice]:
-        mapping = _node_at(obj_node, edit.path[:-1])
-        index = _entry(mapping, edit.path[-1]) if isinstance(mapping, MappingNode) else None
-        if index is None or not isinstance(edit.path[-1], str):
+        mapping, name = _node_at(obj_node, edit.path[:-1]), edit.path[-1]
+        index = _entry(mapping, name) if isinstance(mapping, MappingNode) and isinstance(name, str) else None
+        if index is None or not isinstance(mapping, MappingNode):
             raise SpliceError(f"{_dotted(edit.path)} is not written in this object")
         key, value = mapping.value[index]
         end = _content_end(key, value)
@@ -215,12 +217,14 @@ class Planner:
             parent = _node_at(obj_node, parent_path)
             if parent_path and len(groups[parent_path]) == len(parent.value):
                 grandparent = _node_at(obj_node, parent_path[:-1])
-                if isinstance(grandparent, MappingNode) and isinstance(parent_path[-1], str):
-                    groups.setdefault(parent_path[:-1], set()).add(_entry(grandparent, parent_path[-1]))
+                entry = (_entry(grandparent, parent_path[-1])
+                         if isinstance(grandparent, MappingNode) and isinstance(parent_path[-1], str) else None)
+                if entry is not None:
+                    groups.setdefault(parent_path[:-1], set()).add(entry)
                     del groups[parent_path]
         splices = []
         for parent_path, indexes in groups.items():
-            mapping = _node_at(obj_node, parent_path)
+            mapping = cast(MappingNode, _node_at(obj_node, parent_path))  # every group is a mapping, checked above
             for first, last in _runs(sorted(indexes)):
                 splices.append(self._delete_run(mapping, first, last))
         return splices
@@ -280,7 +284,7 @@ def _content_end(key: Node, value: Node) -> int:
     """Where the text of a key/value pair (or a list item, key is value) ends, trailing lines excluded."""
     if value.start_mark.index < key.end_mark.index and value is not key:
         raise SpliceError("the value is an alias of an anchor elsewhere")
-    if isinstance(value, ScalarNode) or value.flow_style:
+    if isinstance(value, ScalarNode) or (isinstance(value, CollectionNode) and value.flow_style):
         return max(key.end_mark.index, value.end_mark.index)
     if not value.value:
         return value.end_mark.index

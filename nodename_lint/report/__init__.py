@@ -13,7 +13,7 @@ FORMATS = ("text", "json", "sarif", "github", "markdown")
 
 
 class Renderer(Protocol):
-    def __call__(self, result: "RunResult", *, color: bool = False) -> str: ...
+    def __call__(self, result: RunResult, *, color: bool = False) -> str: ...
 
 
 def renderer(name: str) -> Renderer:

@@ -16,15 +16,22 @@ COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 
 def render(result: RunResult, *, color: bool = False) -> str:
     root = repository_root()
-    return "".join(annotation(finding, repository_path(finding.file, root)) + "\n" for finding in result.findings)
+    return "".join(annotation(finding, repository_path(finding.file, root) if finding.in_file else None) + "\n"
+                   for finding in result.findings)
 
 
 def annotation(finding: Finding, path: str | None) -> str:
-    """One workflow command; without a repository path (stdin) it is shown on the run, not on a file."""
-    properties = {"line": finding.line, "col": finding.column, "title": f"nodename-lint {finding.rule}"}
+    """One workflow command; without a repository path (stdin, a cluster object) it is shown on the run.
+
+    A finding about a cluster object (audit) has no line either: its message starts with the object.
+    """
+    properties: dict[str, object] = {"title": f"nodename-lint {finding.rule}"}
+    if finding.in_file:
+        properties = {"line": finding.line, "col": finding.column, **properties}
     if path is not None:
         properties = {"file": path, **properties}
-    message = finding.message + (f"\nfix: {finding.fix}" if finding.fix else "")
+    message = ("" if finding.in_file else f"{finding.where()}: ") + finding.message
+    message += f"\nfix: {finding.fix}" if finding.fix else ""
     joined = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items())
     return f"::{COMMANDS[finding.severity]} {joined}::{escape_data(message)}"
 

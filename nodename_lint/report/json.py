@@ -15,6 +15,7 @@ def render(result: RunResult, *, color: bool = False) -> str:
         "findings": [finding.to_json() for finding in result.findings],
         "summary": {
             "files": result.files,
+            **({"cluster": result.cluster} if result.cluster else {}),
             "objects": result.objects,
             "findings": len(result.findings),
             "errors": counts["error"],

@@ -18,7 +18,10 @@ def render(result: RunResult, *, color: bool = False) -> str:
     if result.findings:
         lines += ["| severity | rule | where | what the cluster will do | how to fix |", "| --- | --- | --- | --- | --- |"]
         for finding in result.findings:
-            where = f"{repository_path(finding.file, root) or finding.file}:{finding.line}:{finding.column}"
+            if finding.in_file:
+                where = f"{repository_path(finding.file, root) or finding.file}:{finding.line}:{finding.column}"
+            else:
+                where = finding.where()
             where = where.replace("|", "\\|")  # a table cell ends at `|`, even inside a code span
             rule = f"[`{finding.rule}`]({rule_doc_url(finding.rule)})"
             cells = [f"{ICONS[finding.severity]} {finding.severity}", rule, f"`{where}`",

@@ -69,18 +69,19 @@ def _section(doc: str, heading: str) -> str:
     return " ".join(match.group(1).split()) if match else ""
 
 
-def _result(finding: Finding, rule_index: dict[str, int], root: str, fingerprints: "_Fingerprints") -> dict[str, Any]:
+def _result(finding: Finding, rule_index: dict[str, int], root: str, fingerprints: _Fingerprints) -> dict[str, Any]:
     message = finding.message + (f" Fix: {finding.fix}" if finding.fix else "")
-    uri = repository_path(finding.file, root)
-    artifact: dict[str, Any] = {"uri": uri, "uriBaseId": SRCROOT} if uri else {"description": {"text": finding.file}}
-    location: dict[str, Any] = {
-        "physicalLocation": {
+    uri = repository_path(finding.file, root) if finding.in_file else None
+    location: dict[str, Any] = {}
+    if finding.in_file:  # an audit finding names a cluster object only: no file, no region
+        artifact: dict[str, Any] = {"uri": uri, "uriBaseId": SRCROOT} if uri else {"description": {"text": finding.file}}
+        location["physicalLocation"] = {
             "artifactLocation": artifact,
             "region": {"startLine": finding.line, "startColumn": finding.column},
         }
-    }
     if finding.object is not None:
-        location["logicalLocations"] = [{"fullyQualifiedName": finding.object.describe(), "kind": "object"}]
+        name = finding.object.describe() if finding.in_file else finding.object.key()
+        location["logicalLocations"] = [{"name": finding.object.name, "fullyQualifiedName": name, "kind": "object"}]
     result: dict[str, Any] = {
         "ruleId": finding.rule,
         "level": LEVELS[finding.severity],

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from ..findings import RunResult
 
 _COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
 
 
-def render(result: RunResult, *, color: bool = False) -> str:
+def render(result: RunResult, *, color: bool = False, quiet: bool = False, statistics: bool = False,
+           show_source: bool = False) -> str:
+    """The findings (or, with STATISTICS, one count per rule), then the summary unless QUIET."""
+    lines = statistics_lines(result) if statistics else _finding_lines(result, color, show_source)
+    if not quiet:
+        lines.append(summary_line(result))
+        lines.extend(skipped_lines(result))
+        lines.extend(f"note: {note}" for note in result.notes)
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def _finding_lines(result: RunResult, color: bool, show_source: bool) -> list[str]:
     lines: list[str] = []
+    sources = _SourceLines() if show_source else None
     for finding in result.findings:
-        where = f"{finding.file}:{finding.line}:{finding.column}"
+        where = finding.where()
         if finding.template:
             where += f" ({finding.template})"
         label = f"{finding.severity}[{finding.rule}]"
@@ -19,13 +33,58 @@ def render(result: RunResult, *, color: bool = False) -> str:
             where = f"{_BOLD}{where}{_RESET}"
             label = f"{_COLORS[finding.severity]}{label}{_RESET}"
         lines.append(f"{where}: {label} {finding.message}")
+        if sources is not None:
+            lines.extend(sources.excerpt(finding.file, finding.line, finding.column))
         if finding.fix:
             hint = f"  fix: {finding.fix}"
             lines.append(f"{_DIM}{hint}{_RESET}" if color else hint)
-    lines.append(summary_line(result))
-    lines.extend(skipped_lines(result))
-    lines.extend(f"note: {note}" for note in result.notes)
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def statistics_lines(result: RunResult) -> list[str]:
+    """`COUNT RULE SUMMARY` per rule, most frequent first (ruff's --statistics)."""
+    from ..registry import all_rules
+
+    catalogue = all_rules()
+    counts = Counter(finding.rule for finding in result.findings)
+    if not counts:
+        return []
+    count_width = len(str(max(counts.values())))
+    rule_width = max(len(rule) for rule in counts)
+    return [f"{count:>{count_width}}  {rule:<{rule_width}}  {catalogue[rule].summary if rule in catalogue else ''}".rstrip()
+            for rule, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
+
+
+class _SourceLines:
+    """The lines of the linted files, read again only for --show-source (stdin has none to show)."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, list[str] | None] = {}
+
+    def excerpt(self, file: str, line: int, column: int) -> list[str]:
+        """The flagged line with a caret under the column, ruff-style; [] when the file cannot be read."""
+        if file not in self.files:
+            self.files[file] = self._read(file)
+        lines = self.files[file]
+        if lines is None or not 1 <= line <= len(lines):
+            return []
+        text = lines[line - 1]
+        gutter = " " * len(str(line))
+        caret = "".join(c if c == "\t" else " " for c in text[: column - 1]) + "^"
+        return [f"  {line} | {text}", f"  {gutter} | {caret}"]
+
+    @staticmethod
+    def _read(file: str) -> list[str] | None:
+        from ..documents import decode
+        from ..sources import STDIN_NAME
+
+        if file == STDIN_NAME:
+            return None
+        try:
+            with open(file, "rb") as handle:
+                return decode(handle.read()).replace("\r\n", "\n").split("\n")
+        except (OSError, UnicodeDecodeError):
+            return None
 
 
 def summary_line(result: RunResult) -> str:
@@ -33,7 +92,7 @@ def summary_line(result: RunResult) -> str:
     total = len(result.findings)
     detail = ", ".join(f"{counts[s]} {s}{'s' if counts[s] != 1 and s != 'info' else ''}" for s in ("error", "warning", "info"))
     objects = f"{result.objects} object{'s' if result.objects != 1 else ''}"
-    files = f"{result.files} file{'s' if result.files != 1 else ''}"
+    files = result.cluster or f"{result.files} file{'s' if result.files != 1 else ''}"
     if not total:
         return f"No problems found in {objects} of {files}."
     return f"Found {total} problem{'s' if total != 1 else ''} ({detail}) in {objects} of {files}."

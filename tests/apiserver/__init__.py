@@ -11,8 +11,20 @@ import yaml
 from .objects import kind_cluster, kind_namespace, kind_node, kind_pod
 from .server import TOKEN, ApiServer, Fault, Request, SilentServer, free_port
 
-__all__ = ["TOKEN", "ApiServer", "Fault", "Request", "SilentServer", "free_port", "kind_cluster", "kind_namespace",
-           "kind_node", "kind_pod", "write_kubeconfig", "cluster_entry"]
+__all__ = [
+    "TOKEN",
+    "ApiServer",
+    "Fault",
+    "Request",
+    "SilentServer",
+    "cluster_entry",
+    "free_port",
+    "kind_cluster",
+    "kind_namespace",
+    "kind_node",
+    "kind_pod",
+    "write_kubeconfig",
+]
 
 
 def cluster_entry(server: str, ca_pem: bytes | None = None, **extra: Any) -> dict[str, Any]:

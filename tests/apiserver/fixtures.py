@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 import trustme
@@ -45,7 +45,7 @@ def kubeconfig(tmp_path: Path, api_server: ApiServer) -> Path:
 class Timer:
     """Wall time of a block, to assert that a failing cluster ends the run in bounded time."""
 
-    def __enter__(self) -> "Timer":
+    def __enter__(self) -> Timer:
         self.start = time.monotonic()
         return self
 

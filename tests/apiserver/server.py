@@ -18,9 +18,10 @@ import socket
 import ssl
 import threading
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import trustme
@@ -33,7 +34,18 @@ RESOURCES: dict[str, tuple[str, bool, frozenset[str]]] = {
         "metadata.name", "metadata.namespace", "spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
         "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName",
     })),
+    # the workloads `nodename-lint audit` reads (apps/v1 and batch/v1)
+    "deployments": ("Deployment", True, frozenset({"metadata.name", "metadata.namespace"})),
+    "statefulsets": ("StatefulSet", True, frozenset({"metadata.name", "metadata.namespace"})),
+    "daemonsets": ("DaemonSet", True, frozenset({"metadata.name", "metadata.namespace"})),
+    "replicasets": ("ReplicaSet", True, frozenset({"metadata.name", "metadata.namespace", "status.replicas"})),
+    "jobs": ("Job", True, frozenset({"metadata.name", "metadata.namespace", "status.successful"})),
+    "cronjobs": ("CronJob", True, frozenset({"metadata.name", "metadata.namespace"})),
 }
+# resource -> group/version it is served under ("v1" is the core group at /api/v1)
+GROUP_VERSIONS = {"nodes": "v1", "namespaces": "v1", "pods": "v1", "deployments": "apps/v1", "statefulsets": "apps/v1",
+                  "daemonsets": "apps/v1", "replicasets": "apps/v1", "jobs": "batch/v1", "cronjobs": "batch/v1"}
+WORKLOAD_RESOURCES = tuple(resource for resource, group in GROUP_VERSIONS.items() if group != "v1")
 VERSION = {
     "major": "1", "minor": "33", "gitVersion": "v1.33.1", "gitCommit": "8adc0f041b8e7ad1d30e29cc59c6ae7a15e19828",
     "gitTreeState": "clean", "buildDate": "2025-05-15T08:19:08Z", "goVersion": "go1.24.2", "compiler": "gc",
@@ -64,7 +76,7 @@ class Fault:
 
     action: "status:<code>" (a Status error, with Retry-After for 429), "hang" (read the request,
     never answer), "truncate" (promise more bytes than sent, then close), "malformed" (200 with a
-    body that is not JSON), "gone" (410 Expired, only for requests that carry a continue token).
+    body that is not JSON), "not-utf8" (200 with JSON bytes that are not UTF-8), "gone" (410 Expired, only for requests that carry a continue token).
     """
 
     action: str
@@ -200,9 +212,12 @@ class ApiServer:
 
     def __init__(self, nodes: Iterable[dict[str, Any]] = (), namespaces: Iterable[dict[str, Any]] = (),
                  pods: Iterable[dict[str, Any]] = (), *, tokens: Iterable[str] = (TOKEN,),
-                 ca: trustme.CA | None = None, host: str = "127.0.0.1") -> None:
+                 ca: trustme.CA | None = None, host: str = "127.0.0.1",
+                 workloads: Mapping[str, Iterable[dict[str, Any]]] | None = None) -> None:
         self.stores = {"nodes": Store("nodes", nodes), "namespaces": Store("namespaces", namespaces),
                        "pods": Store("pods", pods)}
+        for resource in WORKLOAD_RESOURCES:  # served empty unless given: a cluster without Jobs has none
+            self.stores[resource] = Store(resource, (workloads or {}).get(resource, ()))
         self.tokens = set(tokens)
         self.forbidden: set[tuple[str, str]] = set()  # (verb, resource), e.g. ("list", "pods")
         self.allowed: set[tuple[str, str]] | None = None  # when set, RBAC allows only these (verb, resource)
@@ -216,7 +231,7 @@ class ApiServer:
         self._httpd: ThreadingHTTPServer | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
-    def __enter__(self) -> "ApiServer":
+    def __enter__(self) -> ApiServer:
         self.start()
         return self
 
@@ -292,16 +307,23 @@ class ApiServer:
             return 200, json.dumps({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
                 {"clientCIDR": "0.0.0.0/0", "serverAddress": "172.18.0.2:6443"}]}).encode()
         if path == "/apis":
-            return 200, json.dumps({"kind": "APIGroupList", "apiVersion": "v1", "groups": []}).encode()
-        if path == "/api/v1":
-            return 200, json.dumps(self._resource_list()).encode()
+            groups = sorted({group for group in GROUP_VERSIONS.values() if group != "v1"})
+            return 200, json.dumps({"kind": "APIGroupList", "apiVersion": "v1", "groups": [
+                {"name": group.split("/")[0], "versions": [{"groupVersion": group, "version": "v1"}],
+                 "preferredVersion": {"groupVersion": group, "version": "v1"}} for group in groups]}).encode()
+        if path == "/api/v1" or (path.startswith("/apis/") and path.count("/") == 3):
+            group_version = "v1" if path == "/api/v1" else path[len("/apis/"):]
+            return 200, json.dumps(self._resource_list(group_version)).encode()
         if request.method != "GET":
-            raise ApiError(405, "MethodNotAllowed", f"the server does not allow this method on the requested resource")
-        parts = path.split("/")[3:]  # after /api/v1
+            raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+        if path.startswith("/apis/"):  # /apis/GROUP/VERSION/...
+            group_version, parts = "/".join(path.split("/")[2:4]), path.split("/")[4:]
+        else:
+            group_version, parts = "v1", path.split("/")[3:]  # after /api/v1
         namespace = ""
         if len(parts) >= 3 and parts[0] == "namespaces" and parts[2] in RESOURCES:
             namespace, parts = parts[1], parts[2:]
-        if not parts or parts[0] not in RESOURCES or len(parts) > 2:
+        if not parts or parts[0] not in RESOURCES or len(parts) > 2 or GROUP_VERSIONS[parts[0]] != group_version:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         resource = parts[0]
         if namespace and not RESOURCES[resource][1]:
@@ -313,25 +335,32 @@ class ApiServer:
             return self._get(store, namespace, parts[1])
         return self._list(store, namespace, request.query)
 
-    def _resource_list(self) -> dict[str, Any]:
+    def _resource_list(self, group_version: str) -> dict[str, Any]:
+        short = {"nodes": ["no"], "namespaces": ["ns"], "pods": ["po"], "deployments": ["deploy"],
+                 "statefulsets": ["sts"], "daemonsets": ["ds"], "replicasets": ["rs"], "cronjobs": ["cj"]}
         resources = []
         for name, (kind, namespaced, _) in RESOURCES.items():
+            if GROUP_VERSIONS[name] != group_version:
+                continue
             resources.append({"name": name, "singularName": kind.lower(), "namespaced": namespaced, "kind": kind,
                               "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
-                              "shortNames": {"nodes": ["no"], "namespaces": ["ns"], "pods": ["po"]}[name]})
-        return {"kind": "APIResourceList", "groupVersion": "v1", "resources": resources}
+                              "shortNames": short.get(name, [])})
+        if not resources:
+            raise ApiError(404, "NotFound", "the server could not find the requested resource")
+        return {"kind": "APIResourceList", "groupVersion": group_version, "resources": resources}
 
     def _authorize(self, user: str, verb: str, resource: str, namespace: str) -> None:
         if (verb, resource) in self.forbidden or (self.allowed is not None and (verb, resource) not in self.allowed):
             scope = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
+            group = GROUP_VERSIONS[resource].rpartition("/")[0]
             raise ApiError(403, "Forbidden", f'{resource} is forbidden: User "{user}" cannot {verb} resource '
-                           f'"{resource}" in API group "" {scope}', {"kind": resource})
+                           f'"{resource}" in API group "{group}" {scope}', {"kind": resource})
 
     def _get(self, store: Store, namespace: str, name: str) -> tuple[int, bytes]:
         index = store.by_key.get((namespace, name))
         if index is None:
             raise ApiError(404, "NotFound", f'{store.resource} "{name}" not found', {"name": name, "kind": store.resource})
-        head = json.dumps({"kind": store.kind, "apiVersion": "v1"})[:-1].encode()
+        head = json.dumps({"kind": store.kind, "apiVersion": GROUP_VERSIONS[store.resource]})[:-1].encode()
         return 200, head + b"," + store.encoded[index][1:]
 
     def _list(self, store: Store, namespace: str, query: dict[str, str]) -> tuple[int, bytes]:
@@ -353,7 +382,8 @@ class ApiServer:
             metadata["continue"] = base64.urlsafe_b64encode(
                 json.dumps({"start": end, "epoch": self.continue_epoch}).encode()).decode()
             metadata["remainingItemCount"] = len(chosen) - end
-        head = json.dumps({"kind": f"{store.kind}List", "apiVersion": "v1", "metadata": metadata})[:-1]
+        head = json.dumps({"kind": f"{store.kind}List", "apiVersion": GROUP_VERSIONS[store.resource],
+                           "metadata": metadata})[:-1]
         items = b",".join(store.encoded[index] for index in chosen[start:end])
         return 200, head.encode() + b',"items":[' + items + b"]}"
 
@@ -437,6 +467,9 @@ class _Handler(BaseHTTPRequestHandler):
         if action == "malformed":
             self._send(200, b'{"kind": "NodeList", "items": [{"metadata": {"name": "kind-worker"}, ]')
             return True
+        if action == "not-utf8":
+            self._send(200, b'{"kind": "NodeList", "items": [{"metadata": {"name": "kind-\xff\xfeworker"}}]}')
+            return True
         raise ValueError(f"unknown fault {action!r}")
 
     do_GET = _handle
@@ -456,7 +489,7 @@ class SilentServer:
         self.connections: list[socket.socket] = []
         self._stop = threading.Event()
 
-    def __enter__(self) -> "SilentServer":
+    def __enter__(self) -> SilentServer:
         threading.Thread(target=self._accept, daemon=True).start()
         return self
 

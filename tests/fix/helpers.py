@@ -10,4 +10,4 @@ from nodename_lint.rule import Context
 
 def default_linter(cluster: ClusterState | None = None) -> Linter:
     catalogue = all_rules()
-    return Linter({rule_id: rule.severity for rule_id, rule in catalogue.items()}, Context(cluster=cluster))
+    return Linter(dict.fromkeys(catalogue), Context(cluster=cluster))

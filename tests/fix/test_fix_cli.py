@@ -167,16 +167,3 @@ def test_unknown_node_fix_with_a_cluster_state_file(tmp_path: Path) -> None:
            "kind-worker4: set the one you mean" in completed.stderr
     assert completed.returncode == 1  # kind-wrker3 still names no node
     assert "unknown-node" in completed.stdout and "kind-wrker3" in completed.stdout
-
-
-def test_without_ruamel_fix_says_what_to_install(tmp_path: Path) -> None:
-    target = copy_case(tmp_path, "template-flow")
-    script = (
-        "import sys\nsys.modules['ruamel'] = None  # as if ruamel.yaml were not installed\n"
-        "from click.testing import CliRunner\nfrom nodename_lint.cli import main\n"
-        f"result = CliRunner().invoke(main, ['--fix', {str(target)!r}])\n"
-        "print(result.exit_code, result.output)\n"
-    )
-    completed = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert completed.stdout.startswith("2 ") and "pip install 'nodename-lint[fix]'" in completed.stdout
-    assert target.read_bytes() == (GOLDEN / "template-flow.before.yaml").read_bytes()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from nodename_lint.cluster.state import ClusterState, NodeInfo
+from nodename_lint.cluster.records import NodeInfo
+from nodename_lint.cluster.state import ClusterState
 from nodename_lint.fix.runner import fix_text
 from tests.fix.helpers import default_linter
 

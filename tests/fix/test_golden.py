@@ -71,7 +71,7 @@ def test_untouched_documents_are_byte_identical() -> None:
     before = read_exact(GOLDEN / "helm-stream.before.yaml").split("---\n")
     after = read_exact(GOLDEN / "helm-stream.after.yaml").split("---\n")
     assert len(before) == len(after) == 5
-    changed = [index for index, (old, new) in enumerate(zip(before, after)) if old != new]
+    changed = [index for index, (old, new) in enumerate(zip(before, after, strict=True)) if old != new]
     assert changed == [3]  # only the Deployment; the ServiceAccount, Service and test Pod are as they were
     old_lines, new_lines = before[3].splitlines(), after[3].splitlines()
     assert [line for line in old_lines if line not in new_lines] == ["      nodeName: worker-2"]
@@ -79,6 +79,6 @@ def test_untouched_documents_are_byte_identical() -> None:
 
 def test_every_documented_fix_has_a_fixer_and_every_fixer_is_documented() -> None:
     for rule in all_rules().values():
-        assert bool(rule.fix) == (rule.fix_object is not None), rule.id
-        if rule.fix_object is not None:
+        assert bool(rule.fix) == (rule.fixer_function is not None), rule.id
+        if rule.fixer_function is not None:
             assert "--fix" in rule.doc, f"{rule.id}: say in 'How to fix' what --fix does"

@@ -1,0 +1,66 @@
+"""What the cluster rules read from the cluster's Node and Pod objects: plain records.
+
+They sit below both the cluster state (which indexes them) and the scheduling predicates (which
+compare a Pod with them), so neither needs the other to describe a node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..quantity import QuantityError, request_value
+
+TERMINATED_PHASES = frozenset({"Succeeded", "Failed"})
+
+
+@dataclass(slots=True)
+class NodeInfo:
+    """What the rules read from a Node object."""
+
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    taints: list[dict[str, Any]] = field(default_factory=list)
+    unschedulable: bool = False
+    allocatable: dict[str, Any] = field(default_factory=dict)  # raw quantities, as the API returns them
+    conditions: dict[str, str] = field(default_factory=dict)  # condition type -> status
+    _capacity: dict[str, int] | None = field(default=None, repr=False)
+
+    @property
+    def capacity(self) -> dict[str, int]:
+        """Allocatable as the kubelet counts it: cpu in millicores, the rest in units.
+
+        A quantity that does not parse counts as 0, as a Node object with it could not exist.
+        """
+        if self._capacity is None:
+            parsed: dict[str, int] = {}
+            for resource, raw in self.allocatable.items():
+                try:
+                    parsed[resource] = request_value(resource, raw)
+                except QuantityError:
+                    parsed[resource] = 0
+            self._capacity = parsed
+        return self._capacity
+
+
+@dataclass(slots=True)
+class PodInfo:
+    """A Pod already in the cluster: where it runs and what it requests."""
+
+    namespace: str
+    name: str
+    node_name: str | None
+    phase: str | None
+    spec: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_terminated(self) -> bool:
+        return self.phase in TERMINATED_PHASES
+
+
+@dataclass(slots=True)
+class NodeUsage:
+    """The non-terminated Pods on one node: how many, and their summed effective requests."""
+
+    pods: int
+    requested: dict[str, int]

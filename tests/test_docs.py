@@ -1,0 +1,50 @@
+"""The README is a short front door whose commands, output and links are real; reference lives in docs/."""
+
+from __future__ import annotations
+
+import re
+
+from .conftest import ROOT, run_cli
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+SETUP_RUN = "pip install . && nodename-lint examples/"
+SETUP_TEST = "pip install -e '.[test]' && pytest -q"
+
+
+def test_readme_is_short() -> None:
+    assert len(README.encode()) <= 15 * 1024, "move reference material into docs/"
+
+
+def test_readme_keeps_the_two_setup_commands_and_ci_runs_the_test_command() -> None:
+    assert SETUP_RUN in README and SETUP_TEST in README
+    assert SETUP_TEST in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_every_relative_link_of_the_docs_resolves() -> None:
+    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
+    broken = []
+    for page in pages:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            if not target.startswith(("http://", "https://")) and not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(ROOT)} -> {target}")
+    assert broken == []
+
+
+def test_quick_start_output_is_what_the_tool_prints() -> None:
+    block = README.split("$ nodename-lint examples/deploy\n", 1)[1].split("```", 1)[0]
+    result = run_cli("examples/deploy", cwd=ROOT)
+    assert result.returncode == 1
+    assert result.stdout == block
+
+
+def test_pinned_versions_agree() -> None:
+    from nodename_lint import __version__
+
+    workflow = (ROOT / "examples" / "github-workflow.yml").read_text(encoding="utf-8")
+    major = "v" + __version__.split(".")[0]
+    for text in (README, workflow):
+        assert f"nodename-lint/nodename-lint@{major}" in text and "@main" not in text
+        assert "github/codeql-action/upload-sarif@v4" in text
+    assert f"rev: v{__version__}" in README
+    tagging = (ROOT / "docs" / "github-action.md").read_text(encoding="utf-8")
+    assert "## Versions" in tagging and f"`{major}`" in tagging
