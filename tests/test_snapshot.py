@@ -134,3 +134,11 @@ def test_snapshot_options_are_checked(tmp_path: Path) -> None:
     assert both.returncode == 2 and "cannot be combined" in both.stderr
     missing = run_cli("snapshot", "--cluster-state", str(tmp_path / "nope.json"))
     assert missing.returncode == 2 and "cannot read the cluster state" in missing.stderr
+
+
+def test_audit_says_a_lint_snapshot_lacks_the_workloads(tmp_path: Path) -> None:
+    snapshot = tmp_path / "snap.json"
+    _convert(EXAMPLE_STATE, snapshot)
+    result = run_cli("audit", "--cluster-state", str(snapshot))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "snapshot --workloads" in result.stderr
