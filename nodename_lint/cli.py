@@ -105,6 +105,10 @@ def _format_output_options(command: Any) -> Any:
 @click.option("--diff", is_flag=True, help="Print a unified diff of what --fix would change; write nothing.")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
               help="Worker processes [default: one per core for large inputs (2 MB or more), else 1].")
+@click.option("--max-document-size", type=click.IntRange(min=1), default=None, metavar="BYTES",
+              help="Largest document read; a List's items count each [default: 3145728, the API server's 3 MiB].")
+@click.option("--max-nodes", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Most YAML nodes a document may hold or expand to through aliases [default: 1000000].")
 @click.option("--exit-zero", is_flag=True, help="Exit with 0 even when there are findings (2 still means a usage error).")
 @click.option("--statistics", is_flag=True, help="Text output: one `COUNT RULE SUMMARY` line per rule instead of each finding.")
 @click.option("--quiet", "-q", is_flag=True, help="Text output: only the findings, no summary and no skipped-rules line.")
@@ -116,7 +120,7 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
                  live: bool, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
                  request_timeout: float, fix: bool, diff: bool, jobs: int | None, cluster_state: str | None,
                  exit_zero: bool, statistics: bool, quiet: bool, show_source: bool,
-                 **format_outputs: str | None) -> None:
+                 max_document_size: int | None, max_nodes: int | None, **format_outputs: str | None) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
     outputs: dict[str, str] = {name: file for name in FORMATS if (file := format_outputs[f"output_{name}"])}
     try:
@@ -127,6 +131,7 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
             config_path=config_path, select=_split_ids(select), ignore=_split_ids(ignore), namespace=namespace,
             static_pod_dirs=list(static_pod_dirs), color=color, outputs=outputs, changed_since=changed_since,
             fix=fix, diff=diff, jobs=jobs, text=TextOptions(quiet=quiet, statistics=statistics, show_source=show_source),
+            limits=_limits(max_document_size, max_nodes),
         )
         if exit_zero and code == EXIT_FINDINGS:
             code = EXIT_CLEAN
@@ -172,11 +177,19 @@ class _Group:
     sources: list[Any] = field(default_factory=list)
 
 
+def _limits(max_document_size: int | None, max_nodes: int | None) -> Any:
+    """The documents.Limits of the options (their defaults where not given)."""
+    from .documents import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_NODES, Limits
+
+    return Limits(max_document_size or DEFAULT_MAX_DOCUMENT_BYTES, max_nodes or DEFAULT_MAX_NODES)
+
+
 def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_on: str | None, config_path: str | None,
              select: list[str], ignore: list[str], namespace: str | None, static_pod_dirs: list[str],
              color: bool | None, cluster: Any = None, outputs: dict[str, str] | None = None,
              changed_since: str | None = None, live: Any = None, fix: bool = False, diff: bool = False,
-             jobs: int | None = None, cluster_state: str | None = None, text: TextOptions = TextOptions()) -> int:
+             jobs: int | None = None, cluster_state: str | None = None, text: TextOptions = TextOptions(),
+             limits: Any = None) -> int:
     """The whole lint run; returns the exit code. Raises UsageError for exit code 2.
 
     FORMATS go to OUTPUT (stdout when None); OUTPUTS sends a format to its own file. LIVE
@@ -215,7 +228,7 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
     try:
         for group in groups:
             context = Context(cluster=cluster, default_namespace=_namespace(namespace, group.config, live_cluster))
-            linter = Linter(group.severities, context)
+            linter = Linter(group.severities, context, limits=limits)
             if fix or diff:
                 from .fix.command import fix_sources
 

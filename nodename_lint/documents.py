@@ -59,6 +59,24 @@ class SyntaxProblem:
     hint: str = ""
 
 
+# The API server refuses request bodies over 3 MiB (etcd keeps objects up to 1.5 MiB), so a bigger
+# document can never be applied; composing it would cost about 20 s and 700 MB per million keys.
+DEFAULT_MAX_DOCUMENT_BYTES = 3 * 1024 * 1024
+# Aliases can make a small file expand exponentially; a document of more nodes is not checked either.
+DEFAULT_MAX_NODES = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How big a document nodename-lint reads (`--max-document-size`, `--max-nodes`)."""
+
+    max_document_chars: int = DEFAULT_MAX_DOCUMENT_BYTES  # a List's items each, not the List
+    max_nodes: int = DEFAULT_MAX_NODES  # nodes of a document, counting what aliases expand to
+
+
+DEFAULT_LIMITS = Limits()
+
+
 @dataclass(slots=True)
 class Document:
     """One YAML document: its composed root node, or the problem that stopped it."""
@@ -75,6 +93,7 @@ class Document:
     # the List's items before this document's first: of a piece of a List, or of a List composed
     # whole after its first items came in pieces (whose items objects_in then skips)
     first_item: int = 0
+    limits: Limits = DEFAULT_LIMITS
     # line -> rule ids of its `# nodename-lint: ignore` comment, found once (suppress.comment_directives)
     directives: dict[int, frozenset[str]] | None = field(default=None, repr=False, compare=False)
 
@@ -96,7 +115,8 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8")
 
 
-def iter_documents(blocks: Iterable[str], *, split_lists: bool = False) -> Iterator[Document]:
+def iter_documents(blocks: Iterable[str], *, split_lists: bool = False, limits: Limits = DEFAULT_LIMITS
+                   ) -> Iterator[Document]:
     """The documents of a stream given as consecutive text blocks (a file is one block).
 
     With `split_lists`, a large block-style List (`kubectl get -A -o yaml`) comes as one document
@@ -105,9 +125,9 @@ def iter_documents(blocks: Iterable[str], *, split_lists: bool = False) -> Itera
     for index, (line_offset, text) in enumerate(_split(_whole_lines(blocks))):
         shape = _list_items(text) if split_lists and len(text) >= SPLIT_LIST_CHARS else None
         if shape is None:
-            yield compose(text, index, line_offset)
+            yield compose(text, index, line_offset, limits)
         else:
-            yield from _compose_items(text, index, line_offset, shape)
+            yield from _compose_items(text, index, line_offset, shape, limits)
 
 
 @contextmanager
@@ -127,26 +147,26 @@ def without_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def compose(text: str, index: int = 0, line_offset: int = 0) -> Document:
+def compose(text: str, index: int = 0, line_offset: int = 0, limits: Limits = DEFAULT_LIMITS) -> Document:
     """Compose one document's text; a syntax error becomes the document's `error`."""
     template = None
     if "# Source:" in text:
         match = _HELM_SOURCE.match(text)
         template = match.group(1).strip() if match else None
-    beyond = _beyond_limits(text)
+    beyond = _beyond_limits(text, limits)
     if beyond is not None:
         offset, reason = beyond
         line = text.count("\n", 0, offset)
         column = offset - (text.rfind("\n", 0, offset) + 1)
         problem = SyntaxProblem(reason, line_offset + line + 1, column + 1, _hint(text))
-        return Document(index, line_offset, text, None, problem, template)
+        return Document(index, line_offset, text, None, problem, template, limits=limits)
     loader = _Loader(text)
     try:
         with without_cycle_collection():
             root = loader.get_single_node()
-        unconvertible = find_unconvertible(text, root)
+        unconvertible = find_unconvertible(text, root, limits.max_nodes)
         if unconvertible is None:
-            return Document(index, line_offset, text, root, None, template)
+            return Document(index, line_offset, text, root, None, template, limits=limits)
         node, reason = unconvertible
         mark = node.start_mark
         problem = SyntaxProblem(
@@ -165,13 +185,10 @@ def compose(text: str, index: int = 0, line_offset: int = 0) -> Document:
         problem = SyntaxProblem(str(exc).splitlines()[0], line_offset + 1, 1, _hint(text))
     finally:
         loader.dispose()
-    return Document(index, line_offset, text, None, problem, template)
+    return Document(index, line_offset, text, None, problem, template, limits=limits)
 
 
-# Limits checked on the text, before libyaml sees it. The API server refuses request bodies over
-# 3 MiB (etcd keeps objects up to 1.5 MiB), so a bigger document can never be applied; composing
-# it would cost about 20 s and 700 MB per million keys.
-MAX_DOCUMENT_CHARS = 3 * 1024 * 1024
+# Limits checked on the text, before libyaml sees it (the size: Limits.max_document_chars).
 # A List (`kubectl get deploy -A -o yaml`) is applied item by item, so only its items have that limit.
 _LIST_KIND = re.compile(r"^kind:[ \t]*[\"']?[A-Za-z]*List[\"']?[ \t]*(?:#.*)?\r?$|\"kind\"[ \t]*:[ \t]*\"[A-Za-z]*List\"", re.M)
 # Nesting limits. libyaml's composer recurses on the
@@ -185,7 +202,7 @@ _FLOW_BRACKET = re.compile(r"[\[\]{}]")
 _DEEP_INDENT = re.compile(rf"^[ \t?:-]{{{MAX_BLOCK_INDENT}}}", re.M)
 
 
-def _beyond_limits(text: str) -> tuple[int, str] | None:
+def _beyond_limits(text: str, limits: Limits) -> tuple[int, str] | None:
     """(offset, reason) when the document is bigger or nests deeper than nodename-lint parses, else None.
 
     Brackets inside quoted strings are counted too: only a document with more than
@@ -193,10 +210,11 @@ def _beyond_limits(text: str) -> tuple[int, str] | None:
     """
     if len(text) <= MAX_BLOCK_INDENT:
         return None
-    if len(text) > MAX_DOCUMENT_CHARS and not _LIST_KIND.search(text):
+    if len(text) > limits.max_document_chars and not _LIST_KIND.search(text):
         return 0, (
-            f"the document is {len(text) / 1024 / 1024:.1f} MiB: the API server refuses requests over 3 MiB "
-            "(request entity too large) and etcd objects over 1.5 MiB, so nodename-lint does not parse it"
+            f"the document is too large ({len(text) / 1024 / 1024:.1f} MiB, limit "
+            f"{limits.max_document_chars / 1024 / 1024:.1f} MiB: --max-document-size): the API server refuses requests "
+            "over 3 MiB (request entity too large) and etcd objects over 1.5 MiB, so nodename-lint does not parse it"
         )
     deep_line = _DEEP_INDENT.search(text)
     if deep_line is not None:
@@ -324,7 +342,8 @@ def _with_comments_above(text: str, start: int, floor: int) -> int:
     return start
 
 
-def _compose_items(text: str, index: int, line_offset: int, shape: _ListShape) -> Iterator[Document]:
+def _compose_items(text: str, index: int, line_offset: int, shape: _ListShape, limits: Limits
+                   ) -> Iterator[Document]:
     """The items of a List (see _list_items) as documents of a few consecutive items each.
 
     Composing each item on its own would cost a parser each (10 µs: a List of two million `{}`
@@ -332,10 +351,10 @@ def _compose_items(text: str, index: int, line_offset: int, shape: _ListShape) -
     piece fails to compose, the whole List is composed and says what is wrong (or, after a wrong
     cut, gives the remaining items).
     """
-    head = compose(shape.header, index, line_offset)
+    head = compose(shape.header, index, line_offset, limits)
     api_version, kind = _string_at(head.root, "apiVersion"), _string_at(head.root, "kind")
     if head.error is not None or not api_version or not kind or not kind.endswith("List"):
-        yield compose(text, index, line_offset)
+        yield compose(text, index, line_offset, limits)
         return
     lines = line_offset + text.count("\n", 0, shape.items_start)
     done = 0  # items yielded
@@ -347,11 +366,11 @@ def _compose_items(text: str, index: int, line_offset: int, shape: _ListShape) -
         if cut - start < SPLIT_CHUNK_CHARS and cut != shape.end:
             continue
         piece = text[start:cut]
-        chunk = compose(piece, index, lines)
+        chunk = compose(piece, index, lines, limits)
         root = chunk.root
         if chunk.error is not None or not (isinstance(root, SequenceNode) and len(root.value) == count):
             # what the whole List says: the same syntax error, or (a cut inside a quoted scalar) its items
-            whole = compose(text, index, line_offset)
+            whole = compose(text, index, line_offset, limits)
             whole.first_item = done
             yield whole
             return

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Generic, TypeVar
 
-from .documents import Document, SyntaxProblem, iter_documents, without_cycle_collection
+from .documents import DEFAULT_LIMITS, Document, Limits, SyntaxProblem, iter_documents, without_cycle_collection
 from .findings import Finding, RunResult
 from .model import Manifest, live_list_fields, objects_in
 from .registry import all_rules
@@ -59,9 +59,11 @@ class Linter:
     always wins: `untolerated-taint: error` makes every untolerated taint an error.
     """
 
-    def __init__(self, severities: Mapping[str, Severity | None], context: Context) -> None:
+    def __init__(self, severities: Mapping[str, Severity | None], context: Context, *,
+                 limits: Limits | None = None) -> None:
         catalogue = all_rules()
         self.context = context
+        self.limits = limits or DEFAULT_LIMITS
         self.skipped: dict[str, str] = {}
         self.object_checks: dict[str, list[ActiveCheck[ObjectCheck]]] = {"object": [], "static-pod": []}
         self.group_checks: dict[str, list[ActiveCheck[GroupCheck]]] = {"file": [], "folder": []}
@@ -94,7 +96,7 @@ class Linter:
     def lint_source(self, source: Source) -> FileResult:
         result = FileResult(source)
         try:
-            self._lint_documents(result, iter_documents(read_blocks(source), split_lists=True))
+            self._lint_documents(result, iter_documents(read_blocks(source), split_lists=True, limits=self.limits))
         except UnicodeDecodeError as exc:
             self._syntax(result, None, SyntaxProblem(
                 _decode_message(exc), getattr(exc, "line", 1), 1,
@@ -108,7 +110,7 @@ class Linter:
     def lint_text(self, text: str, display: str = "<string>", is_static_pod: bool = False) -> FileResult:
         """Lint YAML given as a string (tests, documentation examples)."""
         result = FileResult(Source(display, is_static_pod))
-        self._lint_documents(result, iter_documents([text], split_lists=True))
+        self._lint_documents(result, iter_documents([text], split_lists=True, limits=self.limits))
         result.findings.sort(key=Finding.sort_key)
         return result
 

@@ -94,7 +94,7 @@ class Manifest:
             if found is None:
                 return None
             node = found[1]
-        return to_python(node)
+        return to_python(node, self.document.limits.max_nodes)
 
     def _cached(self, key: str, path: Path) -> Any:
         if key not in self._cache:
