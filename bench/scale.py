@@ -56,8 +56,10 @@ ITEM = """\
       resources:
         requests: {{cpu: 100m, memory: 64Mi}}
 """
-GC_PAUSED_FLOOR = ("import gc, sys, yaml\ngc.disable()\nfor path in sys.argv[1:]:\n"
-                   "    with open(path, 'rb') as f:\n        list(yaml.compose_all(f.read(), Loader=yaml.CSafeLoader))\n")
+GC_PAUSED_FLOOR = (
+    "import gc, sys, yaml\ngc.disable()\nfor path in sys.argv[1:]:\n    with open(path, 'rb') as f:\n"
+    "        list(yaml.compose_all(f.read(), Loader=yaml.CSafeLoader))\n"
+)
 
 
 def write_list(path: Path, items: int) -> Path:
