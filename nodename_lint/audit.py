@@ -14,50 +14,46 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from yaml import MappingNode
 
-from .cluster.state import ClusterState, NodeUsage, PodInfo
+from .cluster.state import ClusterState, NodeUsage
 from .cluster.workloads import (
     API_VERSIONS,
     SYSTEM_PLACED,
     WORKLOADS,
     ClusterObjects,
     Placement,
+    PodRecord,
     controller_of,
     nodename_managers,
-    placement,
 )
 from .documents import Document
 from .engine import Linter
 from .findings import Finding, RunResult
 from .model import Manifest, Path
 from .podspec import pinned_node
+from .registry import all_rules
 from .rule import SEVERITY_RANK, Context, Severity
+from .scheduling import HostPort, reason_rule
 
-# Rules that cannot apply to an object read from the API: they are about files (syntax, static Pod
-# folders) or compare a manifest with the live object, which here is the object itself.
-NOT_APPLICABLE = frozenset({"yaml-syntax", "duplicate-key", "nodename-immutable", "static-pod-invalid",
-                            "static-pod-missing-namespace", "mirror-pod-manifest"})
-# The rule whose prediction a kubelet admission failure (status.reason of a Failed Pod) confirms.
-ADMISSION_RULES = {"NodeAffinity": "node-selector-mismatch", "TaintToleration": "untolerated-taint"}
+# Rules that cannot apply to an object read from the API: they are about files (syntax, Helm charts,
+# static Pod folders), compare a manifest with the live object (here the object itself), or predict
+# an admission the API server has already made (a live Pod's spec.overhead is the RuntimeClass
+# plugin's own; a live object's namespace exists).
+NOT_APPLICABLE = frozenset({"yaml-syntax", "duplicate-key", "helm-render", "nodename-immutable", "static-pod-invalid",
+                            "static-pod-missing-namespace", "mirror-pod-manifest", "runtime-class-overhead",
+                            "missing-namespace"})
 PODGC_PERIOD = timedelta(seconds=20)  # gcCheckPeriod, pkg/controller/podgc/gc_controller.go
 PODGC_QUARANTINE = timedelta(seconds=40)  # quarantineTime: how long a missing node may reappear
 LIVE = "In the cluster: "  # starts what a finding adds from the object's live state (see _live)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _EMPTY_DOCUMENT = Document(index=0, line_offset=0, text="", root=None)
 _EMPTY_NODE = MappingNode("tag:yaml.org,2002:map", [])
-
-
-def admission_rule(reason: str) -> str | None:
-    """The rule that predicts a kubelet admission failure with this status.reason, if any."""
-    if reason.startswith("OutOf"):
-        return "insufficient-resources"
-    return ADMISSION_RULES.get(reason)
 
 
 class ClusterObject(Manifest):
@@ -89,38 +85,80 @@ class ClusterObject(Manifest):
 
 @dataclass(slots=True)
 class AuditState(ClusterState):
-    """A ClusterState that can leave the Pods of the object being checked out of the node usage."""
+    """A ClusterState whose node usage comes from PodRecords, and can leave the checked object's own Pods out.
 
-    _own: dict[str, list[PodInfo]] = field(default_factory=dict, repr=False)  # node -> the object's own Pods
+    `pods` is empty (known, but not kept as PodInfo): usage() sums the records once per run.
+    """
+
+    records: list[PodRecord] = field(default_factory=list, repr=False)
+    _sums: dict[str, NodeUsage] | None = field(default=None, repr=False)
+    _ports_by_node: dict[str, dict[HostPort, list[str]]] | None = field(default=None, repr=False)
+    _own: dict[str, list[PodRecord]] = field(default_factory=dict, repr=False)  # node -> the object's own Pods
 
     @contextlib.contextmanager
-    def excluding(self, pods: list[PodInfo]) -> Iterator[None]:
-        """Within the block, usage() does not count these Pods (answers memoized for others are set aside)."""
-        own: dict[str, list[PodInfo]] = {}
+    def excluding(self, pods: list[PodRecord]) -> Iterator[None]:
+        """Within the block, usage() does not count these Pods (the no-node-fits answers cached for the
+        whole cluster are set aside, as they counted them)."""
+        own: dict[str, list[PodRecord]] = {}
         for pod in pods:
-            if pod.node_name and not pod.is_terminated:
-                own.setdefault(pod.node_name, []).append(pod)
+            if pod.node and pod.running:
+                own.setdefault(pod.node, []).append(pod)
         if not own:
             yield
             return
-        shared, self.memo, self._own = self.memo, {}, own
+        shared, self._no_fit, self._own = self._no_fit, {}, own
         try:
             yield
         finally:
-            self.memo, self._own = shared, {}
+            self._no_fit, self._own = shared, {}
 
     def usage(self, node: str) -> NodeUsage | None:
-        usage = ClusterState.usage(self, node)
+        if not self.pods_known_on(node):
+            return None
+        if self._sums is None:
+            self._sums = _sum_by_node(self.records)
+        usage = self._sums.get(node) or NodeUsage(0, {})
         own = self._own.get(node)
-        if usage is None or not own:
+        if not own:
             return usage
-        from .scheduling import pod_requests
-
         requested = dict(usage.requested)
         for pod in own:
-            for resource, amount in pod_requests(pod.spec, lenient=True).items():
+            for resource, amount in pod.requests.items():
                 requested[resource] = requested.get(resource, 0) - amount
         return NodeUsage(usage.pods - len(own), requested)
+
+    def ports_in_use(self, node: str) -> dict[HostPort, str] | None:
+        """Host ports of the running Pods on `node` ("namespace/name" of the holder), the object's own left out."""
+        if not self.pods_known_on(node):
+            return None
+        if self._ports_by_node is None:
+            self._ports_by_node = {}
+            for pod in self.records:
+                if pod.node and pod.running and pod.host_ports:
+                    held = self._ports_by_node.setdefault(pod.node, {})
+                    for port in pod.host_ports:
+                        held.setdefault(port, []).append(f"{pod.namespace}/{pod.name}")
+        own = {f"{pod.namespace}/{pod.name}" for pod in self._own.get(node, ())}
+        in_use: dict[HostPort, str] = {}
+        for port, holders in self._ports_by_node.get(node, {}).items():
+            others = [holder for holder in holders if holder not in own]
+            if others:
+                in_use[port] = others[0]
+        return in_use
+
+
+def _sum_by_node(records: list[PodRecord]) -> dict[str, NodeUsage]:
+    """Pods count and summed requests of the running Pods on each node."""
+    sums: dict[str, NodeUsage] = {}
+    for pod in records:
+        if pod.node and pod.running:
+            usage = sums.get(pod.node)
+            if usage is None:
+                usage = sums[pod.node] = NodeUsage(0, {})
+            usage.pods += 1
+            for resource, amount in pod.requests.items():
+                usage.requested[resource] = usage.requested.get(resource, 0) + amount
+    return sums
 
 
 @dataclass
@@ -128,7 +166,7 @@ class Subject:
     """One object audit checks, with the Pods that are its own."""
 
     obj: ClusterObject
-    own_pods: list[PodInfo]
+    own_pods: list[PodRecord]
     placement: Placement | None = None  # for a bare Pod
     managers: list[str] = field(default_factory=list)
     rejected: list[dict[str, Any]] = field(default_factory=list)  # a workload's Pods Failed on kubelet admission
@@ -151,21 +189,20 @@ def build_state(objects: ClusterObjects) -> AuditState:
     def present(kind: str, resource: str) -> list[dict[str, Any]] | None:
         return None if resource in objects.unavailable else objects.of(kind)
 
-    unavailable = dict(objects.unavailable)
+    unavailable = {k: v for k, v in objects.unavailable.items() if k in ("nodes", "namespaces", "pods")}
     if "pods" in unavailable:
         unavailable["live-pods"] = unavailable["pods"]
     try:
         state = state_from_objects(objects.source, nodes=present("Node", "nodes"),
-                                   namespaces=present("Namespace", "namespaces"), pods=present("Pod", "pods"),
-                                   unavailable={k: v for k, v in unavailable.items() if k in
-                                                ("nodes", "namespaces", "pods", "live-pods")})
+                                   namespaces=present("Namespace", "namespaces"), pods=None, unavailable=unavailable)
     except StateError as exc:
         raise UsageError(f"{objects.source}: bad cluster state: {exc}") from None
-    return AuditState(source=state.source, nodes=state.nodes, namespaces=state.namespaces, pods=state.pods,
-                      unavailable=state.unavailable)
+    return AuditState(source=state.source, nodes=state.nodes, namespaces=state.namespaces,
+                      pods=None if "pods" in unavailable else [], unavailable=state.unavailable,
+                      records=objects.pods)
 
 
-def plan(objects: ClusterObjects, state: ClusterState, default_namespace: str) -> Plan:
+def plan(objects: ClusterObjects, default_namespace: str) -> Plan:
     """The top-level workloads and the bare Pods to check; every other Pod is counted and left alone."""
     workloads = {(kind, _namespace(obj), _name(obj)): obj for kind in WORKLOADS for obj in objects.of(kind)}
 
@@ -179,28 +216,31 @@ def plan(objects: ClusterObjects, state: ClusterState, default_namespace: str) -
             key = (owner[0], key[1], owner[1])
         return key
 
-    own_pods: dict[tuple[str, str, str], list[PodInfo]] = {}
+    own_pods: dict[tuple[str, str, str], list[PodRecord]] = {}
+    system: dict[Placement, int] = {}
+    records: dict[tuple[str, str], PodRecord] = {}
+    for record in objects.pods:
+        records[(record.namespace, record.name)] = record
+        if record.owner is not None:
+            own_pods.setdefault(top((record.owner[0], record.namespace, record.owner[1])), []).append(record)
+        if record.placement in SYSTEM_PLACED:
+            system[record.placement] = system.get(record.placement, 0) + 1
     rejected: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     pods: list[Subject] = []
-    system: dict[Placement, int] = {}
     undecided = 0
-    for raw, info in zip(objects.of("Pod"), state.pods or []):
-        where = placement(raw)
-        owner = controller_of(raw)
-        if owner is not None:
-            key = top((owner[0], info.namespace, owner[1]))
-            own_pods.setdefault(key, []).append(info)
-            if info.phase == "Failed" and admission_rule(_status(raw, "reason")):
-                rejected.setdefault(key, []).append(raw)
-        if where in SYSTEM_PLACED:
-            system[where] = system.get(where, 0) + 1
+    for raw in objects.of("Pod"):  # the Pods kept whole: bare ones, and rejected ones of a workload
+        kept = records.get((_namespace(raw), _name(raw)))
+        if kept is None:
             continue
-        if info.phase == "Succeeded":
+        if kept.owner is not None:
+            rejected.setdefault(top((kept.owner[0], kept.namespace, kept.owner[1])), []).append(raw)
+        if kept.placement in SYSTEM_PLACED or _status(raw, "phase") == "Succeeded":
             continue
-        undecided += where is Placement.UNKNOWN
-        pods.append(Subject(ClusterObject(raw, "Pod", default_namespace), [info], where, nodename_managers(raw) or []))
-    owners = [Subject(ClusterObject(raw, key[0], default_namespace), own_pods.get(key, []), rejected=rejected.get(key, []))
-              for key, raw in workloads.items() if top(key) == key]
+        undecided += kept.placement is Placement.UNKNOWN
+        pods.append(Subject(ClusterObject(raw, "Pod", default_namespace), [kept], kept.placement,
+                            nodename_managers(raw) or []))
+    owners = [Subject(ClusterObject(raw, key[0], default_namespace), own_pods.get(key, []),
+                      rejected=rejected.get(key, [])) for key, raw in workloads.items() if top(key) == key]
     return Plan(owners + pods, system, undecided)
 
 
@@ -217,13 +257,13 @@ def _namespace(obj: dict[str, Any]) -> str:
     return str(_metadata(obj).get("namespace") or "default")
 
 
-def run_audit(objects: ClusterObjects, severities: dict[str, Severity], *, default_namespace: str = "default",
+def run_audit(objects: ClusterObjects, severities: Mapping[str, Severity | None], *, default_namespace: str = "default",
               now: datetime | None = None) -> RunResult:
     """Audit the objects with the rules at these severities; findings name objects, not files."""
     state = build_state(objects)
     active = {rule: severity for rule, severity in severities.items() if rule not in NOT_APPLICABLE}
     linter = Linter(active, Context(cluster=state, default_namespace=default_namespace))
-    work = plan(objects, state, default_namespace)
+    work = plan(objects, default_namespace)
     result = RunResult(skipped_rules=dict(linter.skipped), cluster=objects.source)
     now = now or datetime.now(timezone.utc)
     for subject in work.subjects:
@@ -238,12 +278,13 @@ def run_audit(objects: ClusterObjects, severities: dict[str, Severity], *, defau
                 result.findings.extend(f for f in extra if all(f is not seen for seen in checked.findings))
         else:
             result.findings.extend(_pod_findings(subject, checked.findings, active, state, now))
-    result.findings.sort(key=lambda f: (f.object.key() if f.object else "", -SEVERITY_RANK[f.severity], f.rule, f.message))
+    result.findings.sort(key=lambda f: (f.object.key() if f.object else "", -SEVERITY_RANK[f.severity], f.rule,
+                                        f.message))
     result.notes.extend(_summary_notes(objects, work))
     return result
 
 
-def _pod_findings(subject: Subject, findings: list[Finding], severities: dict[str, Severity],
+def _pod_findings(subject: Subject, findings: list[Finding], severities: Mapping[str, Severity | None],
                   state: ClusterState, now: datetime) -> list[Finding]:
     """A bare Pod's findings as its live state qualifies them.
 
@@ -264,8 +305,37 @@ def _pod_findings(subject: Subject, findings: list[Finding], severities: dict[st
             continue
         elif finding.rule == "nodename-on-pod" and subject.managers:
             finding.message += f" (nodeName was set at creation by {', '.join(subject.managers)}, per managedFields)"
+        elif finding.rule == "node-not-ready" or (finding.rule == "untolerated-taint" and "TaintToleration" in
+                                                  finding.message):
+            finding.message = _live(finding.message, _stranded(finding.rule, phase, obj, state))
+        finding.fix += (f"; a Pod's nodeName, selector and resources cannot change in place: recreate it "
+                        f"(kubectl delete pod {obj.name} -n {obj.namespace}, then apply the changed manifest)")
         kept.append(finding)
     return kept
+
+
+def _stranded(rule: str, phase: Any, obj: ClusterObject, state: ClusterState) -> str:
+    """What becomes of a bare Pod already on a node that turned unusable: nothing recreates it."""
+    from .scheduling import NOT_READY_TAINT, UNREACHABLE_TAINT, eviction_delay, tolerations_of, untolerated
+
+    where = f"it is {phase} there" if isinstance(phase, str) else "it is bound there"
+    if rule == "untolerated-taint":
+        return (f"{where}: the taint eviction controller deletes a Pod that does not tolerate a NoExecute taint of "
+                "its node, and nothing recreates a bare Pod")
+    node = (state.nodes or {}).get(str(obj.get(("spec", "nodeName"))))
+    taints = [t for t in (node.taints if node else []) if t.get("key") in (NOT_READY_TAINT, UNREACHABLE_TAINT)
+              and t.get("effect") == "NoExecute"]
+    tolerations = tolerations_of(obj.pod_spec or {})
+    if not taints:
+        return f"{where}, on a node that may not run it, and nothing moves a bare Pod elsewhere"
+    if untolerated(taints, tolerations, ("NoExecute",)):
+        return f"{where}: the taint eviction controller evicts it at once, and nothing recreates a bare Pod"
+    delay = eviction_delay(taints, tolerations)
+    if delay is None:
+        return (f"{where} and tolerates the node's NoExecute taint forever: it stays bound to a node that may never "
+                "run it, and nothing moves a bare Pod elsewhere")
+    return (f"{where}: the taint eviction controller evicts it {delay} s after the node's NoExecute taint was set "
+            "(its toleration), and nothing recreates a bare Pod")
 
 
 def _podgc_timeline(obj: ClusterObject, phase: Any, now: datetime) -> str:
@@ -284,7 +354,7 @@ def _podgc_timeline(obj: ClusterObject, phase: Any, now: datetime) -> str:
 
 
 def _rejections(obj: ClusterObject, findings: list[Finding], rejected: list[dict[str, Any]],
-                severities: dict[str, Severity], state: ClusterState) -> list[Finding]:
+                severities: Mapping[str, Severity | None], state: ClusterState) -> list[Finding]:
     """Findings for Pods the kubelet rejected on admission (the Pod itself, or a pinned workload's Pods).
 
     Each is explained by the finding of the rule that predicts it, with the kubelet's own
@@ -293,7 +363,7 @@ def _rejections(obj: ClusterObject, findings: list[Finding], rejected: list[dict
     """
     by_rule: dict[str, list[dict[str, Any]]] = {}
     for pod in rejected:
-        rule = admission_rule(_status(pod, "reason"))
+        rule = reason_rule(_status(pod, "reason"))
         if rule is not None and rule in severities:
             by_rule.setdefault(rule, []).append(pod)
     kept = []
@@ -318,7 +388,8 @@ def _rejections(obj: ClusterObject, findings: list[Finding], rejected: list[dict
             kept.append(finding)
             continue
         kept.append(Finding(
-            rule=rule, severity=severities[rule], file="", line=0, column=0, object=obj.ref,
+            rule=rule, severity=severities[rule] or all_rules()[rule].severity, file="", line=0, column=0,
+            object=obj.ref,
             message=(f"the kubelet on {node} rejected {obj.kind} {obj.name}'s Pod{'s' if len(pods) > 1 else ''}: "
                      f"{said}; a rejected Pod is never retried or moved. The cause is gone from the cluster now "
                      f"({state.source}): the node or the Pods on it changed since"),
@@ -357,10 +428,11 @@ def _summary_notes(objects: ClusterObjects, work: Plan) -> list[str]:
             work.system_placed.items(), key=lambda item: item[0].value))
         notes.append(f"{system} Pod{'s' if system != 1 else ''} placed by the system were not checked: {parts}")
     if work.undecided:
+        many = work.undecided != 1
         notes.append(
-            f"{work.undecided} bare Pod{'s' if work.undecided != 1 else ''} with nodeName have no managedFields, so "
-            "who set nodeName is unknown: only their live state (missing node, kubelet rejection) was audited; "
-            "save the state with --show-managed-fields")
+            f"{work.undecided} bare Pod{'s' if many else ''} with nodeName {'have' if many else 'has'} no "
+            f"managedFields, so who set nodeName is unknown: only {'their' if many else 'its'} live state "
+            "(missing node, kubelet rejection) was audited; save the state with --show-managed-fields")
     for resource, reason in objects.unavailable.items():
         what = "bare Pods and the live-state findings" if resource == "pods" else resource
         notes.append(f"not audited: {what}: {reason}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -14,8 +14,12 @@ from .clitypes import Duration, complete_contexts, complete_rule_ids
 from .report import FORMATS
 from .sources import UsageError
 
-if TYPE_CHECKING:  # startup: the CLI imports the engine's modules only when a command needs them
+if TYPE_CHECKING:
     from .rule import Severity
+
+# Startup: every import inside a function of this module is deliberate. `--version`, `rules` and an
+# offline lint load only what they use (the engine, the cluster code, the fixer, the reporters are
+# imported where a command needs them); tests/test_imports.py proves it.
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 SEVERITY_CHOICES = ("error", "warning", "info")
@@ -85,7 +89,9 @@ def _format_output_options(command: Any) -> Any:
 
 
 @main.command("lint")
-@click.argument("paths", nargs=-1, type=click.Path())
+# readable=False: click would refuse the whole run for one unreadable file; the engine reports it as a
+# finding at its line 1 and lints the others.
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @click.option("--format", "formats", multiple=True, type=click.Choice(FORMATS), help="Output format (repeatable).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE instead of stdout.")
 @_format_output_options
@@ -97,12 +103,21 @@ def _format_output_options(command: Any) -> Any:
 @click.option("--ignore", multiple=True, shell_complete=complete_rule_ids, help="Do not run these rule ids (comma-separated, repeatable).")
 @click.option("--namespace", "-n", default=None, help="Namespace for objects that do not set one [default: default].")
 @click.option("--static-pod-dir", "static_pod_dirs", multiple=True, type=click.Path(file_okay=False), help="A kubelet staticPodPath folder; its files are checked as static Pods (repeatable).")
+@click.option("--static-pod-node", metavar="NAME", default=None,
+              help="The node whose kubelet reads the static Pod folders: their Pods are checked against it.")
 @click.option("--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set].")
 @click.option("--live", is_flag=True, help="Read cluster state from the current kubeconfig context.")
+@click.option("--offline", is_flag=True, help="Read no cluster (the default, except as `kubectl nodename-lint`).")
 @click.option("--cluster-state", "cluster_state", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Cluster state saved by `kubectl get nodes,namespaces,pods -A -o yaml` (or -o json, or `nodename-lint snapshot`).")
+              help="Cluster state saved by `kubectl get nodes,namespaces,pods -A -o yaml` "
+              "(or -o json, or `nodename-lint snapshot`).")
 @click.option("--fix", is_flag=True, help="Fix what can be fixed in the files, then report what remains.")
 @click.option("--diff", is_flag=True, help="Print a unified diff of what --fix would change; write nothing.")
+@click.option("--helm-values", "helm_values", multiple=True, type=click.Path(dir_okay=False, exists=True), metavar="FILE",
+              help="Values file for every Helm chart linted, after its values.yaml (repeatable, like helm template -f).")
+@click.option("--helm-release", default=None, metavar="NAME", help="Release name charts are rendered with [default: release-name].")
+@click.option("--helm-namespace", default=None, metavar="NS",
+              help="Namespace charts are rendered in [default: --namespace, else default].")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
               help="Worker processes [default: one per core for large inputs (2 MB or more), else 1].")
 @click.option("--max-document-size", type=click.IntRange(min=1), default=None, metavar="BYTES",
@@ -116,14 +131,19 @@ def _format_output_options(command: Any) -> Any:
 @live_options
 def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str | None, fail_on: str | None,
                  config_path: str | None, select: tuple[str, ...], ignore: tuple[str, ...], namespace: str | None,
-                 static_pod_dirs: tuple[str, ...], color: bool | None, changed_since: str | None,
+                 static_pod_dirs: tuple[str, ...], static_pod_node: str | None, color: bool | None,
+                 changed_since: str | None,
                  live: bool, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
                  request_timeout: float, fix: bool, diff: bool, jobs: int | None, cluster_state: str | None,
-                 exit_zero: bool, statistics: bool, quiet: bool, show_source: bool,
+                 exit_zero: bool, statistics: bool, quiet: bool, show_source: bool, offline: bool,
+                 helm_values: tuple[str, ...], helm_release: str | None, helm_namespace: str | None,
                  max_document_size: int | None, max_nodes: int | None, **format_outputs: str | None) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
     outputs: dict[str, str] = {name: file for name in FORMATS if (file := format_outputs[f"output_{name}"])}
     try:
+        if offline and (live or kube_context or kubeconfig or in_cluster or cluster_state):
+            raise UsageError("--offline cannot be combined with --cluster-state, --context, --kubeconfig, --live "
+                             "or --in-cluster")
         live_options = _live(kube_context, kubeconfig, in_cluster, request_timeout, live)
         code = run_lint(
             live=live_options, cluster=_cluster_from_file(cluster_state, live_options), cluster_state=cluster_state,
@@ -131,6 +151,8 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
             config_path=config_path, select=_split_ids(select), ignore=_split_ids(ignore), namespace=namespace,
             static_pod_dirs=list(static_pod_dirs), color=color, outputs=outputs, changed_since=changed_since,
             fix=fix, diff=diff, jobs=jobs, text=TextOptions(quiet=quiet, statistics=statistics, show_source=show_source),
+            static_pod_node=static_pod_node,
+            helm=HelmFlags(tuple(os.path.abspath(path) for path in helm_values), helm_release, helm_namespace),
             limits=_limits(max_document_size, max_nodes),
         )
         if exit_zero and code == EXIT_FINDINGS:
@@ -167,6 +189,22 @@ class TextOptions:
     show_source: bool = False
 
 
+@dataclass(frozen=True)
+class HelmFlags:
+    """--helm-values (absolute paths), --helm-release and --helm-namespace."""
+
+    values: tuple[str, ...] = ()
+    release: str | None = None
+    namespace: str | None = None
+
+    def options(self, config: Any) -> Any:
+        """RenderOptions for the paths one config file governs (its per-chart `helm:` settings)."""
+        from .render import RenderOptions
+
+        return RenderOptions(helm_values=self.values, helm_release=self.release or "release-name",
+                             helm_namespace=self.namespace, charts=tuple(config.helm_charts))
+
+
 @dataclass
 class _Group:
     """The paths one config file governs, with what that config makes of them."""
@@ -189,7 +227,7 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
              color: bool | None, cluster: Any = None, outputs: dict[str, str] | None = None,
              changed_since: str | None = None, live: Any = None, fix: bool = False, diff: bool = False,
              jobs: int | None = None, cluster_state: str | None = None, text: TextOptions = TextOptions(),
-             limits: Any = None) -> int:
+             static_pod_node: str | None = None, helm: HelmFlags = HelmFlags(), limits: Any = None) -> int:
     """The whole lint run; returns the exit code. Raises UsageError for exit code 2.
 
     FORMATS go to OUTPUT (stdout when None); OUTPUTS sends a format to its own file. LIVE
@@ -218,17 +256,25 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
         live_cluster = LiveCluster(live)  # resolves the kubeconfig; no request yet
         wanted = Referenced()
         for group in groups:
-            found = referenced(group.sources, _namespace(namespace, group.config, live_cluster))
+            found = referenced(group.sources, _namespace(namespace, group.config, live_cluster),
+                               helm.options(group.config))
             wanted.nodes |= found.nodes
             wanted.pods |= found.pods
+            wanted.every_node |= found.every_node
+        if static_pod_node:
+            wanted.nodes.add(static_pod_node)  # its Pods count against the static Pods' requests
         cluster = live_cluster.state_for(wanted)
+        if "runtime_classes" in cluster.unavailable:
+            notes.append(f"RuntimeClass overhead is not counted: {cluster.unavailable['runtime_classes']}")
     progress = Progress(len(all_sources), enabled=not text.quiet)
     results: list[RunResult] = []
+    complete: list[RunResult] = []  # before --changed-since: SARIF always holds every finding
     failing = False
     try:
         for group in groups:
-            context = Context(cluster=cluster, default_namespace=_namespace(namespace, group.config, live_cluster))
-            linter = Linter(group.severities, context, limits=limits)
+            context = Context(cluster=cluster, default_namespace=_namespace(namespace, group.config, live_cluster),
+                              static_pod_node=static_pod_node)
+            linter = Linter(group.severities, context, helm.options(group.config), limits=limits)
             if fix or diff:
                 from .fix.command import fix_sources
 
@@ -240,7 +286,10 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
             if changed_since:
                 from .changes import keep_changed_files
 
+                complete.append(replace(result, findings=list(result.findings), notes=list(result.notes)))
                 keep_changed_files(result, changed_since)
+            else:
+                complete.append(result)
             threshold = SEVERITY_RANK[fail_on or group.config.fail_on or "error"]
             failing = failing or any(SEVERITY_RANK[finding.severity] >= threshold for finding in result.findings)
             results.append(result)
@@ -251,7 +300,7 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
     result = _merged(results, notes)
     for note in result.notes:
         click.echo(f"nodename-lint: {note}", err=True)
-    _write_reports(result, formats, output, outputs or {}, color, text)
+    _write_reports(result, formats, output, outputs or {}, color, text, sarif_result=_merged(complete, notes))
     return EXIT_FINDINGS if failing else EXIT_CLEAN
 
 
@@ -278,12 +327,23 @@ def _config_groups(paths: list[str], config_path: str | None, select: list[str],
     for path in paths:
         by_config.setdefault(config_path or config_for(path), []).append(path)
     groups = []
+    seen: set[str] = set()  # with several groups, a --static-pod-dir reached by each is linted once
     for found, group_paths in by_config.items():
         config = load_config(found, list(catalogue))
         severities = resolve_severities(catalogue, config, select, ignore)
         sources = list(discover(group_paths, [*static_pod_dirs, *config.static_pod_dirs], config.exclude))
+        if len(by_config) > 1:
+            sources = [source for source in sources if _first_time(source.path, seen)]
         groups.append(_Group(config, group_paths, dict(severities), sources))
     return groups
+
+
+def _first_time(path: str, seen: set[str]) -> bool:
+    key = path if path == "-" else os.path.realpath(path)
+    if key in seen:
+        return False
+    seen.add(key)
+    return True
 
 
 def _drop_state_file(groups: list[_Group], state_file: str | None) -> list[str]:
@@ -348,8 +408,12 @@ def _check_destinations(formats: list[str], output: str | None, outputs: dict[st
 
 
 def _write_reports(result: Any, formats: list[str], output: str | None, outputs: dict[str, str],
-                   color: bool | None, text: TextOptions = TextOptions()) -> None:
-    """Render each format once to its destination (checked by _check_destinations)."""
+                   color: bool | None, text: TextOptions = TextOptions(), sarif_result: Any = None) -> None:
+    """Render each format once to its destination (checked by _check_destinations).
+
+    SARIF_RESULT, the run before --changed-since, goes into SARIF: code scanning takes an upload as
+    the complete state of the repository and would close the alerts of every file left out.
+    """
     from .report import renderer
 
     destinations = {name: outputs.get(name, output) for name in dict.fromkeys([*formats, *outputs])}
@@ -361,7 +425,7 @@ def _write_reports(result: Any, formats: list[str], output: str | None, outputs:
             report = render_text(result, color=use_color, quiet=text.quiet, statistics=text.statistics,
                                  show_source=text.show_source)
         else:
-            report = renderer(name)(result)
+            report = renderer(name)(sarif_result if name == "sarif" and sarif_result is not None else result)
         if file is None:
             click.echo(report, nl=False, color=use_color)  # click strips ANSI codes off a terminal unless told
             continue
@@ -378,6 +442,26 @@ def _use_color(flag: bool | None, output: str | None) -> bool:
     if output or os.environ.get("NO_COLOR"):
         return False
     return sys.stdout.isatty()
+
+
+# Options after which the kubectl plugin leaves the choice of cluster to the user.
+_CLUSTER_CHOICES = ("--offline", "--cluster-state", "--context", "--kubeconfig", "--live", "--in-cluster")
+
+
+def kubectl_plugin() -> None:
+    """`kubectl nodename-lint ...` (the kubectl-nodename_lint executable): lint against kubectl's current context.
+
+    kubectl runs plugins with the user's arguments and environment, so KUBECONFIG is honoured as
+    kubectl honours it. A lint without --offline, --cluster-state or a live option gets --live.
+    """
+    args = sys.argv[1:]
+    options = args[: args.index("--")] if "--" in args else args
+    is_lint = not args or args[0] == "lint" or args[0] not in {*main.commands, "--help", "-h", "--version"}
+    chosen = any(arg.split("=", 1)[0] in _CLUSTER_CHOICES for arg in options)
+    if is_lint and not chosen:
+        args = ["lint", *args[1:]] if args and args[0] == "lint" else ["lint", *args]
+        args.insert(1, "--live")
+    main(args=args, prog_name="kubectl nodename-lint")
 
 
 @main.command("audit")
@@ -410,8 +494,7 @@ def audit_command(cluster_state: str | None, kube_context: str | None, kubeconfi
         if config_path is not None and not os.path.isfile(config_path):
             raise UsageError(f"{config_path}: no such config file")
         config = load_config(config_path or find_config(), list(catalogue))
-        severities = resolve_severities({rule.id: rule.severity for rule in catalogue.values()}, config,
-                                        _split_ids(select), _split_ids(ignore))
+        severities = resolve_severities(catalogue, config, _split_ids(select), _split_ids(ignore))
         from .audit import run_audit
 
         result = run_audit(objects, severities)
@@ -484,18 +567,27 @@ def snapshot_command(kube_context: str | None, kubeconfig: str | None, in_cluste
                    f"{len(state.namespaces or ())} namespaces, {len(state.pods or ())} Pods", err=True)
 
 
+@main.command("lsp")
+@click.option("--stdio", is_flag=True, help="Talk over stdin/stdout (the default and only transport; accepted "
+              "because editor clients pass it).")
+def lsp_command(stdio: bool) -> None:
+    """Run the language server on stdin/stdout for an editor (see docs/editors.md)."""
+    from .lsp.server import main as serve
+
+    serve()
+
+
 def _snapshot_workloads(live: Any, output: str | None) -> None:
     """`snapshot --workloads`: what audit reads; an RBAC denial fails it rather than write a partial copy."""
     from .cluster.live import ClusterUnavailable
-    from .cluster.workloads import CORE, WORKLOADS, read_live, write_workload_snapshot
+    from .cluster.workloads import KIND_RESOURCES, read_live, write_workload_snapshot
 
-    found = read_live(live)
+    found = read_live(live, keep_all=True)
     if found.unavailable:
         raise ClusterUnavailable(f"cannot snapshot {found.source}: {next(iter(found.unavailable.values()))}")
     write_workload_snapshot(found, output)
     if output:
-        counts = ", ".join(f"{len(found.of(kind))} {resource}" for kind, resource in
-                           [*CORE.items(), *((kind, resource) for kind, (resource, _) in WORKLOADS.items())])
+        counts = ", ".join(f"{len(found.of(kind))} {resource}" for kind, resource in KIND_RESOURCES.items())
         click.echo(f"nodename-lint: wrote {output} from {found.source}: {counts}", err=True)
 
 

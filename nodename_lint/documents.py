@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import chain
+from typing import Any
 
 import yaml
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
@@ -44,8 +45,8 @@ _BOUNDARY = re.compile(r"^(?:%[^\n]*\n)*---(?=[ \t\r\n]|$)|^\.\.\.[ \t\r]*(?:#[^
 _HELM_SOURCE = re.compile(r"\A(?:---[^\n]*\n)?(?:[ \t]*(?:#(?! Source:)[^\n]*)?\r?\n)*[ \t]*# Source: ([^\r\n]+)")
 _UNRENDERED = re.compile(r"\{\{.*\}\}")
 TEMPLATE_HINT = (
-    "this looks like an unrendered Helm or Go template ({{ ... }}); lint the rendered output instead, "
-    "e.g. `helm template . | nodename-lint -`"
+    "this looks like an unrendered Helm or Go template ({{ ... }}): a chart folder (with Chart.yaml) is rendered "
+    "before it is linted; anything else, lint the rendered output, e.g. `helm template . | nodename-lint -`"
 )
 
 
@@ -96,6 +97,7 @@ class Document:
     limits: Limits = DEFAULT_LIMITS
     # line -> rule ids of its `# nodename-lint: ignore` comment, found once (suppress.comment_directives)
     directives: dict[int, frozenset[str]] | None = field(default=None, repr=False, compare=False)
+    origin: Any = None  # render.Origin of a document built from a chart or kustomization
 
 
 def decode(data: bytes) -> str:

@@ -4,7 +4,9 @@ It turns the action's inputs (INPUT_* variables) into one `nodename-lint` run th
 reports at once: annotations on stdout (the runner turns them into PR annotations), SARIF for
 code scanning, a Markdown job summary appended to $GITHUB_STEP_SUMMARY, and JSON whose counts
 become step outputs. With only-changed, the pull request's base commit comes from the event
-payload (or GITHUB_BASE_REF) and the run reports only the files the pull request changes.
+payload (or GITHUB_BASE_REF): annotations, summary, outputs and exit status cover only the files
+the pull request changes, while the SARIF file keeps every finding (a partial upload would close
+the alerts of the other files).
 """
 
 from __future__ import annotations

@@ -193,10 +193,11 @@ def scalar_at(node: Node | None, key: str) -> str | None:
 
 
 def live_list_fields(document: Document) -> list[str]:
-    """The fields of a live object in the first item of a `kind: List` (a `kubectl get -o yaml` dump), else [].
+    """The fields of live objects in the first items of a `kind: List` (a `kubectl get -o yaml` dump), else [].
 
     Such a dump describes a cluster (what --cluster-state reads), not manifests to apply: linting
-    its Pods would check them against themselves.
+    its Pods would check them against themselves. A few items are looked at, so a dump that starts
+    with trimmed objects (a snapshot's Namespaces) is still recognised.
     """
     root = document.root
     if document.list_of is not None:  # a piece of a List (documents._list_items): its first one decides
@@ -211,10 +212,16 @@ def live_list_fields(document: Document) -> list[str]:
         if items is None or not isinstance(items[1], SequenceNode):
             return []
         listed = items[1].value
-    first = next((item for item in listed if isinstance(item, MappingNode)), None)
-    metadata = lookup(first, "metadata")
-    found = [key for key in ("resourceVersion", "managedFields") if metadata and lookup(metadata[1], key)]
-    return found + (["status"] if lookup(first, "status") else [])
+    found: set[str] = set()
+    for item in [node for node in listed[:_LIVE_ITEMS_LOOKED_AT] if isinstance(node, MappingNode)]:
+        metadata = lookup(item, "metadata")
+        found.update(key for key in ("resourceVersion", "managedFields") if metadata and lookup(metadata[1], key))
+        if lookup(item, "status"):
+            found.add("status")
+    return sorted(found)
+
+
+_LIVE_ITEMS_LOOKED_AT = 8
 
 
 def objects_in(

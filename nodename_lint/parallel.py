@@ -82,7 +82,7 @@ def chunked(sources: list[Source], pieces: int) -> list[list[Source]]:
     chunks: list[list[Source]] = []
     current: list[Source] = []
     held = 0
-    for source, size in zip(sources, sizes):
+    for source, size in zip(sources, sizes, strict=True):
         if source.path == STDIN or (current and current[0].path == STDIN):
             if current:
                 chunks.append(current)
@@ -113,9 +113,12 @@ def _default_start_method(available: list[str]) -> str:
     Forking after threads ran (the live client lists Pods from a thread pool) can copy a lock
     some thread held, and the child would wait on it for ever.
     """
+    import sys
     import threading
 
-    return "fork" if "fork" in available and threading.active_count() == 1 else "spawn"
+    # Helm's Go runtime (helm-python-sdk) runs threads Python does not see, and cannot live on in a fork.
+    go_runtime = "helm_python" in sys.modules
+    return "fork" if "fork" in available and threading.active_count() == 1 and not go_runtime else "spawn"
 
 
 def _pooled(linter: Linter, sources: list[Source], workers: int, start_method: str | None) -> Iterator[FileResult]:
@@ -137,7 +140,7 @@ def _pooled(linter: Linter, sources: list[Source], workers: int, start_method: s
             futures = [None if chunk[0].path == STDIN else executor.submit(_lint_chunk, chunk) for chunk in chunks]
         except _CANNOT_START:  # processes start on the first submit
             futures = [None] * len(chunks)
-        for chunk, future in zip(chunks, futures):
+        for chunk, future in zip(chunks, futures, strict=True):
             try:
                 results = _lint_here(linter, chunk) if future is None else future.result()
             except BrokenProcessPool:  # a worker died (killed, out of memory): do its share here

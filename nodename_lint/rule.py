@@ -41,6 +41,8 @@ class Violation:
     message: str
     fix: str = ""
     severity: Severity | None = None  # overrides the rule's default (e.g. per taint effect)
+    # (kind, name) of a cluster-scoped object that, when a linted manifest creates it, makes this moot
+    unless_applied: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +51,7 @@ class Context:
 
     cluster: ClusterState | None = None
     default_namespace: str = "default"
+    static_pod_node: str | None = None  # --static-pod-node: the node whose kubelet reads the static Pod folders
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +59,8 @@ class Example:
     """A documented manifest that must make the rule fire (`fails=True`) or stay silent.
 
     `cluster` is a cluster state as `kubectl get nodes,namespaces,pods -A -o yaml` prints it;
-    `static_pod` lints the manifest as a file of the kubelet's staticPodPath.
+    `static_pod` lints the manifest as a file of the kubelet's staticPodPath; `helm_chart` renders it
+    as the template templates/example.yaml of a chart named example (nodename_lint.render).
     """
 
     title: str
@@ -64,6 +68,7 @@ class Example:
     fails: bool
     cluster: str | None = None
     static_pod: bool = False
+    helm_chart: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "manifest", textwrap.dedent(self.manifest).lstrip("\n"))
@@ -90,14 +95,15 @@ class Fixer(Protocol):
 
 
 # What a check looks at; the engine dispatches on it.
-CheckKind = Literal["object", "static-pod", "file", "folder"]
+ObjectKind = Literal["object", "static-pod"]
+GroupKind = Literal["file", "folder"]
 
 
 @dataclass(frozen=True, slots=True)
 class ObjectRuleCheck:
     """`kind` "object": every object; "static-pod": every object of a static Pod file."""
 
-    kind: Literal["object", "static-pod"]
+    kind: ObjectKind
     function: ObjectCheck
 
 
@@ -105,7 +111,7 @@ class ObjectRuleCheck:
 class GroupRuleCheck:
     """`kind` "file": the objects of one static Pod file; "folder": the static Pods of one folder."""
 
-    kind: Literal["file", "folder"]
+    kind: GroupKind
     function: GroupCheck
 
 
@@ -162,14 +168,20 @@ class Rule:
 
     def documentation(self) -> str:
         """The whole documentation as Markdown, examples included (what `explain` prints)."""
+        from .report.locations import rule_doc_url
+
         parts = [f"# {self.id}", "", f"{self.summary}", "", f"Default severity: {self.severity}."]
         if self.needs:
             parts.append(f"Needs cluster state: {', '.join(sorted(self.needs))}.")
         parts.append(f"Automatic fix: {self.fix}" if self.fix else "Automatic fix: none.")
+        parts.append(f"Documentation: {rule_doc_url(self.id)}")
         parts += ["", textwrap.dedent(self.doc).strip(), ""]
         for example in self.examples:
             verdict = "Fails" if example.fails else "Passes"
-            parts += [f"## Example ({verdict}): {example.title}", "", "```yaml", example.manifest.rstrip(), "```", ""]
+            parts += [f"## Example ({verdict}): {example.title}", ""]
+            if example.helm_chart:
+                parts += ["The template `templates/example.yaml` of a chart:", ""]
+            parts += ["```yaml", example.manifest.rstrip(), "```", ""]
             if example.cluster:
                 parts += ["With this cluster state:", "", "```yaml", example.cluster.rstrip(), "```", ""]
         return "\n".join(parts).rstrip() + "\n"

@@ -1,14 +1,20 @@
 """What the kubelet and the scheduler compute for a Pod on a node, following the Kubernetes code.
 
 - Effective requests: `PodRequests` in kubernetes/component-helpers `resource/helpers.go`, after
-  the API server's defaulting (a container limit without a request becomes the request).
+  the API server's defaulting (`SetDefaults_Pod` in `pkg/apis/core/v1/defaults.go`: a container
+  limit without a request becomes the request; `defaultPodRequests`: with pod-level limits, a
+  pod-level request a container requests defaults to the containers' aggregated requests, the
+  others to the pod-level limit).
 - Toleration matching: `Toleration.ToleratesTaint` in k8s.io/api `core/v1/toleration.go`; the
   eviction delay: `getMinTolerationTime` in `pkg/controller/tainteviction/taint_eviction.go`.
 - Required node affinity: `GetRequiredNodeAffinity(pod).Match(node)` in component-helpers
   `scheduling/corev1/nodeaffinity` (nodeSelector AND one of the required terms).
-- Kubelet admission: `AdmissionCheck` (`pkg/scheduler/eventhandlers.go`) and `generalFilter`
-  (`pkg/kubelet/lifecycle/predicate.go`): resources first, then node affinity, then NoExecute
-  taints (not for static Pods); only the first failure is reported.
+- Kubelet admission, in the order of its admit handlers: the eviction manager's `Admit`
+  (`pkg/kubelet/eviction/eviction_manager.go`: node pressure, reason Evicted), then
+  `predicateAdmitHandler.Admit` (`pkg/kubelet/lifecycle/predicate.go`): the Pod's
+  `kubernetes.io/os` label, `spec.os`, then `AdmissionCheck` (`pkg/scheduler/eventhandlers.go`:
+  resources, node affinity, host ports) and NoExecute taints (not for static Pods). Only the
+  first failure is reported.
 - Scheduler filters for a Pod without nodeName, in the default profile's order: NodeUnschedulable,
   TaintToleration, NodeAffinity, NodeResourcesFit; the first failing plugin decides per node.
 
@@ -63,21 +69,8 @@ def _resource_list(resources: Any, path: Path, lenient: bool) -> dict[str, int]:
     """Requests of one `resources` block, limits standing in for missing requests (API defaulting)."""
     if not isinstance(resources, dict):
         return {}
-    requests, limits = resources.get("requests"), resources.get("limits")
-    result: dict[str, int] = {}
-    for key, values in (("limits", limits), ("requests", requests)):  # requests win over limits
-        if not isinstance(values, dict):
-            continue
-        for resource, raw in values.items():
-            if raw is None or not isinstance(resource, str):
-                continue
-            try:
-                result[resource] = request_value(resource, raw)
-            except QuantityError as exc:
-                if not lenient:
-                    raise RequestError((*path, key, resource), exc) from None
-                result.pop(resource, None)
-    return result
+    limits = _quantities(resources.get("limits"), (*path, "limits"), lenient)
+    return {**limits, **_quantities(resources.get("requests"), (*path, "requests"), lenient)}
 
 
 def _containers(spec: dict[str, Any], key: str) -> Iterable[tuple[int, dict[str, Any]]]:
@@ -88,13 +81,16 @@ def _containers(spec: dict[str, Any], key: str) -> Iterable[tuple[int, dict[str,
                 yield index, container
 
 
-def pod_requests(spec: dict[str, Any], *, lenient: bool = False) -> dict[str, int]:
+def pod_requests(spec: dict[str, Any], *, lenient: bool = False,
+                 overhead: dict[str, Any] | None = None) -> dict[str, int]:
     """The Pod's effective requests (PodRequests): cpu in millicores, the rest in units.
 
     Raises RequestError (with the path inside the Pod spec) for an invalid quantity unless
     `lenient`, which skips it (for Pods already running, which the API server accepted).
+    `overhead` replaces spec.overhead: what the RuntimeClass admission plugin sets from the
+    Pod's RuntimeClass.
     """
-    if lenient and "initContainers" not in spec and "overhead" not in spec and "resources" not in spec:
+    if lenient and overhead is None and "initContainers" not in spec and "overhead" not in spec and "resources" not in spec:
         return _running_pod_requests(spec)
     total: dict[str, int] = {}
     for index, container in _containers(spec, "containers"):
@@ -112,12 +108,52 @@ def pod_requests(spec: dict[str, Any], *, lenient: bool = False) -> dict[str, in
             add_into(current, sidecars)
         _max_into(init_max, current)
     _max_into(total, init_max)
-    pod_level = _resource_list(spec.get("resources"), ("resources",), lenient)
-    for resource, amount in pod_level.items():
-        if resource in POD_LEVEL_RESOURCES or resource.startswith("hugepages-"):
+    for resource, amount in _pod_level_requests(spec.get("resources"), total, lenient).items():
+        if is_pod_level_resource(resource):
             total[resource] = amount
-    add_into(total, _resource_list({"requests": spec.get("overhead")}, ("overhead",), lenient))
+    own_overhead = {"requests": spec.get("overhead")}
+    add_into(total, _resource_list(own_overhead if overhead is None else {"requests": overhead}, ("overhead",), lenient))
     return {resource: amount for resource, amount in total.items() if amount}
+
+
+def is_pod_level_resource(resource: str) -> bool:
+    """IsSupportedPodLevelResource: cpu, memory and hugepages-*."""
+    return resource in POD_LEVEL_RESOURCES or resource.startswith("hugepages-")
+
+
+def _pod_level_requests(resources: Any, containers: dict[str, int], lenient: bool) -> dict[str, int]:
+    """spec.resources.requests after `defaultPodRequests` (pkg/apis/core/v1/defaults.go).
+
+    With pod-level limits, a resource without a pod-level request defaults to the containers'
+    aggregated request when it is overcommittable (cpu, memory: not hugepages) and a container
+    requests it, else to the pod-level limit. Without pod-level limits nothing is defaulted.
+    """
+    if not isinstance(resources, dict):
+        return {}
+    requests = _quantities(resources.get("requests"), ("resources", "requests"), lenient)
+    limits = _quantities(resources.get("limits"), ("resources", "limits"), lenient)
+    if limits:
+        for resource, amount in containers.items():
+            if resource not in requests and resource in POD_LEVEL_RESOURCES:
+                requests[resource] = amount
+        for resource, amount in limits.items():
+            if resource not in requests and is_pod_level_resource(resource):
+                requests[resource] = amount
+    return requests
+
+
+def _quantities(block: Any, path: Path, lenient: bool) -> dict[str, int]:
+    """One requests or limits mapping, parsed (invalid quantities: RequestError, or skipped when lenient)."""
+    found: dict[str, int] = {}
+    for resource, raw in (block.items() if isinstance(block, dict) else ()):
+        if raw is None or not isinstance(resource, str):
+            continue
+        try:
+            found[resource] = request_value(resource, raw)
+        except QuantityError as exc:
+            if not lenient:
+                raise RequestError((*path, resource), exc) from None
+    return found
 
 
 def _running_pod_requests(spec: dict[str, Any]) -> dict[str, int]:
@@ -361,44 +397,213 @@ def shortages(requests: dict[str, int], node: NodeInfo, usage: NodeUsage | None,
     return found
 
 
-def kubelet_reasons(spec: dict[str, Any], node: NodeInfo, usage: NodeUsage | None) -> list[str]:
-    """The kubelet's admission failures in its order (OutOf<resource>, NodeAffinity, TaintToleration).
+def kubelet_reasons(spec: dict[str, Any], node: NodeInfo, usage: NodeUsage | None, *,
+                    labels: dict[str, Any] | None = None, static: bool = False,
+                    ports_in_use: dict[HostPort, str] | None = None,
+                    overhead: dict[str, Any] | None = None) -> list[str]:
+    """The kubelet's admission failures in its order; the Pod shows the first one.
 
-    The Pod shows the first one. An invalid request counts as none (the API server rejects it).
-    Static Pods are not checked here: the rules about a pinned node skip them.
+    Evicted (node pressure), PodOSSelectorNodeLabelDoesNotMatch, PodOSNotSupported, OutOf<resource>,
+    NodeAffinity, NodePorts, TaintToleration (NoExecute, not for static Pods). An invalid request
+    counts as none (the API server rejects it). `labels` are the Pod's own labels, `ports_in_use`
+    the host ports of the Pods already on the node, `overhead` what its RuntimeClass adds.
     """
+    reasons = []
+    if pressure_rejection(spec, node, static=static):
+        reasons.append(EVICTED_REASON)
+    os_reason = os_rejection(spec, labels or {}, node)
+    if os_reason:
+        reasons.append(os_reason)
     try:
-        requests = pod_requests(spec)
+        requests = pod_requests(spec, overhead=overhead)
     except RequestError:
         requests = {}
-    reasons = [shortage.kubelet_reason for shortage in shortages(requests, node, usage, kubelet=True)[:1]]
+    reasons += [shortage.kubelet_reason for shortage in shortages(requests, node, usage, kubelet=True)[:1]]
     if affinity_mismatch(spec, node) is not None:
         reasons.append("NodeAffinity")
-    if untolerated(node.taints, tolerations_of(spec), ("NoExecute",)):
+    if ports_in_use and port_conflict(host_ports(spec), ports_in_use) is not None:
+        reasons.append("NodePorts")
+    if not static and untolerated(node.taints, tolerations_of(spec), ("NoExecute",)):
         reasons.append("TaintToleration")
     return reasons
+
+
+# --- node pressure: the eviction manager's Admit ---------------------------------------------------
+EVICTED_REASON = "Evicted"
+PRESSURE_CONDITIONS = ("MemoryPressure", "DiskPressure", "PIDPressure")
+MEMORY_PRESSURE_TAINT = "node.kubernetes.io/memory-pressure"
+# The NoSchedule taints the node lifecycle controller sets for each condition (TaintNodesByCondition).
+PRESSURE_TAINTS = {"MemoryPressure": MEMORY_PRESSURE_TAINT, "DiskPressure": "node.kubernetes.io/disk-pressure",
+                   "PIDPressure": "node.kubernetes.io/pid-pressure"}
+SYSTEM_CRITICAL_PRIORITY = 2_000_000_000  # scheduling.SystemCriticalPriority
+CRITICAL_PRIORITY_CLASSES = frozenset({"system-node-critical", "system-cluster-critical"})
+
+
+def pressure_conditions(node: NodeInfo) -> list[str]:
+    """The node's pressure conditions that are True, in the order the kubelet reports them."""
+    return [condition for condition in PRESSURE_CONDITIONS if node.conditions.get(condition) == "True"]
+
+
+def is_critical(spec: dict[str, Any], *, static: bool) -> bool:
+    """kubelettypes.IsCriticalPod: a static Pod, or a priority of at least SystemCriticalPriority.
+
+    A manifest gets its priority from priorityClassName (the Priority admission plugin); the
+    two built-in critical classes are at or above SystemCriticalPriority.
+    """
+    priority = spec.get("priority")
+    if isinstance(priority, int) and not isinstance(priority, bool) and priority >= SYSTEM_CRITICAL_PRIORITY:
+        return True
+    return static or spec.get("priorityClassName") in CRITICAL_PRIORITY_CLASSES
+
+
+def is_best_effort(spec: dict[str, Any]) -> bool:
+    """GetPodQOS == BestEffort: no container and no pod-level block requests or limits cpu or memory."""
+    blocks = [c.get("resources") for key in ("containers", "initContainers") for _, c in _containers(spec, key)]
+    blocks.append(spec.get("resources"))
+    for resources in blocks:
+        if not isinstance(resources, dict):
+            continue
+        for key in ("requests", "limits"):
+            amounts = _quantities(resources.get(key), (), lenient=True)
+            if any(amounts.get(resource, 0) > 0 for resource in POD_LEVEL_RESOURCES):
+                return False
+    return True
+
+
+def pressure_rejection(spec: dict[str, Any], node: NodeInfo, *, static: bool) -> list[str]:
+    """The conditions for which the eviction manager's Admit rejects the Pod ([] when it admits it).
+
+    Critical Pods are always admitted. MemoryPressure alone rejects only BestEffort Pods that do
+    not tolerate the memory-pressure taint; any other pressure condition rejects every Pod.
+    """
+    conditions = pressure_conditions(node)
+    if not conditions or is_critical(spec, static=static):
+        return []
+    if conditions == ["MemoryPressure"]:
+        taint = {"key": MEMORY_PRESSURE_TAINT, "effect": "NoSchedule"}
+        if not is_best_effort(spec) or any(tolerates(t, taint) for t in tolerations_of(spec)):
+            return []
+    return conditions
+
+
+def pressure_message(conditions: list[str]) -> str:
+    """nodeConditionMessageFmt with Go's %v of the condition list."""
+    return f"The node had condition: [{' '.join(conditions)}]. "
+
+
+# --- operating system: predicateAdmitHandler's first checks ----------------------------------------
+OS_LABEL = "kubernetes.io/os"
+OS_LABEL_REASON = "PodOSSelectorNodeLabelDoesNotMatch"
+OS_FIELD_REASON = "PodOSNotSupported"
+OS_MESSAGES = {
+    OS_LABEL_REASON: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label",
+    OS_FIELD_REASON: "Failed to admit pod as the OS field doesn't match node OS",
+}
+
+
+def os_rejection(spec: dict[str, Any], labels: dict[str, Any], node: NodeInfo) -> str | None:
+    """rejectPodAdmissionBasedOnOSSelector, then rejectPodAdmissionBasedOnOSField.
+
+    The kubelet compares with its own runtime.GOOS, which it also writes into the node's
+    kubernetes.io/os label; without that label the node's OS is unknown and nothing is reported.
+    """
+    node_os = node.labels.get(OS_LABEL)
+    if not node_os:
+        return None
+    if OS_LABEL in labels and str(labels[OS_LABEL]) != node_os:
+        return OS_LABEL_REASON
+    pod_os = spec.get("os")
+    if isinstance(pod_os, dict) and pod_os.get("name") is not None and str(pod_os.get("name")) != node_os:
+        return OS_FIELD_REASON
+    return None
+
+
+# --- host ports: nodeports.Fits --------------------------------------------------------------------
+HostPort = tuple[str, str, int]  # (hostIP, protocol, hostPort) as HostPortInfo sanitizes them
+BIND_ALL = "0.0.0.0"
+
+
+def host_ports(spec: dict[str, Any], *, default_from_host_network: bool = False) -> list[tuple[Path, HostPort]]:
+    """GetHostPorts: the host ports of the containers and the sidecars (restartable init containers).
+
+    `default_from_host_network` applies the API's defaulting to a manifest (SetDefaults_Pod,
+    defaultHostNetworkPorts): with hostNetwork a container port is also its host port.
+    """
+    found: list[tuple[Path, HostPort]] = []
+    host_network = default_from_host_network and spec.get("hostNetwork") is True
+    for key in ("initContainers", "containers"):
+        for index, container in _containers(spec, key):
+            if key == "initContainers" and container.get("restartPolicy") != "Always":
+                continue
+            ports = container.get("ports")
+            for p_index, port in enumerate(ports if isinstance(ports, list) else []):
+                if not isinstance(port, dict):
+                    continue
+                number = port.get("hostPort") or (port.get("containerPort") if host_network else None)
+                if not isinstance(number, int) or isinstance(number, bool) or number <= 0:
+                    continue
+                address = port.get("hostIP") or BIND_ALL
+                protocol = port.get("protocol") or "TCP"
+                found.append(((key, index, "ports", p_index), (str(address), str(protocol), number)))
+    return found
+
+
+def port_conflict(wanted: list[tuple[Path, HostPort]], in_use: dict[HostPort, str]) -> tuple[Path, HostPort, str] | None:
+    """HostPortInfo.CheckConflict for each wanted port: (path, port, holder) of the first conflict.
+
+    0.0.0.0 conflicts with the same protocol and port on any address; another address conflicts
+    with itself and with 0.0.0.0.
+    """
+    for path, (address, protocol, number) in wanted:
+        if address == BIND_ALL:
+            holder = next((who for (ip, proto, port), who in in_use.items() if proto == protocol and port == number), None)
+        else:
+            holder = in_use.get((BIND_ALL, protocol, number)) or in_use.get((address, protocol, number))
+        if holder is not None:
+            return path, (address, protocol, number), holder
+    return None
+
+
+def port_text(port: HostPort) -> str:
+    address, protocol, number = port
+    return f"{protocol} {number}" + (f" on {address}" if address != BIND_ALL else "")
+
+
+# The rule that explains each kubelet reason, for "(it reports X first: see RULE)".
+_REASON_RULES = {
+    EVICTED_REASON: "node-pressure", OS_LABEL_REASON: "node-os-mismatch", OS_FIELD_REASON: "node-os-mismatch",
+    "NodeAffinity": "node-selector-mismatch", "NodePorts": "host-port-conflict", "TaintToleration": "untolerated-taint",
+}
+
+
+def reason_rule(reason: str) -> str | None:
+    """The rule that explains a kubelet reason (a rejected Pod's status.reason), None for reasons no rule predicts."""
+    return "insufficient-resources" if reason.startswith("OutOf") else _REASON_RULES.get(reason)
 
 
 def reported_first(reasons: list[str], own: str) -> str:
     """" (it reports OutOfcpu first: ...)" when an earlier check hides `own` in the Pod's status."""
     if not reasons or reasons[0] == own:
         return ""
-    rule = "insufficient-resources" if reasons[0].startswith("OutOf") else "node-selector-mismatch"
-    return f" (it reports {reasons[0]} first: see {rule})"
+    return f" (it reports {reasons[0]} first: see {reason_rule(reasons[0])})"
 
 
 # --- the scheduler's filters ----------------------------------------------------------------------
 UNSCHEDULABLE_REASON = "node(s) were unschedulable"
+PORTS_REASON = "node(s) didn't have free ports for the requested pod ports"
 TAINT_REASON = "node(s) had untolerated taint(s)"
 AFFINITY_REASON = "node(s) didn't match Pod's node affinity/selector"
 
 
 def scheduler_rejections(spec: dict[str, Any], requests: dict[str, int], node: NodeInfo,
-                         usage: Callable[[], NodeUsage | None]) -> list[str]:
+                         usage: Callable[[], NodeUsage | None], wanted_ports: list[tuple[Path, HostPort]] | None = None,
+                         ports: Callable[[], dict[HostPort, str] | None] | None = None) -> list[str]:
     """The reasons the default scheduler's first failing filter gives for `node` ([] when it fits).
 
-    `usage` is called only when the node passes the filters before the resource fit: summing the
-    requests of a node's Pods is the costly part, and most nodes of a big cluster never need it.
+    Filters in the default profile's order: NodeUnschedulable, TaintToleration, NodeAffinity,
+    NodePorts, NodeResourcesFit. `usage` and `ports` are called only when the node passes the
+    filters before them: summing the Pods of a node is the costly part, and most nodes of a big
+    cluster never need it. `wanted_ports` are the Pod's host ports (host_ports with defaulting).
     """
     tolerations = tolerations_of(spec)
     if node.unschedulable and not any(
@@ -409,10 +614,57 @@ def scheduler_rejections(spec: dict[str, Any], requests: dict[str, int], node: N
         return [TAINT_REASON]
     if affinity_mismatch(spec, node) is not None:
         return [AFFINITY_REASON]
+    if wanted_ports and ports is not None:
+        in_use = ports()
+        if in_use and port_conflict(wanted_ports, in_use) is not None:
+            return [PORTS_REASON]
     return [shortage.scheduler_reason for shortage in shortages(requests, node, usage(), kubelet=False)]
 
 
-def no_node_available_message(total: int, counts: dict[str, int]) -> str:
-    """The FailedScheduling event's opening, reasons sorted as the scheduler sorts them."""
+NODE_NAME_FIELD = "metadata.name"
+AFFINITY_CONFLICT = "pod affinity terms conflict"
+
+
+def prefilter_node_names(spec: dict[str, Any]) -> frozenset[str] | None:
+    """The nodes NodeAffinity's PreFilter narrows the search to (None: all nodes).
+
+    Each required term that has `matchFields` `metadata.name` `In` requirements allows the
+    intersection of their values; the union over the terms is the result, unless some term has
+    no such requirement (then every node is a candidate). An empty result means the terms
+    conflict (AFFINITY_CONFLICT).
+    """
+    affinity = spec.get("affinity")
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node_affinity, dict) else None
+    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
+    if not isinstance(terms, list) or not terms:
+        return None
+    names: set[str] = set()
+    for term in terms:
+        fields = term.get("matchFields") if isinstance(term, dict) else None
+        allowed: set[str] | None = None
+        for requirement in fields if isinstance(fields, list) else []:
+            if isinstance(requirement, dict) and requirement.get("key") == NODE_NAME_FIELD \
+                    and requirement.get("operator") == "In":
+                values = {str(v) for v in requirement.get("values") or [] if v is not None}
+                allowed = values if allowed is None else allowed & values
+        if allowed is None:
+            return None
+        names |= allowed
+    return frozenset(names)
+
+
+def absent_nodes_reason(plugins: str = "NodeAffinity") -> str:
+    """The status findNodesThatFitPod gives the nodes a PreFilter result left out."""
+    return f"node(s) didn't satisfy plugin(s) [{plugins}]"
+
+
+def no_node_available_message(total: int, counts: dict[str, int], prefilter: str = "") -> str:
+    """FitError.Error(): the FailedScheduling event's opening, reasons sorted as the scheduler sorts them.
+
+    A PreFilter rejection (`prefilter`) replaces the per-node counts.
+    """
+    if prefilter:
+        return f"0/{total} nodes are available: {prefilter}."
     reasons = sorted(f"{count} {reason}" for reason, count in counts.items())
     return f"0/{total} nodes are available: {', '.join(reasons)}."

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import errno
 import fnmatch
 import os
@@ -11,10 +12,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-STATIC_POD_MARKER = "etc/kubernetes/manifests/"
+STATIC_POD_MARKER = "etc/kubernetes/manifests/"  # a file directly in a folder with this path is a static Pod
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 STDIN_BLOCK = 1 << 20
+CHART_FILE = "Chart.yaml"
 
 
 class UsageError(Exception):
@@ -27,6 +29,7 @@ class Source:
 
     path: str
     is_static_pod: bool = False
+    render: str = ""  # "helm" or "kustomize": a folder that is built, then linted (nodename_lint.render)
 
     @property
     def display(self) -> str:
@@ -43,9 +46,15 @@ def printable_path(path: str) -> str:
 
 
 def is_static_pod_path(path: str, static_dirs: Iterable[str]) -> bool:
-    """A file the kubelet would read as a static Pod: directly inside a static Pod folder."""
+    """A file the kubelet would read as a static Pod: directly inside a static Pod folder.
+
+    The kubelet reads the non-hidden files of its staticPodPath and does not recurse into
+    subfolders ("Not recursing into manifest path", `extractFromDir` in pkg/kubelet/config/file.go),
+    so etc/kubernetes/manifests/disabled/x.yaml is never run.
+    """
     normalized = path.replace(os.sep, "/")
-    if STATIC_POD_MARKER in normalized or normalized.startswith(STATIC_POD_MARKER[1:]):
+    folder = normalized.rpartition("/")[0] + "/"
+    if ("/" + folder).endswith("/" + STATIC_POD_MARKER):
         return True
     static_dirs = list(static_dirs)
     if not static_dirs:
@@ -64,6 +73,7 @@ def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Ite
     static_dirs = list(static_dirs)
     exclude = list(exclude)
     seen: set[object] = set()  # (device, inode) of each file yielded: a file reached twice is linted once
+    build_folders: dict[str, tuple[str, str]] = {}  # folder -> the chart or kustomization it lies in
     requested = list(paths) + [folder for folder in static_dirs if folder not in paths]
     for path in requested:
         if path == STDIN:
@@ -72,16 +82,37 @@ def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Ite
         path = without_dot_prefix(path)
         if not os.path.lexists(path):
             raise UsageError(f"{path}: no such file or folder")
+        found: Iterable[tuple[Source, object]]
         if os.path.isdir(path):
             found = _walk(path, static_dirs, exclude, set())
-        elif exclude and _excluded(path, exclude):
+        elif exclude and is_excluded(path, exclude):
             continue  # a hook passes every changed file: the config's exclude applies to them too
         else:
-            found = iter([(Source(path, is_static_pod_path(path, static_dirs)), _identity(path))])
+            found = _file_sources(path, static_dirs, build_folders)
         for source, key in found:
             if key not in seen:
                 seen.add(key)
                 yield source
+
+
+def _file_sources(path: str, static_dirs: list[str], build_folders: dict[str, tuple[str, str]]
+                  ) -> list[tuple[Source, object]]:
+    """A file named on the command line (a hook's changed file): a chart's template or values file
+    stands for its chart; a kustomization's file is linted, and so is the kustomization's build."""
+    if is_static_pod_path(path, static_dirs):
+        return [(Source(path, True), _identity(path))]
+    from .render import HELM, enclosing_rendered_folder
+
+    folder, kind = enclosing_rendered_folder(path, build_folders)
+    found: list[tuple[Source, object]] = [(Source(_relative(folder), render=kind), _identity(folder))] if kind else []
+    if kind != HELM:
+        found.append((Source(path), _identity(path)))
+    return found
+
+
+def _relative(folder: str) -> str:
+    relative = os.path.relpath(folder)
+    return folder if relative.startswith("..") else relative
 
 
 def without_dot_prefix(path: str) -> str:
@@ -99,7 +130,7 @@ def _identity(path: str) -> tuple[int, int] | str:
     return (info.st_dev, info.st_ino)
 
 
-def _excluded(path: str, patterns: list[str]) -> bool:
+def is_excluded(path: str, patterns: list[str]) -> bool:
     """Patterns are absolute globs (config paths are anchored at the config file's folder)."""
     normalized = os.path.abspath(path).replace(os.sep, "/")
     return any(fnmatch.fnmatch(normalized, pattern) or fnmatch.fnmatch(normalized, pattern.rstrip("/") + "/*")
@@ -124,11 +155,15 @@ def _walk(
         print(f"nodename-lint: {folder}: cannot list folder: {exc.strerror}", file=sys.stderr)
         return
     static_folder = is_static_pod_path(os.path.join(folder, "x"), static_dirs)
+    if not static_folder:
+        yield from _build_source(folder, [entry.name for entry in entries], identity)
+        if any(entry.name == CHART_FILE for entry in entries):
+            return  # a chart's files are its templates: the render stands for all of them
     for entry in entries:
         if entry.name.startswith("."):
             continue
         path = entry.name if folder == "." else entry.path
-        if exclude and _excluded(path, exclude):
+        if exclude and is_excluded(path, exclude):
             continue
         wanted = static_folder or entry.name.endswith(MANIFEST_SUFFIXES)
         try:
@@ -139,6 +174,10 @@ def _walk(
             continue
         mode = info.st_mode
         if stat.S_ISDIR(mode):
+            if static_folder:
+                _skipped(path, "the kubelet does not recurse into subfolders of its staticPodPath (\"Not recursing "
+                         "into manifest path\"): nothing in it runs as a static Pod; its files are linted as ordinary "
+                         "manifests", note=True)
             yield from _walk(path, static_dirs, exclude, visited)
         elif stat.S_ISREG(mode):
             if wanted:
@@ -147,8 +186,17 @@ def _walk(
             _skipped(path, f"not a regular file ({_file_kind(mode)}), not opened")
 
 
-def _skipped(path: str, reason: str) -> None:
-    print(f"nodename-lint: {printable_path(path)}: skipped: {reason}", file=sys.stderr)
+def _build_source(folder: str, names: list[str], identity: tuple[int, int]) -> Iterator[tuple[Source, tuple[int, int]]]:
+    """The chart or kustomization of a folder, as one Source that is built before it is linted."""
+    from .render import folder_render_kind
+
+    kind = folder_render_kind(names)
+    if kind:
+        yield Source(folder, render=kind), identity
+
+
+def _skipped(path: str, reason: str, note: bool = False) -> None:
+    print(f"nodename-lint: {printable_path(path)}: {'note' if note else 'skipped'}: {reason}", file=sys.stderr)
 
 
 def _file_kind(mode: int) -> str:
@@ -159,7 +207,7 @@ def _file_kind(mode: int) -> str:
 
 def read_blocks(source: Source) -> Iterator[str]:
     """The text of a source, in blocks; stdin is streamed. Raises OSError or UnicodeDecodeError."""
-    from .documents import decode
+    from .documents import decode  # startup: the CLI imports this module for UsageError; YAML loads on a lint
 
     if source.path == STDIN:
         yield from _stdin_blocks()
@@ -181,8 +229,6 @@ def read_blocks(source: Source) -> Iterator[str]:
 
 
 def _stdin_blocks() -> Iterator[str]:
-    import codecs
-
     stream = sys.stdin.buffer
     first = stream.read(STDIN_BLOCK)
     if first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):

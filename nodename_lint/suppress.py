@@ -27,13 +27,14 @@ def comment_directives(document: Document) -> dict[int, frozenset[str]]:
     findings, and rescanning its text per finding made a run quadratic.
     """
     if document.directives is None:
-        document.directives = _find_directives(document.text, document.line_offset)
+        document.directives = directives_in(document.text, document.line_offset + 1)
     return document.directives
 
 
-def _find_directives(text: str, line_offset: int) -> dict[int, frozenset[str]]:
+def directives_in(text: str, first_line: int = 1) -> dict[int, frozenset[str]]:
+    """Directive comments of TEXT by line (e.g. a Helm template, for the documents it renders to)."""
     found: dict[int, frozenset[str]] = {}
-    line, counted_to = line_offset + 1, 0
+    line, counted_to = first_line, 0
     for match in _DIRECTIVE.finditer(text):
         line += text.count("\n", counted_to, match.start())
         counted_to = match.start()
@@ -48,6 +49,17 @@ def ignored_by_comment(directives: dict[int, frozenset[str]], line: int, rule: s
         if rules and (ALL in rules or rule in rules):
             return True
     return False
+
+
+def comment_edit(line: str, rule: str) -> tuple[int, str] | None:
+    """(column, text) to insert into LINE (without its line break) so that its ignore comment names
+    RULE: a new comment at the end, or RULE added to the one there; None when that already ignores all."""
+    match = _DIRECTIVE.search(line) if "nodename-lint:" in line else None
+    if match is None:
+        return len(line), f"  # nodename-lint: ignore[{rule}]"
+    if match.group(1) is None or ALL in rule_set(match.group(1)):
+        return None
+    return match.end(1), f",{rule}"
 
 
 def annotation_ignores(obj: Manifest) -> frozenset[str]:

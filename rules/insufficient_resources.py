@@ -9,10 +9,25 @@ does not fit now. For a template, all replicas land on the node: they are counte
 
 Requests are computed as the kubelet does (`PodRequests`): containers summed, sidecars
 (restartable init containers) added, the largest init container counted, `spec.overhead` added,
-Pod-level `spec.resources` taking precedence; a limit without a request counts as the request
-(API defaulting). Quantities are read exactly as apimachinery does (cpu rounded up to millicores,
-the rest up to whole units). A request that is not a valid quantity is left to the API server,
-which rejects the manifest; this rule then skips the object.
+Pod-level `spec.resources.requests` taking precedence; a limit without a request counts as the
+request (API defaulting, `SetDefaults_Pod`). Pod-level limits default the pod-level requests as
+`defaultPodRequests` does: to the containers' aggregated requests where containers request the
+resource, else to the limit. When the cluster state has RuntimeClasses, the overhead of the
+Pod's `runtimeClassName` is added (the RuntimeClass admission plugin sets `spec.overhead`) and
+the message says which class was counted.
+
+The kubelet checks pods, cpu, memory and ephemeral-storage in that order, then extended
+resources and hugepages in Go map order (`noderesources.Fits`): when several of those are short,
+the message says the Pod is rejected with one of them, not which one.
+
+Static Pods are checked against the node named with `--static-pod-node NAME` (the node whose
+kubelet reads the folder). A static Pod is critical: the kubelet's critical Pod admission handler
+evicts other Pods to make room when that is enough (`HandleAdmissionFailure`), so only a static
+Pod larger than the node's allocatable is certain to be refused.
+
+Quantities are read exactly as apimachinery does (cpu rounded up to millicores, the rest up to
+whole units). A request that is not a valid quantity is left to the API server, which rejects
+the manifest; this rule then skips the object.
 
 ## Why is this bad?
 With `nodeName` the scheduler never checks resources, but the kubelet does on admission. The Pod
@@ -90,17 +105,31 @@ RULE = Rule(
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
     from nodename_lint.cluster.records import NodeUsage
-    from nodename_lint.cluster.targets import pinned_existing_node, pods_noun, rejection_fate, replica_count
+    from nodename_lint.cluster.targets import (
+        admission_target,
+        pods_noun,
+        rejection_fate,
+        replica_count,
+        runtime_overhead,
+    )
     from nodename_lint.quantity import describe
-    from nodename_lint.scheduling import RequestError, add_into, pod_requests, request_path, shortages
+    from nodename_lint.scheduling import (
+        NATIVE_ORDER,
+        RequestError,
+        add_into,
+        pod_requests,
+        request_path,
+        shortages,
+    )
 
-    target = pinned_existing_node(obj, context)
+    target = admission_target(obj, context)
     if target is None:
         return
     name, node, cluster = target
     spec = obj.pod_spec or {}
+    overhead, counted = runtime_overhead(obj, cluster)
     try:
-        requests = pod_requests(spec)
+        requests = pod_requests(spec, overhead=overhead)
     except RequestError:
         return
     usage = cluster.usage(name)
@@ -116,14 +145,21 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         return
     shortage = found[0]
     resource = shortage.resource
-    if replicas == 1:
-        head = f"{pods_noun(obj)} would be rejected by the kubelet on {name} with {shortage.kubelet_reason}"
+    reason = shortage.kubelet_reason
+    if resource not in ("pods", *NATIVE_ORDER) and len(found) > 1:  # scalar resources: Go map order
+        reason = f"one of {', '.join(s.kubelet_reason for s in found)} (the kubelet checks these in no fixed order)"
+    if obj.is_static_pod:
+        if not shortage.never_fits:
+            return  # the critical Pod admission handler evicts other Pods to make room
+        head = f"static Pod {obj.name} would be rejected by the kubelet on {name} (--static-pod-node) with {reason}"
+    elif replicas == 1:
+        head = f"{pods_noun(obj)} would be rejected by the kubelet on {name} with {reason}"
     elif admitted == 0:
-        head = f"none of {pods_noun(obj)} fits on {name}: each would be rejected by the kubelet with {shortage.kubelet_reason}"
+        head = f"none of {pods_noun(obj)} fits on {name}: each would be rejected by the kubelet with {reason}"
     else:
         head = (
             f"only {admitted} of {pods_noun(obj)} fit on {name}: replica {admitted + 1} would be rejected by the "
-            f"kubelet with {shortage.kubelet_reason}"
+            f"kubelet with {reason}"
         )
     others = "the Pods already there" + (f" and the first {admitted} replicas" if admitted else "")
     if resource == "pods":
@@ -156,8 +192,13 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
             f" (the Pods already on {name} are not in the cluster state {cluster.source}: only allocatable was "
             "compared)"
         )
+    detail += counted
     fate = rejection_fate(obj)
+    if obj.is_static_pod:
+        fate = ("even evicting every other Pod cannot make room, so the kubelet never runs it and its mirror Pod "
+                "shows Failed")
     path = spec_path(obj, "nodeName") if resource == "pods" else spec_path(obj, *request_path(spec, resource))
     # without the node's Pods the kubelet's "used" is unknown, so its message cannot be quoted
-    quote = f" (kubelet: \"Pod was rejected: {shortage.kubelet_message}\")" if usage is not None else ""
+    exact = resource in ("pods", *NATIVE_ORDER) or len(found) == 1
+    quote = f" (kubelet: \"Pod was rejected: {shortage.kubelet_message}\")" if usage is not None and exact else ""
     yield Violation(path, f"{head}: {detail}; {fate}{quote}", fix=fix)

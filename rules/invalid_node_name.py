@@ -4,10 +4,14 @@ Checks that `spec.nodeName` (in a Pod or a Pod template) is a valid node name: a
 a lowercase RFC 1123 subdomain of at most 253 characters.
 
 ## Why is this bad?
-The API server validates `spec.nodeName` with `ValidateNodeName` and refuses the whole object:
-`kubectl apply` fails with `spec.nodeName: Invalid value` and nothing is created. A number or a
-list where the name should be fails even earlier, when the request is decoded. For a workload
-the Deployment is accepted but every Pod it tries to create is refused (FailedCreate events).
+The API server validates `spec.nodeName` with `ValidateNodeName` (`ValidatePodSpec` in
+`pkg/apis/core/validation/validation.go`) and refuses the whole object: `kubectl apply` fails
+with `spec.nodeName: Invalid value` and nothing is created. A workload is refused the same way:
+its Pod template is validated with the same `ValidatePodSpec` (`ValidatePodTemplateSpec`), so
+the Deployment itself is refused with `spec.template.spec.nodeName: Invalid value` and no Pod
+is ever created. A number or a list where the name should be fails even earlier, when the
+request is decoded. With a cluster state, the closest existing node names are suggested
+(`unknown-node` stays silent for such a name: the object never reaches the scheduler or PodGC).
 
 ## How to fix
 Write the node's name exactly as `kubectl get nodes` prints it: node names are lowercase.
@@ -76,7 +80,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         return
     path = spec_path(obj, "nodeName")
     field = dotted(path)
-    refused = "the API server refuses the object" if obj.is_pod else f"the API server refuses every Pod {obj.kind} {obj.name} creates (FailedCreate)"
+    refused = f"the API server refuses {obj.kind} {obj.name} itself and nothing is created"
     if not isinstance(value, str):
         yield Violation(
             path,
@@ -93,7 +97,14 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         if is_dns1123_subdomain(lowered)
         else "use the node's name exactly as kubectl get nodes prints it"
     )
-    yield Violation(path, f'{field}: Invalid value: "{value}": {error}; {refused}', fix=fix)
+    cluster = context.cluster
+    if cluster is not None and cluster.nodes is not None:
+        from nodename_lint.cluster.names import closest_node_names
+
+        suggestions = closest_node_names(value, cluster.nodes)
+        if suggestions:
+            fix = f"did you mean {' or '.join(suggestions)}? ({fix})"
+    yield Violation(path, f'{field}: Invalid value: "{value}": {error}; {refused} (kubectl apply fails)', fix=fix)
 
 
 @RULE.fixer

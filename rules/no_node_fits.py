@@ -3,13 +3,22 @@
 Flags a Pod or a workload (not a DaemonSet) without `spec.nodeName` that no node of the cluster
 can take, running the default scheduler's filters in their order on every node: cordon
 (NodeUnschedulable), taints with effect NoSchedule or NoExecute (TaintToleration), nodeSelector
-and required node affinity (NodeAffinity), then allocatable resources minus the requests of the
+and required node affinity (NodeAffinity), host ports already used by the Pods there (NodePorts,
+compared as `host-port-conflict` does), then allocatable resources minus the requests of the
 non-terminated Pods already there (NodeResourcesFit). The first failing filter counts per node,
 as in the scheduler's FailedScheduling event ("0/4 nodes are available: 1 Insufficient cpu, 3
-node(s) didn't match Pod's node affinity/selector").
+node(s) didn't match Pod's node affinity/selector", `FitError.Error`).
+
+A required node affinity term with `matchFields` `metadata.name` `In` narrows the search first,
+as `findNodesThatFitPod` (`pkg/scheduler/schedule_one.go`) does with the PreFilter result of
+NodeAffinity: only the named nodes are filtered, every other node gets the absent-nodes status
+"node(s) didn't satisfy plugin(s) [NodeAffinity]", and terms that name no common node fail the
+PreFilter itself ("0/3 nodes are available: pod affinity terms conflict."). When the cluster
+state has RuntimeClasses, the overhead of the Pod's RuntimeClass is added to its requests.
 
 When the cluster state lacks the Pods of some nodes (a live run reads Pods only on the nodes the
-manifests name), those nodes are compared with their allocatable alone, and the message says so.
+manifests name, unless a manifest the scheduler places asks for host ports), those nodes are
+compared with their allocatable alone, and the message says so.
 Preemption of lower-priority Pods is not predicted.
 
 ## Why is this bad?
@@ -77,7 +86,8 @@ _DEPLOYMENT = """
 RULE = Rule(
     id="no-node-fits",
     severity="error",
-    summary="No node can take the Pod (resources, selector and affinity, taints, cordon): it stays Pending with FailedScheduling.",
+    summary="No node can take the Pod (resources, selector and affinity, taints, cordon): "
+    "it stays Pending with FailedScheduling.",
     doc=__doc__,
     needs=frozenset({"nodes"}),
     examples=(
@@ -87,6 +97,9 @@ RULE = Rule(
 )
 
 _FIXES = {
+    "node(s) didn't satisfy plugin(s) [NodeAffinity]": "the required matchFields metadata.name term limits the Pod "
+    "to the nodes it names: name existing nodes that can take it, or drop the term",
+    "node(s) didn't have free ports": "use another hostPort, or drop hostPort and expose the Pod with a Service",
     "Insufficient": "lower the requests or add a node with more allocatable resources",
     "Too many pods": "free Pod slots or add a node",
     "node(s) didn't match": "fix the nodeSelector or required node affinity, or label a node to match",
@@ -98,9 +111,10 @@ _FIXES = {
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.targets import pods_noun
+    from nodename_lint.cluster.targets import admitted_spec, pods_noun, runtime_overhead
     from nodename_lint.scheduling import (
         AFFINITY_REASON,
+        PORTS_REASON,
         RequestError,
         no_node_available_message,
         pod_requests,
@@ -113,22 +127,25 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         return
     if spec.get("nodeName"):
         return
+    overhead, counted = runtime_overhead(obj, cluster)
     try:
-        requests = pod_requests(spec)
+        requests = pod_requests(spec, overhead=overhead)
     except RequestError:
         return
-    verdict = cluster.no_node_fits(spec, requests)
+    verdict = cluster.no_node_fits(admitted_spec(obj, cluster), requests)  # with the RuntimeClass's scheduling
     if verdict is None:
         return
-    counts, unknown_usage = verdict.reasons, verdict.unknown_usage
-    event = no_node_available_message(len(cluster.nodes), counts)
-    main = max(counts, key=lambda reason: (counts[reason], reason))
-    if main == AFFINITY_REASON:
-        path = spec_path(obj, "nodeSelector" if "nodeSelector" in spec else "affinity")
+    counts, unknown_usage, prefilter = verdict.reasons, verdict.unknown_usage, verdict.prefilter
+    event = no_node_available_message(len(cluster.nodes), counts, prefilter)
+    main = max(counts, key=lambda reason: (counts[reason], reason)) if counts else AFFINITY_REASON
+    if main == AFFINITY_REASON or main.startswith("node(s) didn't satisfy") or prefilter:
+        path = spec_path(obj, "nodeSelector" if "nodeSelector" in spec and main == AFFINITY_REASON else "affinity")
     elif main.startswith("Insufficient "):
         path = spec_path(obj, *request_path(spec, main.removeprefix("Insufficient ")))
+    elif main == PORTS_REASON:
+        path = spec_path(obj, "containers")
     else:
-        path = (obj.pod_spec_path or ())
+        path = obj.pod_spec_path or ()
     note = ""
     if unknown_usage:
         note = (
@@ -136,8 +153,11 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
             f"{cluster.source}: those nodes were compared with their allocatable alone)"
         )
     fixes = [fix for prefix, fix in _FIXES.items() if any(reason.startswith(prefix) for reason in counts)]
+    if prefilter:
+        fixes.append("the required node affinity terms name no common node: fix the matchFields metadata.name values")
     yield Violation(
         path,
-        f"no node of the cluster can take {pods_noun(obj)}: it stays Pending with FailedScheduling \"{event}\"{note}",
+        f"no node of the cluster can take {pods_noun(obj)}: it stays Pending with FailedScheduling \"{event}\""
+        f"{note}{counted}",
         fix="; ".join(fixes) or "change the Pod's constraints",
     )

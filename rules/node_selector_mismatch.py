@@ -58,7 +58,8 @@ _POD = """
 RULE = Rule(
     id="node-selector-mismatch",
     severity="error",
-    summary="nodeSelector or required node affinity does not match the pinned node: the kubelet rejects the Pod with NodeAffinity.",
+    summary="nodeSelector or required node affinity does not match the pinned node: "
+    "the kubelet rejects the Pod with NodeAffinity.",
     doc=__doc__,
     needs=frozenset({"nodes"}),
     examples=(
@@ -73,11 +74,16 @@ MAX_LISTED = 3
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.targets import pinned_existing_node, pods_noun, rejection_fate
+    from nodename_lint.cluster.targets import (
+        admission_reasons,
+        admitted_spec,
+        pinned_existing_node,
+        pods_noun,
+        rejection_fate,
+    )
     from nodename_lint.scheduling import (
         RequestError,
         affinity_mismatch,
-        kubelet_reasons,
         pod_requests,
         reported_first,
         scheduler_rejections,
@@ -88,7 +94,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         return
     name, node, cluster = target
     assert cluster.nodes is not None
-    spec = obj.pod_spec or {}
+    spec = admitted_spec(obj, cluster)  # with the RuntimeClass's nodeSelector
     mismatch = affinity_mismatch(spec, node)
     if mismatch is None:
         return
@@ -101,7 +107,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         other.name for other in cluster.nodes.values()
         if not scheduler_rejections(spec, requests, other, partial(cluster.usage, other.name))
     ]
-    first = reported_first(kubelet_reasons(spec, node, cluster.usage(name)), "NodeAffinity")
+    first = reported_first(admission_reasons(obj, node, cluster), "NodeAffinity")
     fate = rejection_fate(obj)
     if matching:
         names = ", ".join(matching[:MAX_LISTED]) + (", ..." if len(matching) > MAX_LISTED else "")

@@ -12,7 +12,10 @@ matches every effect). Severity depends on the effect:
   bypasses the scheduler, so the Pod lands on a node that was reserved for other workloads.
 
 The taints the node lifecycle controller sets for NotReady, unreachable and cordoned nodes
-(`node.kubernetes.io/not-ready`, `unreachable`, `unschedulable`) are reported by node-not-ready.
+(`node.kubernetes.io/not-ready`, `unreachable`, `unschedulable`) are reported by node-not-ready,
+and the NoSchedule taints of a pressure condition that is True (`node.kubernetes.io/disk-pressure`,
+`memory-pressure`, `pid-pressure`) by node-pressure: the taint is not the whole story, the
+kubelet's eviction manager refuses the Pod (Evicted) before any taint is looked at.
 Static Pods are not checked: the kubelet skips the taint check for them.
 
 ## Why is this bad?
@@ -60,7 +63,8 @@ _POD = """
 RULE = Rule(
     id="untolerated-taint",
     severity="error",
-    summary="The pinned node has a taint the Pod does not tolerate: rejected or evicted (NoExecute), or placed past the taint (NoSchedule).",
+    summary="The pinned node has a taint the Pod does not tolerate: rejected or evicted (NoExecute), "
+    "or placed past the taint (NoSchedule).",
     doc=__doc__,
     needs=frozenset({"nodes"}),
     examples=(
@@ -78,11 +82,18 @@ RULE = Rule(
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.targets import pinned_existing_node, pods_noun, rejection_fate
+    from nodename_lint.cluster.targets import (
+        admission_reasons,
+        admitted_spec,
+        pinned_existing_node,
+        pods_noun,
+        rejection_fate,
+    )
     from nodename_lint.scheduling import (
         NODE_STATE_TAINTS,
+        PRESSURE_TAINTS,
         eviction_delay,
-        kubelet_reasons,
+        pressure_conditions,
         reported_first,
         taint_text,
         tolerations_of,
@@ -93,9 +104,11 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     if target is None:
         return
     name, node, cluster = target
-    spec = obj.pod_spec or {}
+    spec = admitted_spec(obj, cluster)  # with the RuntimeClass's tolerations
     tolerations = tolerations_of(spec)
-    taints = [taint for taint in node.taints if taint.get("key") not in NODE_STATE_TAINTS]
+    # node-pressure explains the taints of a pressure condition that is True: the kubelet rejects the Pod
+    pressure = {PRESSURE_TAINTS[condition] for condition in pressure_conditions(node)}
+    taints = [taint for taint in node.taints if taint.get("key") not in NODE_STATE_TAINTS | pressure]
     if not taints:
         return
     noun = pods_noun(obj)
@@ -103,10 +116,11 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     rejected = untolerated(taints, tolerations, ("NoExecute",))
     if rejected:
         listed = ", ".join(taint_text(t) for t in rejected)
-        first = reported_first(kubelet_reasons(spec, node, cluster.usage(name)), "TaintToleration")
+        first = reported_first(admission_reasons(obj, node, cluster), "TaintToleration")
         yield Violation(
             where,
-            f"{noun} would be rejected by the kubelet on {name} with TaintToleration{first}: the node has taint {listed} "
+            f"{noun} would be rejected by the kubelet on {name} with TaintToleration{first}: "
+            f"the node has taint {listed} "
             f"and the Pod does not tolerate it; {rejection_fate(obj)}",
             fix=f"add a toleration for {listed} (without tolerationSeconds) if the Pod belongs there, "
             "or pick another node, or drop nodeName",

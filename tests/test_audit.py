@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from nodename_lint.audit import run_audit
-from nodename_lint.cluster.workloads import CORE, WORKLOADS, ClusterObjects, Placement, placement
+from nodename_lint.cluster.workloads import CORE, KIND_RESOURCES, WORKLOADS, ClusterObjects, Placement, placement
 from nodename_lint.registry import all_rules
 from tests.apiserver import TOKEN, ApiServer, cluster_entry, kind_node, write_kubeconfig
 from tests.conftest import ROOT, run_cli
@@ -23,7 +23,6 @@ from tests.test_sarif import assert_valid_sarif
 
 EXAMPLE = ROOT / "examples" / "cluster"
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
-BY_KIND = {**CORE, **{kind: resource for kind, (resource, _) in WORKLOADS.items()}}
 
 
 # --- building clusters ----------------------------------------------------------------------------
@@ -79,8 +78,11 @@ def audit_result(*objects: dict[str, Any]) -> Any:
     """The RunResult of auditing these objects next to nodes()."""
     found = ClusterObjects(source="file test.yaml", by_kind={"Node": nodes(), "Namespace": [], "Pod": []})
     for obj in objects:
-        found.by_kind.setdefault(obj["kind"], []).append(obj)
-    return run_audit(found, {rule.id: rule.severity for rule in all_rules().values()}, now=NOW)
+        if obj["kind"] == "Pod":
+            found.add_pod(obj)
+        else:
+            found.by_kind.setdefault(obj["kind"], []).append(obj)
+    return run_audit(found, dict.fromkeys(all_rules()), now=NOW)
 
 
 def audit(*objects: dict[str, Any]) -> list[tuple[str, str]]:
@@ -89,6 +91,7 @@ def audit(*objects: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 HAND = managed_by("kubectl-create", nodename=True)
+REJECTED = "Pod was rejected: Node didn't have enough resource: cpu"
 
 
 # --- who placed a Pod -----------------------------------------------------------------------------
@@ -124,7 +127,7 @@ SYSTEM_PLACED = {
 @pytest.mark.parametrize("node,phase,status", [
     ("kind-gone", "Running", {}),  # NotReady, cordoned, NoExecute-tainted
     ("no-such-node", "Pending", {}),  # orphaned
-    ("kind-worker", "Failed", {"reason": "OutOfcpu", "message": "Pod was rejected: Node didn't have enough resource: cpu"}),
+    ("kind-worker", "Failed", {"reason": "OutOfcpu", "message": REJECTED}),
 ])
 def test_system_placed_pods_are_never_reported(who: str, node: str, phase: str, status: dict[str, Any]) -> None:
     assert audit(pod("p", node, phase=phase, cpu="100", meta=SYSTEM_PLACED[who], status=status)) == []
@@ -133,7 +136,7 @@ def test_system_placed_pods_are_never_reported(who: str, node: str, phase: str, 
 @pytest.mark.parametrize("node,phase,status,rule", [
     ("kind-gone", "Running", {}, "node-not-ready"),
     ("no-such-node", "Pending", {}, "unknown-node"),
-    ("kind-worker", "Failed", {"reason": "OutOfcpu", "message": "Pod was rejected: Node didn't have enough resource: cpu"},
+    ("kind-worker", "Failed", {"reason": "OutOfcpu", "message": REJECTED},
      "insufficient-resources"),
 ])
 def test_the_same_pods_pinned_by_hand_are_reported(node: str, phase: str, status: dict[str, Any], rule: str) -> None:
@@ -202,7 +205,8 @@ def test_a_rejected_pod_is_explained_by_the_rule_and_quotes_the_kubelet() -> Non
 
 def test_a_rejection_whose_cause_is_gone_is_still_reported_with_control_characters_removed() -> None:
     status = {"reason": "OutOfmemory", "message": "Pod was rejected:\x1b[2J memory"}
-    message = audit_messages(pod("p", "kind-worker", phase="Failed", meta=HAND, status=status))["insufficient-resources"]
+    found = audit_messages(pod("p", "kind-worker", phase="Failed", meta=HAND, status=status))
+    message = found["insufficient-resources"]
     assert "status.message \"Pod was rejected: [2J memory\"" in message and "\x1b" not in message
     assert "The cause is gone from the cluster now" in message
 
@@ -210,12 +214,12 @@ def test_a_rejection_whose_cause_is_gone_is_still_reported_with_control_characte
 # --- the example cluster: file, live, formats -----------------------------------------------------
 def objects_of(path: Path) -> dict[str, list[dict[str, Any]]]:
     """The items of a saved List grouped by resource, as list responses hold them."""
-    served: dict[str, list[dict[str, Any]]] = {resource: [] for resource in BY_KIND.values()}
+    served: dict[str, list[dict[str, Any]]] = {resource: [] for resource in KIND_RESOURCES.values()}
     for item in yaml.safe_load(path.read_text(encoding="utf-8"))["items"]:
         item = dict(item)
         kind = item.pop("kind")
         item.pop("apiVersion", None)
-        served[BY_KIND[kind]].append(item)
+        served[KIND_RESOURCES[kind]].append(item)
     return served
 
 
@@ -268,7 +272,8 @@ def test_snapshot_workloads_round_trips_to_the_same_audit(tmp_path: Path) -> Non
     assert snapshot.returncode == 0, snapshot.stderr
     saved = run_cli("audit", "--cluster-state", str(tmp_path / "s.yaml"), "--format", "json")
     assert comparable(saved.stdout, f"file {tmp_path / 's.yaml'}") == comparable(live.stdout, "context kind-kind")
-    assert "managedFields" in (tmp_path / "s.yaml").read_text() and "f:containers" not in (tmp_path / "s.yaml").read_text()
+    saved_text = (tmp_path / "s.yaml").read_text()
+    assert "managedFields" in saved_text and "f:containers" not in saved_text
 
 
 def test_audit_findings_name_the_object_in_every_format(tmp_path: Path) -> None:
@@ -338,14 +343,14 @@ def test_the_ignore_annotation_on_a_live_object_silences_it() -> None:
 def test_progress_is_shown_on_a_terminal_and_cleared() -> None:
     import io
 
-    from nodename_lint.cluster.workloads import Progress
+    from nodename_lint.cluster.workloads import ListProgress
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
             return True
 
     screen = Terminal()
-    progress = Progress(screen)
+    progress = ListProgress(screen)
     keep = progress.counter("pods", lambda obj: obj)
     for index in range(1200):
         keep({"n": index})
@@ -353,7 +358,7 @@ def test_progress_is_shown_on_a_terminal_and_cleared() -> None:
     assert "reading pods: 500" in screen.getvalue() and "reading pods: 1,000" in screen.getvalue()
     assert screen.getvalue().endswith("\r\x1b[K")
     quiet = io.StringIO()
-    Progress(quiet).counter("pods", lambda obj: obj)({"n": 1})
+    ListProgress(quiet).counter("pods", lambda obj: obj)({"n": 1})
     assert quiet.getvalue() == ""
 
 
@@ -364,3 +369,99 @@ def test_the_readme_shows_lines_of_the_real_audit_run() -> None:
     printed = (EXAMPLE / "audit-expected.txt").read_text(encoding="utf-8").splitlines()
     assert len(shown) >= 3
     assert all(any(line.startswith(excerpt.removesuffix(" ...")) for line in printed) for excerpt in shown)
+
+
+BAD_STATE = """\
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Node, metadata: {name: kind-worker}}
+- {apiVersion: v1, kind: Pod, metadata: 5, spec: [1], status: x}
+- {apiVersion: v1, kind: Pod, metadata: {name: p, ownerReferences: [7, {controller: true}]}, spec: {nodeName: 3}}
+- {apiVersion: apps/v1, kind: Deployment, metadata: [], spec: {template: 4}}
+- {apiVersion: apps/v1, kind: ReplicaSet, metadata: {name: rs, ownerReferences: {a: b}}, spec: {template: {spec: []}}}
+- apps/v1
+- {apiVersion: batch/v1, kind: CronJob, metadata: {name: cj},
+   spec: {jobTemplate: {spec: {template: {spec: {nodeName: [x]}}}}}}
+"""
+
+
+def test_odd_objects_in_a_state_file_never_end_in_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "state.yaml").write_text(BAD_STATE)
+    result = run_cli("audit", "--cluster-state", str(tmp_path / "state.yaml"))
+    assert "Traceback" not in result.stderr and result.returncode in (0, 1, 2), result.stderr
+    assert result.stdout or result.stderr.startswith("nodename-lint: ")
+
+
+def test_audit_from_a_file_never_imports_the_kubernetes_client(tmp_path: Path) -> None:
+    from tests.test_imports import loaded_modules
+
+    _, loaded, output = loaded_modules(["audit", "--cluster-state", str(EXAMPLE / "state.yaml")], tmp_path)
+    assert "kubernetes" not in loaded and "urllib3" not in loaded, loaded
+    assert "Pod/default/ghost" in output
+
+
+def test_a_pod_pinned_by_hand_on_a_node_tainted_noexecute_since_is_reported_with_its_fate() -> None:
+    taint = {"key": "maintenance", "value": "kernel", "effect": "NoExecute"}
+    tainted = kind_node("kind-tainted", index=3, taints=[taint])
+    found = ClusterObjects(source="file test.yaml", by_kind={"Node": [*nodes(), tainted], "Namespace": []})
+    found.add_pod(pod("debug", "kind-tainted", meta=HAND))
+    found.add_pod(pod("agent", "kind-tainted", meta=owned_by("DaemonSet", "agent")))
+    result = run_audit(found, dict.fromkeys(all_rules()), now=NOW)
+    messages = {(f.object.key() if f.object else "", f.rule): f.message for f in result.findings}
+    assert set(messages) == {("Pod/default/debug", "untolerated-taint"), ("Pod/default/debug", "nodename-on-pod")}
+    assert "In the cluster: it is Running there: the taint eviction controller deletes" in messages[
+        ("Pod/default/debug", "untolerated-taint")]
+
+
+@pytest.mark.parametrize("tolerations,fate", [
+    ([], "evicts it at once"),
+    ([{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}],
+     "evicts it 300 s after"),
+    ([{"operator": "Exists"}], "tolerates the node's NoExecute taint forever"),
+])
+def test_a_pod_pinned_to_an_unreachable_node_is_told_when_it_is_evicted(tolerations: list[Any], fate: str) -> None:
+    message = audit_messages(pod("p", "kind-gone", meta=HAND, spec={"tolerations": tolerations}))["node-not-ready"]
+    assert "In the cluster: it is Running there" in message and fate in message
+
+
+def test_a_cluster_bigger_than_a_page_is_read_page_by_page_with_the_same_findings(tmp_path: Path) -> None:
+    """1,201 Pods: three pages of Pods, and a continue token that expires once on the way (410 Gone)."""
+    from tests.apiserver import Fault, kind_namespace
+
+    agents = [pod(f"agent-{i:04d}", "kind-worker", meta=owned_by("DaemonSet", "agent")) for i in range(1200)]
+    ghost = pod("ghost", "kind-wroker", phase="Pending", meta=HAND)
+    served = [{k: v for k, v in obj.items() if k not in ("apiVersion", "kind")} for obj in (*agents, ghost)]
+    with ApiServer(nodes(), [kind_namespace("default")], served) as server:
+        server.faults.append(Fault("gone", path="/api/v1/pods", times=1, continue_only=True))
+        live = run_cli("audit", "--kubeconfig", str(kubeconfig_for(tmp_path, server)), "--format", "json")
+        pages = [r for r in server.requests if r.path == "/api/v1/pods"]
+    assert live.returncode == 1, live.stderr
+    report = json.loads(live.stdout)
+    assert sorted((f["object"]["name"], f["rule"]) for f in report["findings"]) == [
+        ("ghost", "nodename-on-pod"), ("ghost", "unknown-node")]
+    assert any("1200 Pods placed by the system" in note for note in report["summary"]["notes"])
+    assert len(pages) == 3 + 2 and all(r.query["limit"] == "500" for r in pages)  # 2 pages, 410, then 3 pages
+
+
+def with_host_port(port: int) -> dict[str, Any]:
+    ports = [{"containerPort": port, "hostPort": port}]
+    return {"containers": [{"name": "main", "image": "busybox:1.37", "ports": ports}]}
+
+
+def test_host_ports_held_by_system_placed_pods_count_and_a_pod_never_conflicts_with_itself() -> None:
+    ingress = pod("ingress-abcde", "kind-worker", meta=owned_by("DaemonSet", "ingress"), spec=with_host_port(80))
+    debug = pod("debug", "kind-worker", phase="Pending", meta=HAND, spec=with_host_port(80))
+    assert ("Pod/default/debug", "host-port-conflict") in audit(ingress, debug)
+    assert ("Pod/default/debug", "host-port-conflict") not in audit(
+        pod("debug", "kind-worker", meta=HAND, spec=with_host_port(80)))
+
+
+def test_a_pod_rejected_for_its_host_port_is_explained_by_host_port_conflict() -> None:
+    ingress = pod("ingress-abcde", "kind-worker", meta=owned_by("DaemonSet", "ingress"), spec=with_host_port(80))
+    status = {"reason": "NodePorts",
+              "message": "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the "
+                         "requested pod ports"}
+    message = audit_messages(ingress, pod("debug", "kind-worker", phase="Failed", meta=HAND, status=status,
+                                          spec=with_host_port(80)))["host-port-conflict"]
+    assert "already used by Pod default/ingress-abcde" in message and "status.reason NodePorts" in message

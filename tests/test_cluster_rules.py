@@ -34,7 +34,7 @@ def pod(name: str, node: str | None, extra: str = "") -> str:
 
 # file name -> (manifest, [(rule, line, column, severity, text the message must contain)])
 CASES = {
-    "typo.yaml": (pod("ghost", "Kind-Worker"), [("unknown-node", 6, 3, "error", "did you mean kind-worker?")]),
+    "typo.yaml": (pod("typo", "kind-wroker"), [("unknown-node", 6, 3, "error", "did you mean kind-worker?")]),
     "bigcpu.yaml": (
         pod("bigcpu", "kind-worker").replace("busybox:1.37\n", "busybox:1.37\n      resources:\n        requests: {cpu: \"100\"}\n"),
         [("insufficient-resources", 11, 20, "error",

@@ -25,13 +25,13 @@ from tests.apiserver import TOKEN, ApiServer, cluster_entry, write_kubeconfig
 from tests.conftest import ROOT, run_cli
 
 EXAMPLE = ROOT / "examples" / "cluster"
-KINDS = {"Node": "nodes", "Namespace": "namespaces", "Pod": "pods"}
+KINDS = {"Node": "nodes", "Namespace": "namespaces", "Pod": "pods", "RuntimeClass": "runtimeclasses"}
 CA = trustme.CA()
 
 
 def objects_of(state_text: str) -> dict[str, list[dict[str, Any]]]:
     """The items of a saved List, grouped by resource and without kind/apiVersion, as a list response has them."""
-    served: dict[str, list[dict[str, Any]]] = {"nodes": [], "namespaces": [], "pods": []}
+    served: dict[str, list[dict[str, Any]]] = {resource: [] for resource in KINDS.values()}
     for document in yaml.safe_load_all(state_text):
         for item in (document or {}).get("items", [document] if document and document.get("kind") in KINDS else []):
             item = dict(item)
@@ -88,7 +88,6 @@ def test_cluster_rules_all_have_a_live_example() -> None:
     assert covered == {rule.id for rule in all_rules().values() if rule.is_cluster_rule}
 
 
-@pytest.mark.skipif(not (EXAMPLE / "state.yaml").is_file(), reason="examples/cluster/state.yaml is not there")
 def test_examples_cluster_live_equals_cluster_state(tmp_path: Path) -> None:
     """The lesson's scenario: `--cluster-state state.yaml` and the same cluster served live agree exactly."""
     state_path = EXAMPLE / "state.yaml"
@@ -113,3 +112,89 @@ def test_examples_cluster_live_equals_cluster_state(tmp_path: Path) -> None:
                                             "static-pod-missing-namespace", "no-node-fits"}
     # Pods were read per referenced node and per manifest Pod, never as one cluster-wide list
     assert all(r.query.get("fieldSelector") for r in pod_lists)
+
+
+def _issue_11_cases() -> list[Any]:
+    """Issue 11's cases (tests/test_kubelet_admission.py) whose prediction reads the cluster."""
+    from tests import test_kubelet_admission as cases
+
+    sandboxed_by_hand = cases.SANDBOXED.replace("  runtimeClassName: gvisor\n",
+                                                "  runtimeClassName: gvisor\n  overhead: {cpu: 100m}\n")
+    return [
+        pytest.param(cases.pod(cases.BURSTABLE), cases.PRESSURED, [], id="disk-pressure"),
+        pytest.param(cases.pod(cases.CONTAINER, node_name="kind-worker2"), cases.PRESSURED, [], id="memory-pressure"),
+        pytest.param(cases.pod("  os: {name: windows}\n" + cases.CONTAINER), cases.OS_NODES, [], id="os"),
+        pytest.param(cases.pod(cases.WANTS_80), cases.PORT_STATE, [], id="host-port"),
+        pytest.param(cases.pod(cases.WANTS_80, node_name=None), cases.state(
+            cases.node("kind-worker"), cases.running_pod("ingress", "kind-worker", cases.HOLDER)), [], id="scheduler-ports"),
+        pytest.param(cases.SERVICE, cases.NS_STATE, [], id="missing-namespace"),
+        pytest.param(cases.SANDBOXED, cases.RC_STATE, [], id="runtime-class-overhead-counted"),
+        pytest.param(sandboxed_by_hand, cases.RC_STATE, [], id="runtime-class-overhead-by-hand"),
+        pytest.param(cases.SANDBOXED.replace("gvisor", "kata"), cases.RC_STATE, [], id="runtime-class-not-found"),
+        pytest.param(cases.DEPLOYMENT, cases.state(cases.node("kind-worker")), [], id="invalid-name-in-template"),
+        pytest.param(cases.pod("  runtimeClassName: gvisor\n" + cases.CONTAINER, node_name="kind-worker2"),
+                     cases.SANDBOX_STATE, [], id="runtime-class-scheduling"),
+        pytest.param(cases.pod("  runtimeClassName: gvisor\n  nodeSelector: {sandbox: kata}\n" + cases.CONTAINER),
+                     cases.SANDBOX_STATE, [], id="runtime-class-conflict"),
+        pytest.param(cases.pod(cases.match_fields(["kind-worker"]) + cases.BIG, node_name=None), cases.THREE_NODES, [],
+                     id="match-fields"),
+        pytest.param(cases.pod("  containers:\n    - name: app\n      image: busybox\n"
+                               "      resources: {requests: {cpu: \"64\"}}\n", node_name=None),
+                     cases.state(cases.node("kind-control-plane"), cases.running_pod("etcd", "kind-control-plane")),
+                     ["--static-pod-node", "kind-control-plane"], id="static-pod-node"),
+    ]
+
+
+@pytest.mark.parametrize("manifest, state_text, extra", _issue_11_cases())
+def test_issue_11_cases_agree_live(tmp_path: Path, manifest: str, state_text: str, extra: list[str]) -> None:
+    """The same findings from `--cluster-state FILE` and from the same objects served live."""
+    from tests.test_kubelet_admission import NAMESPACES
+
+    if "kind: Namespace" not in state_text:  # a live cluster always has its namespaces
+        state_text += NAMESPACES
+    folder = tmp_path / ("manifests" if extra else "deploy")
+    folder.mkdir()
+    (folder / "manifest.yaml").write_text(manifest, encoding="utf-8")
+    (tmp_path / "state.yaml").write_text(state_text, encoding="utf-8")
+    args = [str(folder), "--format", "json", *extra] + (["--static-pod-dir", str(folder)] if extra else [])
+    from_file = run_cli(*args, "--cluster-state", str(tmp_path / "state.yaml"))
+    with ApiServer(**objects_of(state_text), ca=CA) as server:
+        live = run_cli(*args, "--kubeconfig", str(_kubeconfig(tmp_path, server)))
+        assert server.methods == {"GET"}
+
+    def comparable(report: str, source: str) -> list[tuple[Any, ...]]:
+        return sorted((f["rule"], f["line"], f["column"], f["severity"], f["message"].replace(source, "<cluster>"))
+                      for f in json.loads(report)["findings"])
+
+    expected = comparable(from_file.stdout, f"file {tmp_path / 'state.yaml'}")
+    assert expected, from_file.stderr
+    assert comparable(live.stdout, "context kind-kind") == expected, live.stderr
+
+
+def test_a_snapshot_keeps_what_issue_11_reads(tmp_path: Path) -> None:
+    """`nodename-lint snapshot` keeps RuntimeClasses, host ports and node conditions: linting against it
+    gives the findings a live run gives."""
+    from tests import test_kubelet_admission as cases
+
+    state_text = cases.state(
+        cases.node("kind-worker", cpu="1", conditions=', {type: MemoryPressure, status: "True"}'),
+        cases.running_pod("ingress", "kind-worker", cases.HOLDER), cases.GVISOR) + cases.NAMESPACES
+    manifest = cases.pod("  runtimeClassName: gvisor\n  containers:\n    - name: app\n      image: nginx\n"
+                         "      resources: {requests: {cpu: 600m}}\n      ports: [{containerPort: 80, hostPort: 80}]\n")
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "pod.yaml").write_text(manifest, encoding="utf-8")
+    args = [str(tmp_path / "deploy"), "--format", "json"]
+    with ApiServer(**objects_of(state_text), ca=CA) as server:
+        kubeconfig = str(_kubeconfig(tmp_path, server))
+        live = run_cli(*args, "--kubeconfig", kubeconfig)
+        snapshot = run_cli("snapshot", "--kubeconfig", kubeconfig, "-o", str(tmp_path / "snapshot.yaml"))
+        assert snapshot.returncode == 0, snapshot.stderr
+    from_snapshot = run_cli(*args, "--cluster-state", str(tmp_path / "snapshot.yaml"))
+
+    def rows(report: str, source: str) -> list[tuple[str, str]]:
+        return sorted((f["rule"], f["message"].replace(source, "<cluster>")) for f in json.loads(report)["findings"])
+
+    found = rows(live.stdout, "context kind-kind")
+    assert {rule for rule, _ in found} >= {"insufficient-resources", "host-port-conflict"}
+    assert any("RuntimeClass gvisor" in message for _, message in found)
+    assert rows(from_snapshot.stdout, f"file {tmp_path / 'snapshot.yaml'}") == found

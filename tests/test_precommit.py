@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
-from .conftest import ROOT
+from .conftest import ROOT, require_tool, unavailable
 from .test_sarif import BROKEN_DEPLOYMENT
 
 # What pip needs to install the package (pyproject's readme included), the hook and the action.
@@ -68,8 +69,7 @@ def snapshot_working_tree(repo: Path) -> str:
 
 @pytest.fixture(scope="module")
 def hook_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
+    require_tool("git", "apt-get install git")
     pre_commit_home = tmp_path_factory.mktemp("pre-commit-home")
     env = {**os.environ, **GIT_IDENTITY, "PRE_COMMIT_HOME": str(pre_commit_home), "NO_COLOR": "1",
            "PRE_COMMIT_COLOR": "never"}
@@ -97,7 +97,7 @@ def project(tmp_path_factory: pytest.TempPathFactory, hook_env: dict[str, str], 
     if installed.returncode != 0:
         log = installed.stdout + installed.stderr
         if any(word in log for word in ("NewConnectionError", "Could not find a version", "Temporary failure in name")):
-            pytest.skip("pre-commit could not install the hook's dependencies from the package index")
+            unavailable("pre-commit could not install the hook's dependencies from the package index")
         raise AssertionError(log)
     _run(["git", "add", ".pre-commit-config.yaml"], project, hook_env)
     _run(["git", "commit", "-q", "-m", "pre-commit config"], project, hook_env)
@@ -136,3 +136,51 @@ def test_clean_manifest_and_non_kubernetes_yaml_pass(project: Path, hook_env: di
     assert hook_line(_commit(project, hook_env, "chart/values.yaml", HELM_VALUES)).endswith("Passed")
     # a file of another type is not passed to the hook at all
     assert hook_line(_commit(project, hook_env, "notes.txt", "nodeName: Worker_2\n")).endswith("(no files to check)Skipped")
+
+
+def _hook_project(root: Path, env: dict[str, str], hook_repo: tuple[Path, str], args: list[str]) -> Path:
+    """Another user's repository using the same hook (pre-commit reuses the environment it built) with ARGS."""
+    repo_path, commit = hook_repo
+    root.mkdir()
+    _run(["git", "init", "-q"], root, env)
+    (root / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {repo_path}\n    rev: {commit}\n    hooks:\n      - id: nodename-lint\n"
+        f"        args: {args!r}\n", encoding="utf-8")
+    return root
+
+
+def test_hook_is_serial_so_a_cluster_state_loads_once_and_is_never_linted(
+        tmp_path: Path, project: Path, hook_env: dict[str, str], hook_repo: tuple[Path, str]):
+    hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert hooks[0]["require_serial"] is True
+    gitops = _hook_project(tmp_path / "gitops", hook_env, hook_repo, ["--cluster-state", "cluster/state.yaml"])
+    (gitops / "cluster").mkdir()
+    shutil.copy(ROOT / "examples" / "cluster" / "state.yaml", gitops / "cluster" / "state.yaml")
+    (gitops / "apps").mkdir()
+    for index in range(12):  # enough for pre-commit to split the files into one batch per core if it could
+        (gitops / "apps" / f"web-{index:02}.yaml").write_text(CLEAN_POD.replace("worker-2", "kind-worker"))
+    ghost = CLEAN_POD.replace("  nodeSelector:\n    kubernetes.io/hostname: worker-2\n", "  nodeName: kind-wroker\n")
+    (gitops / "apps" / "ghost.yaml").write_text(ghost)
+    _run(["git", "add", "."], gitops, hook_env)
+    completed = _run([sys.executable, "-m", "pre_commit", "run", "--all-files"], gitops, hook_env, check=False)
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 1, output
+    assert "apps/ghost.yaml:6:3: error[unknown-node] node kind-wroker does not exist" in output
+    assert "did you mean kind-worker?" in output
+    assert "cluster/state.yaml:" not in output.replace("cluster/state.yaml: not linted", ""), "no finding in the state"
+    assert "nodename-lint: cluster/state.yaml: not linted: it is the cluster state given with --cluster-state" in output
+    summaries = [line for line in output.splitlines() if line.startswith(("Found ", "No problems"))]
+    # one process for every file: .pre-commit-config.yaml and the 13 manifests, the state file left out
+    assert len(summaries) == 1 and "of 14 files" in summaries[0], output
+
+
+def test_the_hook_environment_has_everything_fix_needs(
+        tmp_path: Path, project: Path, hook_env: dict[str, str], hook_repo: tuple[Path, str]):
+    """pre-commit installs the package as `pip install .` does: --diff (ruamel.yaml) works without extras."""
+    fixing = _hook_project(tmp_path / "fixing", hook_env, hook_repo, ["--diff"])
+    (fixing / "web.yaml").write_text(BROKEN_DEPLOYMENT)
+    _run(["git", "add", "."], fixing, hook_env)
+    completed = _run([sys.executable, "-m", "pre_commit", "run", "--all-files"], fixing, hook_env, check=False)
+    output = completed.stdout + completed.stderr
+    assert completed.returncode == 1, output
+    assert "-      nodeName: worker-2" in output and "+        kubernetes.io/hostname: worker-2" in output, output

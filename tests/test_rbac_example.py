@@ -12,10 +12,12 @@ from tests.apiserver import ApiServer
 from tests.conftest import ROOT, run_cli
 
 RBAC = ROOT / "examples" / "rbac" / "nodename-lint-readonly.yaml"
-POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: kind-worker\n  containers: [{name: a, image: nginx}]\n"
+POD = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: kind-worker\n"
+       "  containers: [{name: a, image: nginx}]\n")
 
 
 CORE = {"nodes", "namespaces", "pods"}
+RUNTIME_CLASSES = ("node.k8s.io", "runtimeclasses")
 WORKLOADS = {("apps", "deployments"), ("apps", "statefulsets"), ("apps", "daemonsets"), ("apps", "replicasets"),
              ("batch", "jobs"), ("batch", "cronjobs")}
 
@@ -30,7 +32,7 @@ def test_the_role_is_read_only() -> None:
     role = next(doc for doc in yaml.safe_load_all(RBAC.read_text()) if doc["kind"] == "ClusterRole")
     assert {verb for verb, _ in granted()} <= {"get", "list"}
     grants = {(group, resource) for rule in role["rules"] for group in rule["apiGroups"] for resource in rule["resources"]}
-    assert grants == {("", resource) for resource in CORE} | WORKLOADS
+    assert grants == {("", resource) for resource in CORE} | WORKLOADS | {RUNTIME_CLASSES}
 
 
 def test_the_role_is_enough_for_every_rule_and_for_snapshot(tmp_path: Path, api_server: ApiServer, kubeconfig: Path) -> None:
@@ -62,7 +64,18 @@ def test_the_role_is_enough_for_audit(api_server: ApiServer, kubeconfig: Path) -
     assert summary["skipped_rules"] == [] and not any("not audited" in note for note in summary["notes"])
 
 
-@pytest.mark.parametrize("missing", sorted(granted()))
+def test_runtimeclasses_are_needed_for_their_overhead(tmp_path: Path, api_server: ApiServer, kubeconfig: Path) -> None:
+    """No rule is skipped without them, but the overhead goes uncounted, and the run says so."""
+    api_server.allowed = granted() - {("list", "runtimeclasses")}
+    (tmp_path / "pod.yaml").write_text(POD)
+    result = run_cli(str(tmp_path / "pod.yaml"), "--kubeconfig", str(kubeconfig), "--format", "json")
+    assert json.loads(result.stdout)["summary"]["skipped_rules"] == []
+    assert "RuntimeClass overhead is not counted" in result.stderr and "grant list on runtimeclasses" in result.stderr
+    snapshot = run_cli("snapshot", "--kubeconfig", str(kubeconfig))
+    assert snapshot.returncode == 2 and "refused to list runtimeclasses" in snapshot.stderr
+
+
+@pytest.mark.parametrize("missing", sorted(grant for grant in granted() if grant[1] != "runtimeclasses"))
 def test_every_grant_is_needed_by_audit(api_server: ApiServer, kubeconfig: Path, missing: tuple[str, str]) -> None:
     """A 403 on one resource: audit names it and what it skipped, and audits the rest (exit 0 or 1, not 2)."""
     api_server.allowed = granted() - {missing}

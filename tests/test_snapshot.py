@@ -64,6 +64,13 @@ def test_snapshot_of_a_generated_cluster_gives_the_same_findings(tmp_path: Path)
     for index, item in enumerate(pods[:300]):  # terminated Pods count for nodename-immutable, not for usage
         item["status"]["phase"] = "Succeeded" if index % 2 else "Failed"
     items += pods
+    # host ports in use (host-port-conflict) and a RuntimeClass (runtime-class-overhead): summaries the snapshot keeps
+    items.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "proxy", "namespace": "team-1"},
+                  "spec": {"nodeName": "node-00002", "containers": [
+                      {"name": "c", "image": "i", "ports": [{"containerPort": 80, "hostPort": 8080}]}]},
+                  "status": {"phase": "Running"}})
+    items.append({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "gvisor"},
+                  "handler": "runsc", "overhead": {"podFixed": {"cpu": "250m"}}})
     dump = tmp_path / "dump.json"
     dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
     manifests = tmp_path / "manifests"
@@ -73,12 +80,19 @@ def test_snapshot_of_a_generated_cluster_gives_the_same_findings(tmp_path: Path)
     (manifests / "live.yaml").write_text(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: app-7, namespace: team-7}\n"
         "spec: {nodeName: node-00001, containers: [{name: c, image: busybox}]}\n")
+    (manifests / "ports.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: team-2}\nspec:\n  nodeName: node-00002\n"
+        "  containers: [{name: c, image: i, ports: [{containerPort: 80, hostPort: 8080}]}]\n")
+    (manifests / "runtime.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: sandboxed, namespace: team-2}\nspec:\n"
+        "  runtimeClassName: gvisor\n  overhead: {cpu: 100m}\n  containers: [{name: c, image: i}]\n")
     snapshot = tmp_path / "snap.json"
     _convert(dump, snapshot)
     from_dump = _findings(_lint(manifests, dump), f"file {dump}")
     assert _findings(_lint(manifests, snapshot), f"file {snapshot}") == from_dump
     rules = {f["rule"] for f in from_dump}
-    assert {"insufficient-resources", "no-node-fits", "unknown-node", "nodename-immutable"} <= rules
+    assert {"insufficient-resources", "no-node-fits", "unknown-node", "nodename-immutable", "host-port-conflict",
+            "runtime-class-overhead"} <= rules
 
 
 def test_snapshot_of_another_version_is_refused(tmp_path: Path) -> None:

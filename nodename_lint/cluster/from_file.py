@@ -19,7 +19,7 @@ import yaml
 from ..documents import without_cycle_collection
 from ..sources import UsageError
 from ..yamlnodes import resolve_plain
-from .records import NodeInfo, PodInfo
+from .records import NodeInfo, PodInfo, RuntimeClassInfo
 from .snapshot import is_snapshot, load_snapshot
 from .state import ClusterState
 
@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
 SAVE_HINT = "save it with `kubectl get nodes,namespaces,pods -A -o yaml > FILE`"
-_KINDS = {"Node": "nodes", "Namespace": "namespaces", "Pod": "pods"}
+_KINDS = {"Node": "nodes", "Namespace": "namespaces", "Pod": "pods", "RuntimeClass": "runtime_classes"}
 
 
 class StateError(ValueError):
@@ -125,6 +125,18 @@ def pod_from_object(obj: Any) -> PodInfo:
     )
 
 
+def runtime_class_from_object(obj: Any) -> tuple[str, RuntimeClassInfo]:
+    """(name, what the admission plugin copies from it) of a RuntimeClass; raises StateError when its shape is wrong."""
+    _, name = _name(obj, "RuntimeClass")
+    fixed = _mapping(obj, obj, ("overhead", "podFixed")) if _mapping(obj, obj, ("overhead",)) else {}
+    scheduling = _mapping(obj, obj, ("scheduling",))
+    tolerations = scheduling.get("tolerations") or []
+    if not isinstance(tolerations, list) or not all(isinstance(t, dict) for t in tolerations):
+        raise StateError(obj, ("scheduling", "tolerations"), f"RuntimeClass {name}: scheduling.tolerations is not a "
+                         "list of mappings")
+    return name, RuntimeClassInfo(fixed or None, _strings(obj, obj, ("scheduling", "nodeSelector")), tolerations)
+
+
 def state_from_objects(
     source: str,
     *,
@@ -133,6 +145,7 @@ def state_from_objects(
     pods: list[dict] | None,
     pod_nodes: frozenset[str] | None = None,
     unavailable: dict[str, str] | None = None,
+    runtime_classes: list[dict] | None = None,
 ) -> ClusterState:
     """A ClusterState from API objects as returned by the API or `kubectl get -o json`.
 
@@ -145,6 +158,7 @@ def state_from_objects(
         nodes=None if nodes is None else {info.name: info for info in map(node_from_object, nodes)},
         namespaces=None if namespaces is None else frozenset(_name(ns, "Namespace")[1] for ns in namespaces),
         pods=None if pods is None else [pod_from_object(pod) for pod in pods],
+        runtime_classes=None if runtime_classes is None else dict(map(runtime_class_from_object, runtime_classes)),
         unavailable=dict(unavailable or {}),
         pod_nodes=pod_nodes,
     )
@@ -381,7 +395,7 @@ def load_state_text(text: str, source: str) -> ClusterState:
 def _load_state_text(text: str, source: str) -> ClusterState:
     documents = _parse(text, source)
     items = _items(documents, source)
-    by_kind: dict[str, list[Any]] = {"nodes": [], "namespaces": [], "pods": []}
+    by_kind: dict[str, list[Any]] = {"nodes": [], "namespaces": [], "pods": [], "runtime_classes": []}
     for _, _, item in items:
         kind = item.get("kind") if isinstance(item, dict) else None
         if kind in _KINDS:
@@ -394,12 +408,16 @@ def _load_state_text(text: str, source: str) -> ClusterState:
     }
     if "pods" in missing:
         missing["live-pods"] = missing["pods"]
+    if not by_kind["runtime_classes"]:
+        missing["runtime_classes"] = (f"the cluster state {source} has no RuntimeClasses (add runtimeclasses to the "
+                                      "kubectl get command to count their overhead)")
     try:
         return state_from_objects(
             f"file {source}",
             nodes=by_kind["nodes"],
             namespaces=by_kind["namespaces"] or None,
             pods=by_kind["pods"] or None,
+            runtime_classes=by_kind["runtime_classes"] or None,
             unavailable=missing,
         )
     except StateError as exc:

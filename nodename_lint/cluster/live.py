@@ -39,6 +39,7 @@ RETRIES = 3  # extra attempts after 429, 500, 502, 503, 504
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_BACKOFF = 2.0  # seconds; also caps a server's Retry-After
 NON_TERMINATED = "status.phase!=Succeeded,status.phase!=Failed"
+RUNTIME_CLASSES = "/apis/node.k8s.io/v1/runtimeclasses"
 RBAC_EXAMPLE = "examples/rbac/nodename-lint-readonly.yaml"
 SECRET_USER_FIELDS = ("token", "password", "client-key-data")
 SECRET_PROVIDER_FIELDS = ("id-token", "refresh-token", "client-secret", "access-token")
@@ -65,6 +66,8 @@ class Referenced:
 
     nodes: set[str] = field(default_factory=set)
     pods: set[tuple[str, str]] = field(default_factory=set)  # (namespace, name)
+    # a Pod the scheduler places asks for host ports: the ports in use on every node matter
+    every_node: bool = False
 
 
 class Forbidden(Exception):
@@ -318,7 +321,8 @@ class ApiConnection:
         chain = _exception_chain(exc)
         if any(isinstance(e, u3.NameResolutionError) for e in chain) or "Name or service not known" in text \
                 or "Temporary failure in name resolution" in text:
-            return f"cannot resolve the API server name {host!r} of {self.source} ({self.host}): check the server in the kubeconfig or your DNS"
+            return (f"cannot resolve the API server name {host!r} of {self.source} ({self.host}): "
+                    "check the server in the kubeconfig or your DNS")
         if "certificate verify failed" in text:
             detail = text.split("certificate verify failed:")[-1].split("(_ssl")[0].strip(" )")
             return (f"TLS verification of the API server {self.host} failed ({detail}): its certificate does not match "
@@ -326,7 +330,8 @@ class ApiConnection:
         if "SSLError" in text or any(isinstance(e, u3.SSLError) for e in chain):
             return f"the TLS handshake with the API server {self.host} of {self.source} failed: {text}"
         if any(isinstance(e, ConnectionRefusedError) for e in chain) or "Connection refused" in text:
-            return f"cannot connect to the API server {self.host} of {self.source}: connection refused; is the cluster running?"
+            return (f"cannot connect to the API server {self.host} of {self.source}: connection refused; "
+                    "is the cluster running?")
         if any(isinstance(e, u3.ConnectTimeoutError) and not isinstance(e, u3.NewConnectionError) for e in chain):
             return (f"the API server {self.host} of {self.source} did not accept a connection within "
                     f"{self.timeout:g}s (--request-timeout)")
@@ -377,11 +382,16 @@ class Gone(Exception):
 
 
 # --- what the rules need --------------------------------------------------------------------------
-def referenced(sources: Iterable[Source], default_namespace: str) -> Referenced:
-    """Nodes and Pods the manifests name: a quick pre-scan that parses but runs no rule."""
+def referenced(sources: Iterable[Source], default_namespace: str, render_options: Any = None) -> Referenced:
+    """Nodes and Pods the manifests name: a quick pre-scan that parses but runs no rule.
+
+    Charts and kustomizations are built here too (RENDER_OPTIONS), so the nodes their objects name are read.
+    """
     from ..documents import iter_documents
     from ..model import objects_in
     from ..podspec import pinned_node
+    from ..render import RenderOptions
+    from ..render.build import render
     from ..sources import read_blocks
 
     found = Referenced()
@@ -389,7 +399,10 @@ def referenced(sources: Iterable[Source], default_namespace: str) -> Referenced:
         if source.path == STDIN:
             _buffer_stdin()
         try:
-            documents = list(iter_documents(read_blocks(source)))
+            if source.render:
+                documents = render(source, render_options or RenderOptions(), default_namespace).documents
+            else:
+                documents = list(iter_documents(read_blocks(source)))
         except (OSError, UnicodeDecodeError):
             continue  # the lint run reports it
         finally:
@@ -404,11 +417,22 @@ def referenced(sources: Iterable[Source], default_namespace: str) -> Referenced:
                     node = pinned_node(obj)
                     if node:
                         found.nodes.add(node)
+                    elif not found.every_node and _scheduled_with_host_ports(obj):
+                        found.every_node = True
                     if obj.is_pod and not source.is_static_pod and isinstance(obj.name, str) and obj.name:
                         found.pods.add((obj.namespace or default_namespace, obj.name))
                 except Exception:  # an unreadable object is the lint run's to report
                     continue
     return found
+
+
+def _scheduled_with_host_ports(obj: Any) -> bool:
+    """A Pod or template the scheduler places (no-node-fits checks it) that asks for host ports."""
+    from ..scheduling import host_ports
+
+    spec = obj.pod_spec
+    return bool(spec) and not obj.is_static_pod and obj.kind != "DaemonSet" \
+        and bool(host_ports(spec, default_from_host_network=True))
 
 
 def _buffer_stdin() -> None:
@@ -444,8 +468,6 @@ class LiveCluster:
 
     def state_for(self, wanted: Referenced) -> ClusterState:
         """Nodes, namespaces, and only the Pods the rules need for these manifests."""
-        from .from_file import StateError, state_from_objects
-
         conn = self.connection
         unavailable: dict[str, str] = {}
         try:
@@ -453,24 +475,49 @@ class LiveCluster:
             namespaces = self._read(unavailable, "namespaces", lambda: conn.list_all("/api/v1/namespaces"))
             existing = {(n.get("metadata") or {}).get("name") for n in nodes} if nodes is not None else None
             pod_nodes = sorted(wanted.nodes if existing is None else wanted.nodes & existing)
-            pods = self._read(unavailable, "pods", lambda: self._pods(pod_nodes, sorted(wanted.pods)))
+            pods = self._read(unavailable, "pods",
+                              lambda: self._pods(None if wanted.every_node else pod_nodes, sorted(wanted.pods)))
+            runtime_classes = self._read(unavailable, "runtime_classes", lambda: conn.list_all(RUNTIME_CLASSES))
         finally:
             conn.close()
+        known = frozenset(pod_nodes) if pods is not None and not wanted.every_node else None
+        return self._state(nodes, namespaces, pods, known, unavailable, runtime_classes)
+
+    def whole_state(self) -> ClusterState:
+        """Every node, namespace and non-terminated Pod: for a client that reads once and lints many
+        documents not known in advance (the language server)."""
+        conn = self.connection
+        unavailable: dict[str, str] = {}
+        try:
+            nodes = self._read(unavailable, "nodes", lambda: conn.list_all("/api/v1/nodes"))
+            namespaces = self._read(unavailable, "namespaces", lambda: conn.list_all("/api/v1/namespaces"))
+            pods = self._read(unavailable, "pods", lambda: conn.list_all("/api/v1/pods", NON_TERMINATED))
+            runtime_classes = self._read(unavailable, "runtime_classes", lambda: conn.list_all(RUNTIME_CLASSES))
+        finally:
+            conn.close()
+        return self._state(nodes, namespaces, pods, None, unavailable, runtime_classes)
+
+    def _state(self, nodes: Any, namespaces: Any, pods: Any, pod_nodes: frozenset[str] | None,
+               unavailable: dict[str, str], runtime_classes: Any) -> ClusterState:
+        from .from_file import StateError, state_from_objects
+
         if "pods" in unavailable:
             unavailable["live-pods"] = unavailable["pods"]  # nodename-immutable reads the same Pods
         try:
-            return state_from_objects(
-                self.source, nodes=nodes, namespaces=namespaces, pods=pods,
-                pod_nodes=frozenset(pod_nodes) if pods is not None else None, unavailable=unavailable or None,
-            )
+            return state_from_objects(self.source, nodes=nodes, namespaces=namespaces, pods=pods,
+                                      pod_nodes=pod_nodes, unavailable=unavailable or None,
+                                      runtime_classes=runtime_classes)
         except StateError as exc:
-            raise ClusterUnavailable(f"the API server at {conn.host} returned an object nodename-lint cannot read "
-                                     f"({exc}); the cluster state cannot be trusted") from None
+            raise ClusterUnavailable(f"the API server at {self.connection.host} returned an object nodename-lint "
+                                     f"cannot read ({exc}); the cluster state cannot be trusted") from None
 
-    def _pods(self, nodes: list[str], identities: list[tuple[str, str]]) -> list[dict[str, Any]]:
-        """The non-terminated Pods on each node, then the manifests' Pods not found there."""
+    def _pods(self, nodes: list[str] | None, identities: list[tuple[str, str]]) -> list[dict[str, Any]]:
+        """The non-terminated Pods on each node (None: on every node, in one list), then the manifests'
+        Pods not found there."""
         pods: dict[tuple[str, str], dict[str, Any]] = {}
-        for found in self._parallel([("/api/v1/pods", f"spec.nodeName={node},{NON_TERMINATED}") for node in nodes]):
+        lists = [("/api/v1/pods", NON_TERMINATED)] if nodes is None else \
+            [("/api/v1/pods", f"spec.nodeName={node},{NON_TERMINATED}") for node in nodes]
+        for found in self._parallel(lists):
             pods.update((_pod_key(pod), pod) for pod in found)
         lookups = [(f"/api/v1/namespaces/{namespace}/pods", f"metadata.name={name}")
                    for namespace, name in identities if (namespace, name) not in pods]
@@ -499,12 +546,14 @@ class LiveCluster:
             nodes = conn.list_all("/api/v1/nodes")
             namespaces = conn.list_all("/api/v1/namespaces")
             pods = conn.list_all("/api/v1/pods", NON_TERMINATED, keep=trim_pod)  # trimmed as pages arrive
+            runtime_classes = conn.list_all(RUNTIME_CLASSES)
         except Forbidden as exc:
             raise ClusterUnavailable(f"cannot snapshot {self.source}: {exc.reason()}") from None
         finally:
             conn.close()
         try:
-            return state_from_objects(self.source, nodes=nodes, namespaces=namespaces, pods=pods)
+            return state_from_objects(self.source, nodes=nodes, namespaces=namespaces, pods=pods,
+                                      runtime_classes=runtime_classes)
         except StateError as exc:
             raise ClusterUnavailable(f"the API server at {conn.host} returned an object nodename-lint cannot read "
                                      f"({exc}); the cluster state cannot be trusted") from None
@@ -549,10 +598,16 @@ def trim_pod(pod: dict[str, Any]) -> dict[str, Any]:
         "apiVersion": "v1", "kind": "Pod",
         "metadata": _pick(pod.get("metadata"), ("name", "namespace")),
         "spec": {**_pick(spec, ("nodeName", "overhead", "resources")),
-                 **containers("initContainers", ("name", "resources", "restartPolicy")),
-                 **containers("containers", ("name", "resources"))},
+                 **containers("initContainers", ("name", "resources", "restartPolicy", "ports")),
+                 **containers("containers", ("name", "resources", "ports"))},
         "status": _pick(pod.get("status"), ("phase",)),
     }
+
+
+def trim_runtime_class(runtime_class: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+            "metadata": _pick(runtime_class.get("metadata"), ("name",)),
+            **_pick(runtime_class, ("handler", "overhead", "scheduling"))}
 
 
 def write_snapshot(snapshot: dict[str, Any], output: str | None, source: str) -> None:

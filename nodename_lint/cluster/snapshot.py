@@ -9,6 +9,8 @@ cluster model (records.py, state.py), so a field added there travels without a c
     {"format": "nodename-lint.io/cluster-snapshot", "version": 1, "source": "context prod",
      "nodes": [NodeInfo, ...],               every public field of records.NodeInfo
      "usage": {"node": NodeUsage, ...},       every node whose Pods are known: Pod count, summed requests
+     "ports": {"node": [["0.0.0.0", "TCP", 8080, "ns/pod"], ...]},   host ports in use, and by which Pod
+     "runtimeClasses": {"name": RuntimeClassInfo, ...},
      "namespaces": ["default", ...],
      "pods": [["namespace", "name", "node", "phase"], ...],   every Pod (node and phase may be null)
      "podNodes": null,                        or the nodes whose Pods are all known (a partial state)
@@ -27,7 +29,7 @@ from typing import Any
 import msgspec
 
 from ..sources import UsageError
-from .records import NodeInfo, NodeUsage, PodInfo
+from .records import NodeInfo, NodeUsage, PodInfo, RuntimeClassInfo
 from .state import ClusterState
 
 FORMAT = "nodename-lint.io/cluster-snapshot"
@@ -35,6 +37,7 @@ VERSION = 1
 _HEAD = re.compile(r'\A\s*\{\s*"format"\s*:\s*"' + re.escape(FORMAT) + '"')
 
 PodRow = tuple[str, str, str | None, str | None]  # namespace, name, node, phase
+PortRow = tuple[str, str, int, str]  # hostIP, protocol, hostPort (scheduling.HostPort), "namespace/name" of the Pod
 
 
 class _Header(msgspec.Struct):
@@ -42,15 +45,17 @@ class _Header(msgspec.Struct):
     version: int
 
 
-class _Snapshot(msgspec.Struct, rename={"pod_nodes": "podNodes"}):
+class _Snapshot(msgspec.Struct, rename={"pod_nodes": "podNodes", "runtime_classes": "runtimeClasses"}):
     format: str
     version: int
     source: str
     nodes: list[NodeInfo] | None
     usage: dict[str, NodeUsage]
+    ports: dict[str, list[PortRow]]
     namespaces: list[str] | None
     pods: list[PodRow] | None
     pod_nodes: list[str] | None
+    runtime_classes: dict[str, RuntimeClassInfo] | None
     unavailable: dict[str, str]
 
 
@@ -69,10 +74,13 @@ def snapshot_text(state: ClusterState, source: str) -> str:
     encode = msgspec.json.Encoder().encode
     nodes = state.nodes
     usage: dict[str, NodeUsage] = {}
+    ports: dict[str, list[PortRow]] = {}
     for name in nodes or ():
-        summed = state.usage(name)
+        summed, in_use = state.usage(name), state.ports_in_use(name)
         if summed is not None:
             usage[name] = summed
+        if in_use:
+            ports[name] = [(*port, holder) for port, holder in sorted(in_use.items())]
     pods = None if state.pods is None else [(p.namespace, p.name, p.node_name, p.phase) for p in state.pods]
 
     def listed(values: Any) -> str:
@@ -85,9 +93,12 @@ def snapshot_text(state: ClusterState, source: str) -> str:
         f'"nodes":{listed(None if nodes is None else [_public(node) for node in nodes.values()])}',
         '"usage":{' + ",".join(f"\n{encode(name).decode()}:{encode(value).decode()}" for name, value in usage.items())
         + ("\n}" if usage else "}"),
+        '"ports":{' + ",".join(f"\n{encode(name).decode()}:{encode(rows).decode()}" for name, rows in ports.items())
+        + ("\n}" if ports else "}"),
         f'"namespaces":{encode(None if state.namespaces is None else sorted(state.namespaces)).decode()}',
         f'"pods":{listed(pods)}',
         f'"podNodes":{encode(None if state.pod_nodes is None else sorted(state.pod_nodes)).decode()}',
+        f'"runtimeClasses":{encode(state.runtime_classes).decode()}',
         f'"unavailable":{encode(state.unavailable).decode()}',
     ]
     return "{" + ",\n".join(fields) + "}\n"
@@ -116,7 +127,7 @@ def load_snapshot(text: str, display: str) -> ClusterState:
         for node in snapshot.nodes:
             _reset_private(node)
             nodes[node.name] = node
-    unknown = sorted(set(snapshot.usage) - set(nodes or ()))
+    unknown = sorted((set(snapshot.usage) | set(snapshot.ports)) - set(nodes or ()))
     if unknown:
         raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: usage of unknown node {unknown[0]!r}")
     state = ClusterState(
@@ -126,9 +137,14 @@ def load_snapshot(text: str, display: str) -> ClusterState:
         pods=None if snapshot.pods is None else [PodInfo(*row) for row in snapshot.pods],
         unavailable=snapshot.unavailable,
         pod_nodes=None if snapshot.pod_nodes is None else frozenset(snapshot.pod_nodes),
+        runtime_classes=snapshot.runtime_classes,
     )
     known = [name for name in nodes or () if state.pods_known_on(name)]
-    state.set_usage({name: snapshot.usage.get(name) or NodeUsage(0, {}) for name in known})
+    state.set_node_summaries(
+        {name: snapshot.usage.get(name) or NodeUsage(0, {}) for name in known},
+        {name: {(ip, protocol, port): holder for ip, protocol, port, holder in snapshot.ports.get(name, ())}
+         for name in known},
+    )
     return state
 
 

@@ -17,9 +17,18 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from ..scheduling import add_into, pod_requests, scheduler_rejections
+from ..scheduling import (
+    AFFINITY_CONFLICT,
+    HostPort,
+    absent_nodes_reason,
+    add_into,
+    host_ports,
+    pod_requests,
+    prefilter_node_names,
+    scheduler_rejections,
+)
 from .names import closest_node_names
-from .records import NodeInfo, NodeUsage, PodInfo
+from .records import NodeInfo, NodeUsage, PodInfo, RuntimeClassInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +38,7 @@ class NoNodeFits:
 
     reasons: dict[str, int]
     unknown_usage: int
+    prefilter: str = ""  # a PreFilter rejection that replaces the per-node reasons
 
 
 @dataclass(slots=True)
@@ -43,17 +53,19 @@ class ClusterState:
     nodes: dict[str, NodeInfo] | None = None
     namespaces: frozenset[str] | None = None
     pods: list[PodInfo] | None = None
+    runtime_classes: dict[str, RuntimeClassInfo] | None = None  # by name
     unavailable: dict[str, str] = field(default_factory=dict)  # data kind -> why it is missing
     pod_nodes: frozenset[str] | None = None
     _by_node: dict[str, list[PodInfo]] | None = field(default=None, repr=False)
     _by_name: dict[tuple[str, str], PodInfo] | None = field(default=None, repr=False)
     # the caches of the accessors below, private to this state
     _usage: dict[str, NodeUsage] = field(default_factory=dict, repr=False)
+    _ports: dict[str, dict[HostPort, str]] = field(default_factory=dict, repr=False)
     _suggestions: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _no_fit: dict[str, NoNodeFits | None] = field(default_factory=dict, repr=False)
 
     def has(self, data: str) -> bool:
-        """Whether one kind of data ("nodes", "namespaces", "pods", "live-pods") is known."""
+        """Whether one kind of data ("nodes", "namespaces", "pods", "live-pods", "runtime_classes") is known."""
         if data in self.unavailable:
             return False
         attribute = "pods" if data == "live-pods" else data
@@ -89,6 +101,18 @@ class ClusterState:
             cached = self._usage[node] = NodeUsage(len(running), requested)
         return cached
 
+    def ports_in_use(self, node: str) -> dict[HostPort, str] | None:
+        """The host ports of the non-terminated Pods on `node` ("namespace/name" of the holder); None when unknown."""
+        if not self.pods_known_on(node):
+            return None
+        cached = self._ports.get(node)
+        if cached is None:
+            cached = self._ports[node] = {
+                port: f"{pod.namespace}/{pod.name}"
+                for pod in self._pods_by_node().get(node, []) for _, port in host_ports(pod.spec)
+            }
+        return cached
+
     def live_pod(self, namespace: str, name: str) -> PodInfo | None:
         """The Pod with this namespace and name in the cluster, if any."""
         if self._by_name is None:
@@ -106,23 +130,38 @@ class ClusterState:
         """Why the default scheduler would place a Pod with this spec and these requests on no node;
         None as soon as one node fits. Each distinct set of constraints is checked once per state."""
         constraints = {key: spec.get(key) for key in ("nodeSelector", "affinity", "tolerations")}
-        key = json.dumps([constraints, requests], sort_keys=True, default=str)
+        wanted_ports = host_ports(spec, default_from_host_network=True)
+        key = json.dumps([constraints, requests, [port for _, port in wanted_ports]], sort_keys=True, default=str)
         if key not in self._no_fit:
-            self._no_fit[key] = self._find_no_fit(spec, requests)
+            self._no_fit[key] = self._find_no_fit(spec, requests, wanted_ports)
         return self._no_fit[key]
 
-    def _find_no_fit(self, spec: dict[str, Any], requests: dict[str, int]) -> NoNodeFits | None:
+    def _find_no_fit(self, spec: dict[str, Any], requests: dict[str, int],
+                     wanted_ports: list[tuple[Any, HostPort]]) -> NoNodeFits | None:
+        """As findNodesThatFitPod: NodeAffinity's PreFilter may narrow the search to the nodes a
+        required `matchFields` `metadata.name` term names; the others count as absent ("node(s)
+        didn't satisfy plugin(s) [NodeAffinity]"), and terms naming no common node fail at once."""
+        nodes = self.nodes or {}
+        names = prefilter_node_names(spec)
+        if names is not None and not names:
+            return NoNodeFits({}, 0, AFFINITY_CONFLICT)
+        candidates = [nodes[name] for name in sorted(names) if name in nodes] if names is not None \
+            else list(nodes.values())
         counts: dict[str, int] = {}
         unknown_usage = 0
-        for node in (self.nodes or {}).values():
-            reasons = scheduler_rejections(spec, requests, node, partial(self.usage, node.name))
+        for node in candidates:
+            reasons = scheduler_rejections(spec, requests, node, partial(self.usage, node.name), wanted_ports,
+                                           partial(self.ports_in_use, node.name))
             if not reasons:
                 return None
             unknown_usage += not self.pods_known_on(node.name)
             for reason in reasons:
                 counts[reason] = counts.get(reason, 0) + 1
+        if len(candidates) < len(nodes):
+            counts[absent_nodes_reason()] = len(nodes) - len(candidates)
         return NoNodeFits(counts, unknown_usage)
 
-    def set_usage(self, usage: dict[str, NodeUsage]) -> None:
-        """Usage summed elsewhere (a snapshot holds the sums, not the Pods' specs)."""
+    def set_node_summaries(self, usage: dict[str, NodeUsage], ports: dict[str, dict[HostPort, str]]) -> None:
+        """Usage and host ports in use, summed elsewhere (a snapshot holds them, not the Pods' specs)."""
         self._usage.update(usage)
+        self._ports.update(ports)

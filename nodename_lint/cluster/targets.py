@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..model import Manifest
-from ..podspec import pinned_node
+from ..podspec import is_dns1123_subdomain, pinned_node
 from ..rule import Context
-from .records import NodeInfo
+from .records import NodeInfo, RuntimeClassInfo
 from .state import ClusterState
+
+if TYPE_CHECKING:
+    from ..scheduling import HostPort
 
 # Where each controller keeps the number of Pods it runs at once.
 _REPLICA_FIELDS = {
@@ -22,16 +27,29 @@ _REPLICA_FIELDS = {
 def pinned_target(obj: Manifest, context: Context) -> tuple[str, NodeInfo | None, ClusterState] | None:
     """(node name, the node or None when it does not exist, the state) for an object with nodeName.
 
-    None for objects that pin nothing, and for static Pods: the kubelet that reads the file runs
-    them on its own node whatever nodeName says.
+    None for objects that pin nothing, for objects the API server refuses for an invalid
+    nodeName (invalid-node-name says so: nothing is ever created), and for static Pods: the
+    kubelet that reads the file runs them on its own node whatever nodeName says.
     """
     cluster = context.cluster
     if cluster is None or cluster.nodes is None or obj.is_static_pod:
         return None
     node = pinned_node(obj)
-    if node is None:
+    if node is None or not is_dns1123_subdomain(node):
         return None
     return node, cluster.nodes.get(node), cluster
+
+
+def admission_target(obj: Manifest, context: Context) -> tuple[str, NodeInfo, ClusterState] | None:
+    """The node whose kubelet admits the object's Pods: the pinned node, or for a static Pod the
+    node named with --static-pod-node. None when there is none or it is not in the state."""
+    cluster = context.cluster
+    if obj.is_static_pod:
+        if cluster is None or cluster.nodes is None or not context.static_pod_node or not obj.is_pod:
+            return None
+        node = cluster.nodes.get(context.static_pod_node)
+        return (node.name, node, cluster) if node is not None else None
+    return pinned_existing_node(obj, context)
 
 
 def pinned_existing_node(obj: Manifest, context: Context) -> tuple[str, NodeInfo, ClusterState] | None:
@@ -40,6 +58,77 @@ def pinned_existing_node(obj: Manifest, context: Context) -> tuple[str, NodeInfo
     if target is None or target[1] is None:
         return None
     return target[0], target[1], target[2]
+
+
+def pod_labels(obj: Manifest) -> dict[str, Any]:
+    """The labels of the Pods the object creates (its own for a Pod, the template's for a workload)."""
+    metadata = obj.metadata if obj.is_pod else obj.pod_template_metadata
+    labels = metadata.get("labels")
+    return labels if isinstance(labels, dict) else {}
+
+
+def runtime_class(obj: Manifest, cluster: ClusterState) -> tuple[str, RuntimeClassInfo] | None:
+    """The RuntimeClass the object's Pods name, when the state has it."""
+    name = (obj.pod_spec or {}).get("runtimeClassName")
+    if not isinstance(name, str) or cluster.runtime_classes is None or name not in cluster.runtime_classes:
+        return None
+    return name, cluster.runtime_classes[name]
+
+
+def runtime_overhead(obj: Manifest, cluster: ClusterState) -> tuple[dict[str, Any] | None, str]:
+    """(the overhead the RuntimeClass admission plugin sets, how messages name it).
+
+    (None, "") without runtimeClassName, when the state has no RuntimeClasses, or when the
+    class sets no overhead: then spec.overhead as written counts (runtime-class-overhead
+    reports one set by hand).
+    """
+    found = runtime_class(obj, cluster)
+    if found is None or not found[1].overhead:
+        return None, ""
+    name, info = found
+    assert info.overhead is not None
+    amounts = ", ".join(f"{resource} {value}" for resource, value in info.overhead.items())
+    return info.overhead, f" (counting the overhead of RuntimeClass {name}: {amounts})"
+
+
+def admitted_spec(obj: Manifest, cluster: ClusterState) -> dict[str, Any]:
+    """The Pod spec as the RuntimeClass admission plugin leaves it (`setScheduling`): the class's
+    scheduling.nodeSelector merged into spec.nodeSelector and its tolerations added. The spec as
+    written when the class sets no scheduling (or is not known)."""
+    spec = obj.pod_spec or {}
+    found = runtime_class(obj, cluster)
+    if found is None or not (found[1].node_selector or found[1].tolerations):
+        return spec
+    info = found[1]
+    selector = spec.get("nodeSelector")
+    tolerations = spec.get("tolerations")
+    merged = dict(spec)
+    if info.node_selector:
+        merged["nodeSelector"] = {**(selector if isinstance(selector, dict) else {}), **info.node_selector}
+    if info.tolerations:
+        own = tolerations if isinstance(tolerations, list) else []
+        merged["tolerations"] = own + [t for t in info.tolerations if t not in own]
+    return merged
+
+
+def admission_reasons(obj: Manifest, node: NodeInfo, cluster: ClusterState) -> list[str]:
+    """The kubelet's admission failures for the object's Pod on `node`, in the kubelet's order."""
+    from ..scheduling import kubelet_reasons
+
+    return kubelet_reasons(
+        admitted_spec(obj, cluster), node, cluster.usage(node.name), labels=pod_labels(obj), static=obj.is_static_pod,
+        ports_in_use=other_pods_ports(obj, node.name, cluster), overhead=runtime_overhead(obj, cluster)[0],
+    )
+
+
+def other_pods_ports(obj: Manifest, node: str, cluster: ClusterState) -> dict[HostPort, str] | None:
+    """Host ports in use on `node`, without the Pod itself when it already runs there: an update of
+    a Pod, or a static Pod's own mirror Pod `<name>-<node>`."""
+    in_use = cluster.ports_in_use(node)
+    if not in_use or not obj.is_pod:
+        return in_use
+    itself = f"{obj.namespace}/{obj.name}-{node}" if obj.is_static_pod else f"{obj.namespace}/{obj.name}"
+    return {port: holder for port, holder in in_use.items() if holder != itself}
 
 
 def rejection_fate(obj: Manifest) -> str:

@@ -28,8 +28,10 @@ from enum import Enum
 from functools import partial
 from typing import Any, TextIO
 
+from ..scheduling import HostPort, reason_rule
+from ..suppress import IGNORE_ANNOTATION
+
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
-IGNORE_ANNOTATION = "nodename-lint.io/ignore"
 # kind -> (resource, API group path), in the order `kubectl get` lists them
 WORKLOADS: dict[str, tuple[str, str]] = {
     "Deployment": ("deployments", "/apis/apps/v1"),
@@ -40,9 +42,10 @@ WORKLOADS: dict[str, tuple[str, str]] = {
     "CronJob": ("cronjobs", "/apis/batch/v1"),
 }
 CORE: dict[str, str] = {"Node": "nodes", "Namespace": "namespaces", "Pod": "pods"}
-RESOURCES: tuple[str, ...] = (*CORE.values(), *(resource for resource, _ in WORKLOADS.values()))
-API_VERSIONS = {"Deployment": "apps/v1", "StatefulSet": "apps/v1", "DaemonSet": "apps/v1", "ReplicaSet": "apps/v1",
-                "Job": "batch/v1", "CronJob": "batch/v1", "Pod": "v1"}
+KIND_RESOURCES: dict[str, str] = {**CORE, **{kind: resource for kind, (resource, _) in WORKLOADS.items()}}
+API_VERSIONS: dict[str, str] = {
+    "Pod": "v1", **{kind: group.removeprefix("/apis/") for kind, (_, group) in WORKLOADS.items()},
+}
 SAVE_COMMAND = ("kubectl get nodes,namespaces,pods,deployments,statefulsets,daemonsets,replicasets,jobs,cronjobs "
                 "-A -o yaml --show-managed-fields")
 
@@ -62,22 +65,89 @@ class Placement(Enum):
 SYSTEM_PLACED = frozenset({Placement.CONTROLLER, Placement.DAEMONSET, Placement.MIRROR, Placement.SCHEDULER})
 
 
+@dataclass(frozen=True, slots=True)
+class PodRecord:
+    """One Pod reduced to what audit needs of every Pod: where it runs, what it requests, who placed it.
+
+    150,000 of these fit in a few dozen MiB; the whole object is kept only for the Pods audit
+    reports on (bare Pods, and a pinned workload's Pods the kubelet rejected).
+    """
+
+    namespace: str
+    name: str
+    node: str | None
+    running: bool  # not Succeeded or Failed: it counts in its node's usage
+    requests: dict[str, int]  # effective requests (PodRequests), shared between Pods that request the same
+    placement: Placement
+    owner: tuple[str, str] | None  # the controller's kind and name
+    host_ports: tuple[HostPort, ...] = ()  # what the kubelet's NodePorts check sees in use
+
+
 @dataclass
 class ClusterObjects:
-    """The raw objects of an audit, per kind; a kind that could not be read is in `unavailable`."""
+    """The objects of an audit: raw ones per kind, and a PodRecord for every Pod.
+
+    `by_kind["Pod"]` holds only the Pods audit reports on (or every Pod, for a snapshot); a
+    resource that could not be read is in `unavailable`, with the reason.
+    """
 
     source: str
     by_kind: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     unavailable: dict[str, str] = field(default_factory=dict)  # resource -> why it is missing
+    pods: list[PodRecord] = field(default_factory=list)
+    _shared_requests: dict[tuple[tuple[str, int], ...], dict[str, int]] = field(default_factory=dict, repr=False)
 
     def of(self, kind: str) -> list[dict[str, Any]]:
         return self.by_kind.get(kind, [])
+
+    def add_pod(self, pod: Any) -> None:
+        """Record one Pod (see reduce_pod)."""
+        self.add_pods([self.reduce_pod(pod)])
+
+    def add_pods(self, reduced: Iterable[tuple[PodRecord, dict[str, Any] | None] | None]) -> None:
+        """File what reduce_pod made of a list of Pods."""
+        for item in reduced:
+            if item is not None:
+                self.pods.append(item[0])
+                if item[1] is not None:
+                    self.by_kind.setdefault("Pod", []).append(item[1])
+
+    def reduce_pod(self, pod: Any, keep_all: bool = False) -> tuple[PodRecord, dict[str, Any] | None] | None:
+        """A Pod's record, and its trimmed object when audit reports on it (always with keep_all).
+
+        Files nothing itself: a list restarted after 410 Gone reduces its Pods again.
+        """
+        if not isinstance(pod, dict):
+            return None
+        from ..scheduling import host_ports, pod_requests
+
+        metadata = _metadata(pod)
+        spec: dict[str, Any] = pod["spec"] if isinstance(pod.get("spec"), dict) else {}
+        phase = _status_text(pod, "phase")
+        requests = pod_requests(spec, lenient=True)
+        key = tuple(sorted(requests.items()))
+        where = placement(pod)
+        node = spec.get("nodeName")
+        record = PodRecord(
+            namespace=str(metadata.get("namespace") or "default"), name=str(metadata.get("name") or ""),
+            node=node if isinstance(node, str) and node else None, running=phase not in ("Succeeded", "Failed"),
+            requests=self._shared_requests.setdefault(key, requests), placement=where, owner=controller_of(pod),
+            host_ports=tuple(port for _, port in host_ports(spec)),
+        )
+        reported = where not in SYSTEM_PLACED or (phase == "Failed" and reason_rule(_status_text(pod, "reason")))
+        return record, trim_audit_pod(pod) if keep_all or reported else None
 
 
 # --- reading objects ----------------------------------------------------------------------------
 def _metadata(obj: dict[str, Any]) -> dict[str, Any]:
     metadata = obj.get("metadata")
     return metadata if isinstance(metadata, dict) else {}
+
+
+def _status_text(obj: dict[str, Any], key: str) -> str:
+    status = obj.get("status")
+    value = status.get(key) if isinstance(status, dict) else None
+    return value if isinstance(value, str) else ""
 
 
 def controller_of(obj: dict[str, Any]) -> tuple[str, str] | None:
@@ -169,18 +239,23 @@ def _trimmed_metadata(obj: dict[str, Any], *, managed: bool) -> dict[str, Any]:
 
 
 def trim_audit_pod(pod: dict[str, Any]) -> dict[str, Any]:
-    """A Pod as audit keeps it: a controller's Pod only for usage; a bare Pod with its whole spec."""
-    from .live import trim_pod  # the fields the node-usage sums read
-
+    """A Pod as audit keeps it: a controller's Pod with what its node's usage and host ports read; a
+    bare Pod with its whole spec."""
     status = _pick(pod.get("status"), ("phase", "reason", "message"))
+    spec: dict[str, Any] = pod["spec"] if isinstance(pod.get("spec"), dict) else {}
     if controller_of(pod) is not None:
-        trimmed = trim_pod(pod)
-        trimmed["metadata"] = _trimmed_metadata(pod, managed=False)
-        trimmed["status"] = status
-        return trimmed
-    spec = pod.get("spec")
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": _trimmed_metadata(pod, managed=True),
-            "spec": spec if isinstance(spec, dict) else {}, "status": status}
+
+        def containers(key: str, fields: tuple[str, ...]) -> dict[str, Any]:
+            kept = [_pick(c, fields) for c in spec.get(key) or [] if isinstance(c, dict)]
+            return {key: kept} if kept else {}
+
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": _trimmed_metadata(pod, managed=False),
+                "spec": {**_pick(spec, ("nodeName", "overhead", "resources", "hostNetwork")),
+                         **containers("initContainers", ("name", "resources", "restartPolicy", "ports")),
+                         **containers("containers", ("name", "resources", "ports"))},
+                "status": status}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": _trimmed_metadata(pod, managed=True), "spec": spec,
+            "status": status}
 
 
 def trim_workload(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
@@ -191,7 +266,7 @@ def trim_workload(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
 
 
 # --- live ---------------------------------------------------------------------------------------
-class Progress:
+class ListProgress:
     """`reading pods: 12,500` on a terminal's stderr, rewritten in place; silent otherwise."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
@@ -200,16 +275,16 @@ class Progress:
         self.count = 0
         self.what = ""
 
-    def counter(self, what: str, trim: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[dict[str, Any]], dict[str, Any]]:
-        """`trim`, counting the objects it sees and showing the count every 500."""
+    def counter(self, what: str, keep: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+        """`keep`, counting the objects it sees and showing the count every 500."""
         self.what, self.count = what, 0
 
-        def counted(obj: dict[str, Any]) -> dict[str, Any]:
+        def counted(obj: dict[str, Any]) -> Any:
             self.count += 1
             if self.enabled and self.count % 500 == 0:
                 self.stream.write(f"\rnodename-lint: reading {what}: {self.count:,}")
                 self.stream.flush()
-            return trim(obj)
+            return keep(obj)
 
         return counted
 
@@ -219,30 +294,37 @@ class Progress:
             self.stream.flush()
 
 
-def read_live(live: Any, progress: Progress | None = None) -> ClusterObjects:
-    """Every node, namespace, Pod and workload of a live cluster, page by page, each trimmed as it arrives.
+def read_live(live: Any, progress: ListProgress | None = None, *, keep_all: bool = False) -> ClusterObjects:
+    """Every node, namespace, Pod and workload of a live cluster, page by page, each reduced as it arrives.
 
-    `live` is a cluster.live.LiveCluster. A 403 on one resource leaves it out (with the reason);
-    anything else that makes the cluster unreadable raises ClusterUnavailable.
+    `live` is a cluster.live.LiveCluster. Pods become PodRecords, and only those audit reports on
+    are kept whole (trimmed); `keep_all` keeps every Pod (for `snapshot --workloads`). A 403 on one
+    resource leaves it out (with the reason); anything else that makes the cluster unreadable
+    raises ClusterUnavailable.
     """
     from .live import Forbidden, trim_namespace, trim_node
 
-    progress = progress or Progress()
+    progress = progress or ListProgress()
     connection = live.connection
     found = ClusterObjects(source=live.source)
-    reads: list[tuple[str, str, str, Callable[[dict[str, Any]], dict[str, Any]]]] = [
+    reads: list[tuple[str, str, str, Callable[[dict[str, Any]], Any]]] = [
         ("Node", "nodes", "/api/v1/nodes", trim_node),
         ("Namespace", "namespaces", "/api/v1/namespaces", trim_namespace),
-        ("Pod", "pods", "/api/v1/pods", trim_audit_pod),
+        ("Pod", "pods", "/api/v1/pods", partial(found.reduce_pod, keep_all=keep_all)),
     ]
     for kind, (resource, group) in WORKLOADS.items():
         reads.append((kind, resource, f"{group}/{resource}", partial(trim_workload, kind)))
     try:
-        for kind, resource, path, trim in reads:
+        for kind, resource, path, keep in reads:
             try:
-                found.by_kind[kind] = connection.list_all(path, keep=progress.counter(resource, trim))
+                kept = connection.list_all(path, keep=progress.counter(resource, keep))
             except Forbidden as exc:
                 found.unavailable[resource] = exc.reason()
+                continue
+            if kind == "Pod":
+                found.add_pods(kept)
+            else:
+                found.by_kind[kind] = kept
     finally:
         progress.done()
         connection.close()
@@ -283,14 +365,16 @@ def load_objects_file(path: str) -> ClusterObjects:
     with without_cycle_collection():
         items = _items(_parse(text, path), path)
         found = ClusterObjects(source=f"file {path}")
-        kinds = {**CORE, **{kind: resource for kind, (resource, _) in WORKLOADS.items()}}
         for _, _, item in items:
             kind = item.get("kind") if isinstance(item, dict) else None
-            if kind in kinds:
+            if kind == "Pod":
+                found.add_pod(item)
+            elif kind in KIND_RESOURCES:
                 found.by_kind.setdefault(kind, []).append(item)
     if not found.of("Node"):
         raise UsageError(f"{path}: the cluster state has no Node objects; save it with `{SAVE_COMMAND} > FILE`")
+    present = {kind for kind in found.by_kind} | ({"Pod"} if found.pods else set())
     for kind, resource in CORE.items():  # a file without Jobs may come from a cluster without Jobs
-        if kind not in found.by_kind:
+        if kind not in present:
             found.unavailable[resource] = f"the cluster state {path} has no {resource} (save it with `{SAVE_COMMAND}`)"
     return found

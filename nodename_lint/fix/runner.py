@@ -105,6 +105,10 @@ class _DocumentEdit:
     splices: list[Splice] = field(default_factory=list)
     edits: list[tuple[Path, list[Edit]]] = field(default_factory=list)
 
+    @classmethod
+    def of(cls, document: Document) -> _DocumentEdit:
+        return cls(document, Planner(document.text, detect_layout(document.text, document.root)))
+
     def try_edits(self, obj: Manifest, edits: list[Edit]) -> None:
         """Accept the edits of one object, or raise SpliceError and keep the document as it was."""
         splices = self.splices + self.planner.plan(obj.node, edits)
@@ -134,11 +138,7 @@ def _fix_pass(linter: Linter, text: str, display: str, is_static_pod: bool) -> t
     if not findings:
         return text, [], []
     documents = list(iter_documents([text]))
-    objects = [
-        (document, obj) for document in documents if document.error is None
-        for obj in objects_in(display, document, default_namespace=linter.context.default_namespace,
-                              is_static_pod=is_static_pod)
-    ]
+    objects = _objects(linter, documents, display, is_static_pod)
     by_object = _findings_by_object(findings, [obj for _, obj in objects])
     edited: dict[int, _DocumentEdit] = {}
     applied: list[str] = []
@@ -146,18 +146,13 @@ def _fix_pass(linter: Linter, text: str, display: str, is_static_pod: bool) -> t
     for index, object_findings in by_object.items():
         document, obj = objects[index]
         for finding in object_findings:
-            fixer = catalogue[finding.rule].fixer_function
-            if fixer is None:  # the findings were chosen for having one
-                continue
-            steps = list(fixer(obj, linter.context))
             where = f"{display}:{finding.line}: {finding.rule}"
-            notes += [f"{where} not fixed: {step.reason}" for step in steps if isinstance(step, Unfixable)]
-            edits = [step for step in steps if not isinstance(step, Unfixable)]
+            edits, reasons = _edits(linter, finding, obj)
+            notes += [f"{where} not fixed: {reason}" for reason in reasons]
             if not edits:
                 continue
             if document.index not in edited:
-                planner = Planner(document.text, detect_layout(document.text, document.root))
-                edited[document.index] = _DocumentEdit(document, planner)
+                edited[document.index] = _DocumentEdit.of(document)
             try:
                 edited[document.index].try_edits(obj, edits)
             except SpliceError as exc:
@@ -166,6 +161,61 @@ def _fix_pass(linter: Linter, text: str, display: str, is_static_pod: bool) -> t
             applied.append(where)
             break  # one fix per object per pass; the next pass sees the edited object
     return _replace_documents(text, documents, edited), applied, notes
+
+
+@dataclass
+class FindingFix:
+    """What fixing one finding takes: splices (offsets in the whole text) and the edits they make,
+    or, when it cannot be fixed, why not."""
+
+    splices: list[Splice] = field(default_factory=list)
+    edits: list[Edit] = field(default_factory=list)
+    reason: str = ""
+
+
+def fix_finding(linter: Linter, text: str, finding: Finding, display: str = "<string>",
+                is_static_pod: bool = False) -> FindingFix:
+    """Fix one finding as one --fix pass would: the same fixer, planner and read-back check.
+
+    The editor's quick fix; nothing is written.
+    """
+    documents = list(iter_documents([text]))
+    objects = _objects(linter, documents, display, is_static_pod)
+    found = _findings_by_object([finding], [obj for _, obj in objects])
+    if not found:
+        return FindingFix(reason="the finding's object is no longer in the text")
+    document, obj = objects[next(iter(found))]
+    edits, reasons = _edits(linter, finding, obj)
+    if not edits:
+        return FindingFix(reason="; ".join(reasons) or "the rule has no fix for this object")
+    edit = _DocumentEdit.of(document)
+    try:
+        edit.try_edits(obj, edits)
+    except SpliceError as exc:
+        return FindingFix(reason=f"{exc}; change it by hand")
+    start = _line_starts(text)[document.line_offset]
+    return FindingFix([Splice(start + splice.start, start + splice.end, splice.text) for splice in edit.splices], edits)
+
+
+def _objects(linter: Linter, documents: list[Document], display: str, is_static_pod: bool
+             ) -> list[tuple[Document, Manifest]]:
+    return [
+        (document, obj) for document in documents if document.error is None
+        for obj in objects_in(display, document, default_namespace=linter.context.default_namespace,
+                              is_static_pod=is_static_pod)
+    ]
+
+
+def _edits(linter: Linter, finding: Finding, obj: Manifest) -> tuple[list[Edit], list[str]]:
+    """The edits the finding's rule asks for on OBJ, and the reasons it gave for what it left."""
+    fixer = all_rules()[finding.rule].fixer_function
+    steps = list(fixer(obj, linter.context)) if fixer is not None else []
+    return ([step for step in steps if not isinstance(step, Unfixable)],
+            [step.reason for step in steps if isinstance(step, Unfixable)])
+
+
+def _line_starts(text: str) -> list[int]:
+    return [0] + [i + 1 for i, char in enumerate(text) if char == "\n"]
 
 
 def _findings_by_object(findings: list[Finding], objects: list[Manifest]) -> dict[int, list[Finding]]:
@@ -196,7 +246,7 @@ def _replace_documents(text: str, documents: list[Document], edited: dict[int, _
     """The stream with the edited documents' text swapped in and every other byte kept."""
     if not edited:
         return text
-    line_starts = [0] + [i + 1 for i, char in enumerate(text) if char == "\n"]
+    line_starts = _line_starts(text)
     parts, position = [], 0
     for document in documents:
         if document.index not in edited:

@@ -41,11 +41,14 @@ RESOURCES: dict[str, tuple[str, bool, frozenset[str]]] = {
     "replicasets": ("ReplicaSet", True, frozenset({"metadata.name", "metadata.namespace", "status.replicas"})),
     "jobs": ("Job", True, frozenset({"metadata.name", "metadata.namespace", "status.successful"})),
     "cronjobs": ("CronJob", True, frozenset({"metadata.name", "metadata.namespace"})),
+    # RuntimeClasses: their overhead counts in a Pod's requests
+    "runtimeclasses": ("RuntimeClass", False, frozenset({"metadata.name"})),
 }
 # resource -> group/version it is served under ("v1" is the core group at /api/v1)
 GROUP_VERSIONS = {"nodes": "v1", "namespaces": "v1", "pods": "v1", "deployments": "apps/v1", "statefulsets": "apps/v1",
-                  "daemonsets": "apps/v1", "replicasets": "apps/v1", "jobs": "batch/v1", "cronjobs": "batch/v1"}
-WORKLOAD_RESOURCES = tuple(resource for resource, group in GROUP_VERSIONS.items() if group != "v1")
+                  "daemonsets": "apps/v1", "replicasets": "apps/v1", "jobs": "batch/v1", "cronjobs": "batch/v1",
+                  "runtimeclasses": "node.k8s.io/v1"}
+WORKLOAD_RESOURCES = tuple(resource for resource, group in GROUP_VERSIONS.items() if group in ("apps/v1", "batch/v1"))
 VERSION = {
     "major": "1", "minor": "33", "gitVersion": "v1.33.1", "gitCommit": "8adc0f041b8e7ad1d30e29cc59c6ae7a15e19828",
     "gitTreeState": "clean", "buildDate": "2025-05-15T08:19:08Z", "goVersion": "go1.24.2", "compiler": "gc",
@@ -76,7 +79,8 @@ class Fault:
 
     action: "status:<code>" (a Status error, with Retry-After for 429), "hang" (read the request,
     never answer), "truncate" (promise more bytes than sent, then close), "malformed" (200 with a
-    body that is not JSON), "not-utf8" (200 with JSON bytes that are not UTF-8), "gone" (410 Expired, only for requests that carry a continue token).
+    body that is not JSON), "not-utf8" (200 with JSON bytes that are not UTF-8), "gone" (410 Expired,
+    only for requests that carry a continue token).
     """
 
     action: str
@@ -211,11 +215,11 @@ class ApiServer:
     resource_version = "123456"
 
     def __init__(self, nodes: Iterable[dict[str, Any]] = (), namespaces: Iterable[dict[str, Any]] = (),
-                 pods: Iterable[dict[str, Any]] = (), *, tokens: Iterable[str] = (TOKEN,),
-                 ca: trustme.CA | None = None, host: str = "127.0.0.1",
+                 pods: Iterable[dict[str, Any]] = (), runtimeclasses: Iterable[dict[str, Any]] = (), *,
+                 tokens: Iterable[str] = (TOKEN,), ca: trustme.CA | None = None, host: str = "127.0.0.1",
                  workloads: Mapping[str, Iterable[dict[str, Any]]] | None = None) -> None:
         self.stores = {"nodes": Store("nodes", nodes), "namespaces": Store("namespaces", namespaces),
-                       "pods": Store("pods", pods)}
+                       "pods": Store("pods", pods), "runtimeclasses": Store("runtimeclasses", runtimeclasses)}
         for resource in WORKLOAD_RESOURCES:  # served empty unless given: a cluster without Jobs has none
             self.stores[resource] = Store(resource, (workloads or {}).get(resource, ()))
         self.tokens = set(tokens)

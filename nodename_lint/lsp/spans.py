@@ -1,0 +1,97 @@
+"""Where findings and the cursor are in an editor's text, in 0-based lines and code-point columns.
+
+The engine reports a finding at the start of a key (or list item); an editor underlines a range.
+The range runs to the end of the value when the value is a scalar (or flow collection) on the
+key's line (`nodeName: kind-wroker`), else to the end of the key (`tolerations:`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from yaml import MappingNode, Node, ScalarNode, SequenceNode
+
+from ..documents import Document
+from ..model import Path
+
+Point = tuple[int, int]  # (line, column), both 0-based, column in code points
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    start: Point
+    end: Point
+
+
+def node_ends(documents: list[Document]) -> dict[Point, Point]:
+    """Start of every key and list item -> the end of what an editor should underline for it."""
+    ends: dict[Point, Point] = {}
+    seen: set[int] = set()
+    for document in documents:
+        if document.root is not None:
+            _collect(document.root, document.line_offset, ends, seen)
+    return ends
+
+
+def _point(mark: object, offset: int) -> Point:
+    return offset + mark.line, mark.column  # type: ignore[attr-defined]
+
+
+def _collect(node: Node, offset: int, ends: dict[Point, Point], seen: set[int]) -> None:
+    if id(node) in seen:  # an alias: its anchor was walked already
+        return
+    seen.add(id(node))
+    if isinstance(node, MappingNode):
+        for key, value in node.value:
+            on_key_line = value.end_mark.line == key.start_mark.line
+            whole = (isinstance(value, ScalarNode) or value.flow_style) and on_key_line
+            ends.setdefault(_point(key.start_mark, offset), _point((value if whole else key).end_mark, offset))
+            _collect(value, offset, ends, seen)
+    elif isinstance(node, SequenceNode):
+        for item in node.value:
+            _collect(item, offset, ends, seen)  # a mapping item's first key starts where the item does
+            ends.setdefault(_point(item.start_mark, offset), _point(item.end_mark, offset))
+
+
+def finding_span(line: int, column: int, ends: dict[Point, Point], lines: list[str]) -> Span:
+    """The range of a finding at 1-based LINE and COLUMN; a position no node starts at (a syntax
+    error) gets the word there, or the rest of the line."""
+    start = (max(line - 1, 0), max(column - 1, 0))
+    end = ends.get(start)
+    if end is not None and end > start:
+        return Span(start, end)
+    text = lines[start[0]].rstrip("\r\n") if start[0] < len(lines) else ""
+    column = min(start[1], len(text))
+    stop = column
+    while stop < len(text) and not text[stop].isspace():
+        stop += 1
+    if stop == column:
+        column, stop = len(text) - len(text.lstrip()), len(text)
+    return Span((start[0], column), (start[0], stop))
+
+
+def path_at(node: Node, point: Point, offset: int) -> Path:
+    """The keys and indexes leading to the deepest key or item of NODE whose text holds POINT."""
+    path: list[str | int] = []
+    while True:
+        step = _child_at(node, point, offset)
+        if step is None:
+            return tuple(path)
+        path.append(step[0])
+        node = step[1]
+
+
+def _child_at(node: Node, point: Point, offset: int) -> tuple[str | int, Node] | None:
+    if isinstance(node, MappingNode):
+        for key, value in node.value:
+            if isinstance(key, ScalarNode) and _within(key.start_mark, value.end_mark, point, offset):
+                return key.value, value
+    elif isinstance(node, SequenceNode):
+        for index, item in enumerate(node.value):
+            if _within(item.start_mark, item.end_mark, point, offset):
+                return index, item
+    return None
+
+
+def _within(start: object, end: object, point: Point, offset: int) -> bool:
+    return _point(start, offset) <= point <= _point(end, offset)

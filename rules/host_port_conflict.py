@@ -1,0 +1,140 @@
+"""
+## What it does
+Flags a Pod or a workload template pinned with `spec.nodeName` (or a static Pod whose node is
+named with `--static-pod-node`) that asks for a host port a running Pod on that node already
+uses, or whose replicas would all need the same host port on the one node they are pinned to.
+
+Ports are compared as `nodeports.Fits` does (`HostPortInfo.CheckConflict` in the scheduler
+framework): by protocol (TCP when unset) and port, where a hostIP of `0.0.0.0` (or none)
+conflicts with the same protocol and port on any address. The ports counted are those of the
+containers and sidecars (`GetHostPorts`); with `hostNetwork: true` every container port is
+also a host port (`defaultHostNetworkPorts` in the API's defaulting).
+
+The same check runs in `no-node-fits` for Pods the scheduler places ("node(s) didn't have free
+ports for the requested pod ports"). A Pod manifest is not compared with the live Pod of its own
+name, nor a static Pod with its own mirror Pod (`<name>-<node>`); the running replicas of a
+workload do count: a rolling update's new replica meets the old one's port on a pinned node.
+
+## Why is this bad?
+The kubelet's admission runs `AdmissionCheck` (`pkg/scheduler/eventhandlers.go`), whose
+`nodeports.Fits` refuses a Pod whose host port is taken: the Pod goes to phase Failed with
+reason `NodePorts` and "Predicate NodePorts failed: node(s) didn't have free ports for the
+requested pod ports". It is never retried or moved; a controller keeps creating replacements
+that fail the same way.
+
+## How to fix
+Use another host port or another node, or drop `hostPort` and reach the Pod through a Service.
+For several replicas, do not pin them to one node: a DaemonSet runs one per node.
+"""
+
+from collections.abc import Iterator
+
+from nodename_lint.model import Manifest
+from nodename_lint.podspec import spec_path
+from nodename_lint.rule import Context, Example, Rule, Violation
+
+_CLUSTER = """
+    apiVersion: v1
+    kind: List
+    items:
+      - apiVersion: v1
+        kind: Node
+        metadata:
+          name: kind-worker
+        status:
+          allocatable: {cpu: "4", memory: 8039064Ki, pods: "110"}
+      - apiVersion: v1
+        kind: Pod
+        metadata:
+          name: ingress-nginx-controller-7d9c5
+          namespace: ingress-nginx
+        spec:
+          nodeName: kind-worker
+          containers:
+            - name: controller
+              image: registry.k8s.io/ingress-nginx/controller:v1.12.0
+              ports:
+                - {containerPort: 80, hostPort: 80, protocol: TCP}
+        status:
+          phase: Running
+"""
+
+_POD = """
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: web
+    spec:
+      nodeName: kind-worker
+      containers:
+        - name: nginx
+          image: nginx:1.27.3-alpine
+          ports:
+            - containerPort: 80
+              hostPort: {port}
+"""
+
+RULE = Rule(
+    id="host-port-conflict",
+    severity="error",
+    summary="A hostPort is already used on the pinned node: the kubelet refuses the Pod with NodePorts.",
+    doc=__doc__,
+    needs=frozenset({"nodes", "pods"}),
+    examples=(
+        Example("host port 80 is taken by the ingress controller", _POD.replace("{port}", "80"), fails=True,
+                cluster=_CLUSTER),
+        Example("a free host port", _POD.replace("{port}", "8080"), fails=False, cluster=_CLUSTER),
+    ),
+)
+
+_KUBELET = ("(kubelet: \"Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the "
+            "requested pod ports\")")
+
+
+@RULE.check
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
+    from nodename_lint.cluster.targets import (
+        admission_target,
+        other_pods_ports,
+        pods_noun,
+        rejection_fate,
+        replica_count,
+    )
+    from nodename_lint.scheduling import host_ports, port_conflict, port_text
+
+    target = admission_target(obj, context)
+    if target is None:
+        return
+    name, _, cluster = target
+    spec = obj.pod_spec or {}
+    wanted = host_ports(spec, default_from_host_network=True)
+    in_use = other_pods_ports(obj, name, cluster)
+    if not wanted or in_use is None:
+        return
+    fate = "the kubelet never runs the static Pod" if obj.is_static_pod else rejection_fate(obj)
+    conflict = port_conflict(wanted, in_use)
+    if conflict is not None:
+        path, port, holder = conflict
+        yield Violation(
+            spec_path(obj, *_port_field(spec, path)),
+            f"{pods_noun(obj)} would be rejected by the kubelet on {name} with NodePorts: host port {port_text(port)} "
+            f"is already used by Pod {holder}; {fate} {_KUBELET}",
+            fix="use another hostPort or another node, or drop hostPort and expose the Pod with a Service",
+        )
+        return
+    replicas = replica_count(obj)
+    if replicas > 1:
+        path, port = wanted[0]
+        yield Violation(
+            spec_path(obj, *_port_field(spec, path)),
+            f"only 1 of {pods_noun(obj)} can run on {name}: the replicas all need host port {port_text(port)}, so "
+            f"replicas 2 to {replicas} would be rejected by the kubelet with NodePorts; {fate} {_KUBELET}",
+            fix="run one replica per node (a DaemonSet, or drop nodeName and let the scheduler spread them), "
+            "or drop hostPort and expose the Pods with a Service",
+        )
+
+
+def _port_field(spec: dict, path: tuple) -> tuple:
+    """The hostPort key of a port entry, or its containerPort when hostNetwork made it a host port."""
+    entry = spec[path[0]][path[1]]["ports"][path[3]]
+    return (*path, "hostPort" if "hostPort" in entry else "containerPort")

@@ -1,0 +1,120 @@
+"""
+## What it does
+Flags a Pod or a workload template pinned with `spec.nodeName` (or a static Pod whose node is
+named with `--static-pod-node`) whose operating system differs from the node's
+`kubernetes.io/os` label: the Pod's own `kubernetes.io/os` label, then `spec.os.name`, checked in
+the kubelet's order.
+
+## Why is this bad?
+The kubelet's first predicate checks are about the operating system
+(`predicateAdmitHandler.Admit` in `pkg/kubelet/lifecycle/predicate.go`), before resources and
+affinity. `rejectPodAdmissionBasedOnOSSelector` refuses a Pod whose `kubernetes.io/os` label
+differs from the node's (reason `PodOSSelectorNodeLabelDoesNotMatch`), then
+`rejectPodAdmissionBasedOnOSField` one whose `spec.os.name` differs from the kubelet's OS
+(reason `PodOSNotSupported`). The scheduler would never place such a Pod there, but `nodeName`
+bypasses the scheduler: the Pod goes to phase Failed and is never retried or moved.
+
+## How to fix
+Pin to a node of the Pod's operating system (`kubectl get nodes -L kubernetes.io/os`), fix
+`spec.os.name` or the Pod's `kubernetes.io/os` label, or drop `nodeName` and select the OS with
+a `nodeSelector` on `kubernetes.io/os`.
+"""
+
+from collections.abc import Iterator
+
+from nodename_lint.model import Manifest
+from nodename_lint.podspec import spec_path
+from nodename_lint.rule import Context, Example, Rule, Violation
+
+_CLUSTER = """
+    apiVersion: v1
+    kind: List
+    items:
+      - apiVersion: v1
+        kind: Node
+        metadata:
+          name: kind-worker
+          labels: {kubernetes.io/os: linux}
+        status:
+          allocatable: {cpu: "4", memory: 8039064Ki, pods: "110"}
+      - apiVersion: v1
+        kind: Node
+        metadata:
+          name: win-node-1
+          labels: {kubernetes.io/os: windows}
+        status:
+          allocatable: {cpu: "4", memory: 8039064Ki, pods: "110"}
+"""
+
+_POD = """
+    apiVersion: v1
+    kind: Pod
+    metadata:
+      name: iis
+    spec:
+      nodeName: {node}
+      os:
+        name: windows
+      containers:
+        - name: iis
+          image: mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022
+"""
+
+RULE = Rule(
+    id="node-os-mismatch",
+    severity="error",
+    summary="The Pod's OS (kubernetes.io/os label, spec.os) differs from the pinned node's: the kubelet refuses it "
+    "with PodOSNotSupported.",
+    doc=__doc__,
+    needs=frozenset({"nodes"}),
+    examples=(
+        Example("a Windows Pod pinned to a Linux node", _POD.replace("{node}", "kind-worker"), fails=True,
+                cluster=_CLUSTER),
+        Example("a Windows Pod on a Windows node", _POD.replace("{node}", "win-node-1"), fails=False, cluster=_CLUSTER),
+    ),
+)
+
+
+@RULE.check
+def check(obj: Manifest, context: Context) -> Iterator[Violation]:
+    from nodename_lint.cluster.targets import (
+        admission_target,
+        pod_labels,
+        pods_noun,
+        rejection_fate,
+    )
+    from nodename_lint.scheduling import (
+        OS_FIELD_REASON,
+        OS_LABEL,
+        OS_MESSAGES,
+        os_rejection,
+    )
+
+    target = admission_target(obj, context)
+    if target is None:
+        return
+    name, node, _ = target
+    spec = obj.pod_spec or {}
+    labels = pod_labels(obj)
+    reason = os_rejection(spec, labels, node)
+    if reason is None:
+        return
+    node_os = node.labels[OS_LABEL]
+    if reason == OS_FIELD_REASON:
+        pod_os = spec["os"]["name"]
+        path = spec_path(obj, "os", "name")
+        what = f"spec.os.name is {pod_os}"
+        fix = f"pin to a {pod_os} node (kubectl get nodes -L {OS_LABEL}), or set spec.os.name to {node_os}"
+    else:
+        pod_os = labels[OS_LABEL]
+        metadata = ("metadata",) if obj.is_pod else (*(obj.pod_spec_path or ())[:-1], "metadata")
+        path = (*metadata, "labels", OS_LABEL)
+        what = f"the Pod's label {OS_LABEL} is {pod_os}"
+        fix = f"pin to a {pod_os} node (kubectl get nodes -L {OS_LABEL}), or fix the Pod's {OS_LABEL} label"
+    fate = ("the kubelet never runs the static Pod" if obj.is_static_pod else rejection_fate(obj))
+    yield Violation(
+        path,
+        f"{pods_noun(obj)} would be rejected by the kubelet on {name} with {reason}: {what} and the node runs "
+        f"{node_os} ({OS_LABEL}); {fate} (kubelet: \"Pod was rejected: {OS_MESSAGES[reason]}\")",
+        fix=fix + ", or drop nodeName and use a nodeSelector on kubernetes.io/os",
+    )
