@@ -72,8 +72,8 @@ class NodeNameIndex:
             if len(part) >= _MIN_SEGMENT_NAME:
                 for index in self._positions.get(part, ()):
                     scores[index] = 0
-        for _, distance, index in process.extract_iter(
-            lowered, self.lowered, scorer=Levenshtein.distance, score_cutoff=limit
+        for _, distance, index in process.extract(
+            lowered, self.lowered, scorer=Levenshtein.distance, score_cutoff=limit, limit=None
         ):
             scores.setdefault(index, int(distance))
         if not scores:
