@@ -106,6 +106,11 @@ def _format_output_options(command: Any) -> Any:
               help="Cluster state saved by `kubectl get nodes,namespaces,pods -A -o yaml` (or -o json, or `nodename-lint snapshot`).")
 @click.option("--fix", is_flag=True, help="Fix what can be fixed in the files, then report what remains.")
 @click.option("--diff", is_flag=True, help="Print a unified diff of what --fix would change; write nothing.")
+@click.option("--helm-values", "helm_values", multiple=True, type=click.Path(dir_okay=False, exists=True), metavar="FILE",
+              help="Values file for every Helm chart linted, after its values.yaml (repeatable, like helm template -f).")
+@click.option("--helm-release", default=None, metavar="NAME", help="Release name charts are rendered with [default: release-name].")
+@click.option("--helm-namespace", default=None, metavar="NS",
+              help="Namespace charts are rendered in [default: --namespace, else default].")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
               help="Worker processes [default: one per core for large inputs (2 MB or more), else 1].")
 @click.option("--exit-zero", is_flag=True, help="Exit with 0 even when there are findings (2 still means a usage error).")
@@ -120,6 +125,7 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
                  live: bool, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
                  request_timeout: float, fix: bool, diff: bool, jobs: int | None, cluster_state: str | None,
                  exit_zero: bool, statistics: bool, quiet: bool, show_source: bool, offline: bool,
+                 helm_values: tuple[str, ...], helm_release: str | None, helm_namespace: str | None,
                  **format_outputs: str | None) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
     outputs: dict[str, str] = {name: file for name in FORMATS if (file := format_outputs[f"output_{name}"])}
@@ -135,6 +141,7 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
             static_pod_dirs=list(static_pod_dirs), color=color, outputs=outputs, changed_since=changed_since,
             fix=fix, diff=diff, jobs=jobs, text=TextOptions(quiet=quiet, statistics=statistics, show_source=show_source),
             static_pod_node=static_pod_node,
+            helm=HelmFlags(tuple(os.path.abspath(path) for path in helm_values), helm_release, helm_namespace),
         )
         if exit_zero and code == EXIT_FINDINGS:
             code = EXIT_CLEAN
@@ -170,6 +177,22 @@ class TextOptions:
     show_source: bool = False
 
 
+@dataclass(frozen=True)
+class HelmFlags:
+    """--helm-values (absolute paths), --helm-release and --helm-namespace."""
+
+    values: tuple[str, ...] = ()
+    release: str | None = None
+    namespace: str | None = None
+
+    def options(self, config: Any) -> Any:
+        """RenderOptions for the paths one config file governs (its per-chart `helm:` settings)."""
+        from .render import RenderOptions
+
+        return RenderOptions(helm_values=self.values, helm_release=self.release or "release-name",
+                             helm_namespace=self.namespace, charts=tuple(config.helm_charts))
+
+
 @dataclass
 class _Group:
     """The paths one config file governs, with what that config makes of them."""
@@ -185,7 +208,7 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
              color: bool | None, cluster: Any = None, outputs: dict[str, str] | None = None,
              changed_since: str | None = None, live: Any = None, fix: bool = False, diff: bool = False,
              jobs: int | None = None, cluster_state: str | None = None, text: TextOptions = TextOptions(),
-             static_pod_node: str | None = None) -> int:
+             static_pod_node: str | None = None, helm: HelmFlags = HelmFlags()) -> int:
     """The whole lint run; returns the exit code. Raises UsageError for exit code 2.
 
     FORMATS go to OUTPUT (stdout when None); OUTPUTS sends a format to its own file. LIVE
@@ -214,7 +237,8 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
         live_cluster = LiveCluster(live)  # resolves the kubeconfig; no request yet
         wanted = Referenced()
         for group in groups:
-            found = referenced(group.sources, _namespace(namespace, group.config, live_cluster))
+            found = referenced(group.sources, _namespace(namespace, group.config, live_cluster),
+                               helm.options(group.config))
             wanted.nodes |= found.nodes
             wanted.pods |= found.pods
             wanted.every_node |= found.every_node
@@ -231,7 +255,7 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
         for group in groups:
             context = Context(cluster=cluster, default_namespace=_namespace(namespace, group.config, live_cluster),
                               static_pod_node=static_pod_node)
-            linter = Linter(group.severities, context)
+            linter = Linter(group.severities, context, helm.options(group.config))
             if fix or diff:
                 from .fix.command import fix_sources
 
@@ -240,11 +264,13 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
                     failing = failing or would_change
                     continue
             result = lint_files(linter, group.sources, jobs, progress=progress.advance)
-            complete.append(replace(result, findings=list(result.findings), notes=list(result.notes)))
             if changed_since:
                 from .changes import keep_changed_files
 
+                complete.append(replace(result, findings=list(result.findings), notes=list(result.notes)))
                 keep_changed_files(result, changed_since)
+            else:
+                complete.append(result)
             threshold = SEVERITY_RANK[fail_on or group.config.fail_on or "error"]
             failing = failing or any(SEVERITY_RANK[finding.severity] >= threshold for finding in result.findings)
             results.append(result)
@@ -282,12 +308,23 @@ def _config_groups(paths: list[str], config_path: str | None, select: list[str],
     for path in paths:
         by_config.setdefault(config_path or config_for(path), []).append(path)
     groups = []
+    seen: set[str] = set()  # with several groups, a --static-pod-dir reached by each is linted once
     for found, group_paths in by_config.items():
         config = load_config(found, list(catalogue))
         severities = resolve_severities(catalogue, config, select, ignore)
         sources = list(discover(group_paths, [*static_pod_dirs, *config.static_pod_dirs], config.exclude))
+        if len(by_config) > 1:
+            sources = [source for source in sources if _first_time(source.path, seen)]
         groups.append(_Group(config, group_paths, dict(severities), sources))
     return groups
+
+
+def _first_time(path: str, seen: set[str]) -> bool:
+    key = path if path == "-" else os.path.realpath(path)
+    if key in seen:
+        return False
+    seen.add(key)
+    return True
 
 
 def _drop_state_file(groups: list[_Group], state_file: str | None) -> list[str]:

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .render import ChartSettings
 from .rule import SEVERITIES, Severity
 from .sources import UsageError
 
@@ -44,6 +45,18 @@ def config_schema(rule_ids: list[str]) -> dict[str, Any]:
             "static-pod-dirs": {"type": "array", "items": {"type": "string"}},
             "namespace": {"type": "string", "minLength": 1},
             "fail-on": {"enum": list(SEVERITIES)},
+            "helm": {  # chart folder (relative to this file) -> how to render it
+                "type": "object",
+                "additionalProperties": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "values": {"type": "array", "items": {"type": "string", "minLength": 1}},
+                        "release": {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 53},
+                        "namespace": {"type": "string", "minLength": 1},
+                    },
+                },
+            },
         },
     }
 
@@ -59,6 +72,7 @@ class Config:
     static_pod_dirs: list[str] = field(default_factory=list)
     namespace: str | None = None
     fail_on: Severity | None = None
+    helm_charts: list[tuple[str, ChartSettings]] = field(default_factory=list)  # real chart folder -> settings
 
 
 def config_for(path: str) -> str | None:
@@ -118,7 +132,30 @@ def load_config(path: str | None, rule_ids: list[str]) -> Config:
         config.rules[rule_id] = _severity(setting)
     config.exclude = [os.path.join(base, pattern) for pattern in data.get("exclude") or []]
     config.static_pod_dirs = [os.path.join(base, folder) for folder in data.get("static-pod-dirs") or []]
+    config.helm_charts = [_chart_settings(path, base, chart, settings, document.root)
+                          for chart, settings in (data.get("helm") or {}).items()]
     return config
+
+
+def _chart_settings(path: str, base: str, chart: str, settings: dict[str, Any], root: Any) -> tuple[str, ChartSettings]:
+    """A chart's settings; its values files are relative to the chart folder and must stay in the
+    config file's folder (a repository's config cannot make Helm read files outside it)."""
+    from .yamlnodes import child
+
+    folder = os.path.realpath(os.path.join(base, chart))
+    values = []
+    for index, name in enumerate(settings.get("values") or []):
+        file = os.path.realpath(os.path.join(folder, name))
+        if not file.startswith(os.path.realpath(base) + os.sep):
+            node = root
+            for step in ("helm", chart, "values", index):
+                found = child(node, step)
+                node = found[1] if found else node
+            line = node.start_mark.line + 1 if node is not None else 1
+            raise UsageError(f"{path}:{line}: values file {name!r} of helm/{chart} is outside the config file's "
+                             "folder; values files must be in the repository")
+        values.append(file)
+    return folder, ChartSettings(tuple(values), settings.get("release"), settings.get("namespace"))
 
 
 def _problems(error: Any, root: Any, rule_ids: list[str]) -> list[tuple[int, str]]:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import yaml
 from yaml import MappingNode, Node, ScalarNode
@@ -43,8 +44,8 @@ _BOUNDARY = re.compile(r"^(?:%[^\n]*\n)*---(?=[ \t\r\n]|$)|^\.\.\.[ \t\r]*(?:#[^
 _HELM_SOURCE = re.compile(r"\A(?:---[^\n]*\n)?(?:[ \t]*(?:#(?! Source:)[^\n]*)?\r?\n)*[ \t]*# Source: ([^\r\n]+)")
 _UNRENDERED = re.compile(r"\{\{.*\}\}")
 TEMPLATE_HINT = (
-    "this looks like an unrendered Helm or Go template ({{ ... }}); lint the rendered output instead, "
-    "e.g. `helm template . | nodename-lint -`"
+    "this looks like an unrendered Helm or Go template ({{ ... }}): a chart folder (with Chart.yaml) is rendered "
+    "before it is linted; anything else, lint the rendered output, e.g. `helm template . | nodename-lint -`"
 )
 
 
@@ -68,6 +69,7 @@ class Document:
     root: Node | None
     error: SyntaxProblem | None = None
     template: str | None = None  # the Helm template named by a `# Source:` comment
+    origin: Any = None  # render.Origin of a document built from a chart or kustomization
 
 
 def decode(data: bytes) -> str:

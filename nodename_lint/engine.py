@@ -12,12 +12,14 @@ from .documents import Document, SyntaxProblem, iter_documents
 from .findings import Finding, RunResult
 from .model import CLUSTER_SCOPED_KINDS, Manifest, live_list_fields, objects_in
 from .registry import all_rules
+from .render import RenderOptions
 from .rule import Context, GroupCheck, ObjectCheck, ObjectRuleCheck, Rule, Severity, Violation
-from .sources import Source, read_blocks
+from .sources import STDIN_NAME, Source, read_blocks
 from .suppress import (
     annotation_ignores,
     comment_directives,
     describe_unknown_ids,
+    directives_in,
     ignored_by_comment,
     unknown_comment_ids,
 )
@@ -37,6 +39,7 @@ class FileResult:
     static_pods: list[Manifest] = field(default_factory=list)
     internal_errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    built_from: list[str] = field(default_factory=list)  # real paths of the files a successful build read
     # cluster-scoped objects the file creates (kind, name), and the findings they would make moot
     created: set[tuple[str, str]] = field(default_factory=set)
     conditional: list[tuple[Finding, tuple[str, str]]] = field(default_factory=list)
@@ -62,9 +65,12 @@ class Linter:
     always wins: `untolerated-taint: error` makes every untolerated taint an error.
     """
 
-    def __init__(self, severities: Mapping[str, Severity | None], context: Context) -> None:
+    def __init__(self, severities: Mapping[str, Severity | None], context: Context,
+                 render_options: RenderOptions | None = None) -> None:
         catalogue = all_rules()
         self.context = context
+        self.severities = severities
+        self.render_options = render_options or RenderOptions()
         self.skipped: dict[str, str] = {}
         self.object_checks: dict[str, list[ActiveCheck[ObjectCheck]]] = {"object": [], "static-pod": []}
         self.group_checks: dict[str, list[ActiveCheck[GroupCheck]]] = {"file": [], "folder": []}
@@ -96,6 +102,10 @@ class Linter:
     # --- one source ---------------------------------------------------------------------------
     def lint_source(self, source: Source) -> FileResult:
         result = FileResult(source)
+        if source.render:
+            self._lint_rendered(result, source)
+            result.findings.sort(key=Finding.sort_key)
+            return result
         try:
             self._lint_documents(result, iter_documents(read_blocks(source)))
         except UnicodeDecodeError as exc:
@@ -108,12 +118,36 @@ class Linter:
         result.findings.sort(key=Finding.sort_key)
         return result
 
-    def lint_text(self, text: str, display: str = "<string>", is_static_pod: bool = False) -> FileResult:
-        """Lint YAML given as a string (tests, documentation examples)."""
+    def lint_text(self, text: str, display: str = "<string>", is_static_pod: bool = False,
+                  helm_chart: bool = False) -> FileResult:
+        """Lint YAML given as a string (tests, documentation examples); with `helm_chart`, the text
+        is the template templates/example.yaml of a chart, rendered first."""
+        if helm_chart:
+            import tempfile
+
+            from .render.helm import write_chart
+
+            with tempfile.TemporaryDirectory(prefix="nodename-lint-example-") as folder:
+                write_chart(folder, {"templates/example.yaml": text})
+                return self.lint_source(Source(folder, render="helm"))
         result = FileResult(Source(display, is_static_pod))
         self._lint_documents(result, iter_documents([text]))
         result.findings.sort(key=Finding.sort_key)
         return result
+
+    def _lint_rendered(self, result: FileResult, source: Source) -> None:
+        """A chart or kustomization: lint what it builds to, at the files it was built from."""
+        from .render import render
+
+        rendering = render(source, self.render_options, self.context.default_namespace)
+        result.notes.extend(rendering.notes)
+        result.built_from.extend(rendering.built_from)
+        for problem in rendering.problems:
+            severity = _active_severity(problem.rule, self.severities, all_rules())
+            if severity is not None:
+                result.findings.append(Finding(problem.rule, severity, problem.message, problem.file, problem.line,
+                                               problem.column, None, problem.fix))
+        self._lint_documents(result, rendering.documents)
 
     def check_object(self, obj: Manifest) -> FileResult:
         """Run the object rules on one object that comes from no file (audit reads them from a cluster)."""
@@ -128,7 +162,8 @@ class Linter:
             if document.error is not None:
                 self._syntax(result, document, document.error)
                 continue
-            if self.suppression_severity is not None:
+            origin = document.origin
+            if self.suppression_severity is not None and origin is None:
                 self._check_suppression_comments(result, document)
             live_fields = live_list_fields(document)
             if live_fields and document.root is not None:
@@ -139,8 +174,9 @@ class Linter:
                     "instead of linting it")
                 continue
             for obj in objects_in(
-                source.display, document,
-                default_namespace=self.context.default_namespace, is_static_pod=source.is_static_pod,
+                origin.file if origin is not None else source.display, document,
+                default_namespace=(origin and origin.namespace) or self.context.default_namespace,
+                is_static_pod=source.is_static_pod,
             ):
                 result.objects += 1
                 if obj.kind in CLUSTER_SCOPED_KINDS and obj.name:
@@ -181,18 +217,33 @@ class Linter:
         return True
 
     def locate(self, rule: Rule, configured: Severity | None, obj: Manifest, violation: Violation) -> Finding:
-        line, column = obj.locate(violation.path)
+        origin = obj.document.origin
+        file = obj.path
+        if origin is None:
+            line, column = obj.locate(violation.path)
+            message = violation.message
+        else:  # built from a template or an overlay: at the line of the file that wrote it
+            file, line, column, approximate = origin.place(obj, violation.path)
+            message = violation.message + approximate
+        template_at: tuple[str, int | None, int | None] | None = None
+        if obj.document.template and obj.path == STDIN_NAME:  # `helm template . | nodename-lint -`
+            from .render.helm import stream_template_location
+
+            template_at = stream_template_location(obj.document.template, obj, violation.path)
         return Finding(
             rule=rule.id,
             # a severity set in the configuration wins over the violation's own and the rule's default
             severity=configured or violation.severity or rule.severity,
-            message=violation.message,
-            file=obj.path,
+            message=message,
+            file=file,
             line=line,
             column=column,
             object=obj.ref,
             fix=violation.fix,
             template=obj.document.template,
+            template_file=template_at[0] if template_at else None,
+            template_line=template_at[1] if template_at else None,
+            template_column=template_at[2] if template_at else None,
         )
 
     def _report(self, findings: list[Finding], rule: Rule, configured: Severity | None, obj: Manifest,
@@ -213,7 +264,8 @@ class Linter:
         ignored = annotation_ignores(obj)
         if ignored and ("*" in ignored or finding.rule in ignored):
             return True
-        directives = comment_directives(obj.document)
+        origin = obj.document.origin
+        directives = directives_in(origin.text_of(finding.file)) if origin else comment_directives(obj.document)
         return bool(directives) and ignored_by_comment(directives, finding.line, finding.rule)
 
     def _check_suppression_comments(self, result: FileResult, document: Document) -> None:
@@ -228,18 +280,26 @@ class Linter:
     def _syntax(self, result: FileResult, document: Document | None, problem: SyntaxProblem) -> None:
         if self.syntax_severity is None:
             return
+        file, line, column, built = result.source.display, problem.line, problem.column, ""
+        if document is not None and document.origin is not None:  # the built output has no lines of its own
+            file, line, column = document.origin.file, 1, 1
+            built = f"line {problem.line} of the built output: "
         finding = Finding(
             rule=SYNTAX_RULE,
             severity=self.syntax_severity,
-            message=f"the API server and the kubelet cannot read this: {problem.message}",
-            file=result.source.display,
-            line=problem.line,
-            column=problem.column,
+            message=f"the API server and the kubelet cannot read this: {built}{problem.message}",
+            file=file,
+            line=line,
+            column=column,
             object=None,
             fix=problem.hint or "fix the YAML syntax at this position",
             template=document.template if document else None,
         )
-        if document is not None and ignored_by_comment(comment_directives(document), problem.line, SYNTAX_RULE):
+        if document is not None and document.origin is not None:
+            directives = directives_in(document.origin.text_of(file))
+        else:
+            directives = comment_directives(document) if document is not None else {}
+        if ignored_by_comment(directives, line, SYNTAX_RULE):
             return
         result.findings.append(finding)
 
@@ -255,6 +315,8 @@ class Linter:
         """
         run = RunResult(skipped_rules=dict(self.skipped))
         static_by_folder: dict[str, list[Manifest]] = {}
+        plain: list[Finding] = []  # findings of files linted on their own
+        built_from: set[str] = set()
         created: set[tuple[str, str]] = set()
         conditional: list[tuple[Finding, tuple[str, str]]] = []
         for file_result in file_results:
@@ -262,7 +324,8 @@ class Linter:
                 progress()
             run.files += 1
             run.objects += file_result.objects
-            run.findings.extend(file_result.findings)
+            (run.findings if file_result.source.render else plain).extend(file_result.findings)
+            built_from.update(file_result.built_from)
             run.notes.extend(file_result.notes)
             run.notes.extend(file_result.internal_errors)
             created |= file_result.created
@@ -274,8 +337,16 @@ class Linter:
                 for obj, violation in check.function(pods, self.context):
                     self._report(run.findings, check.rule, check.configured, obj, violation)
         run.findings.extend(finding for finding, needed in conditional if needed not in created)
+        # a kustomization's patches and resources are reported as built (with the overlay's names and
+        # namespace), not also on their own
+        run.findings.extend(f for f in plain if not built_from or os.path.realpath(f.file) not in built_from)
+        run.findings = list({_identity(f): f for f in run.findings}.values())  # a base alone and in an overlay
         run.findings.sort(key=lambda f: (f.file, *f.sort_key()))
         return run
+
+
+def _identity(finding: Finding) -> tuple[str, int, int, str, str]:
+    return finding.file, finding.line, finding.column, finding.rule, finding.message
 
 
 def _active_severity(rule_id: str, severities: Mapping[str, Severity | None],

@@ -21,6 +21,11 @@ class Finding:
     object: ObjectRef | None
     fix: str
     template: str | None = None  # Helm template from the `# Source:` comment of the document
+    # For a rendered stream (stdin): the template file found on disk and its line for the finding,
+    # so code hosts can attach the finding to the file a pull request changes.
+    template_file: str | None = None
+    template_line: int | None = None
+    template_column: int | None = None
 
     @property
     def in_file(self) -> bool:
@@ -57,7 +62,17 @@ class Finding:
         }
         if self.template:
             result["template"] = self.template
+        if self.template_file:
+            result["templateFile"] = self.template_file
+            result["templateLine"] = self.template_line
+            result["templateColumn"] = self.template_column
         return result
+
+    def code_host_location(self) -> tuple[str, int, int]:
+        """(file, line, column) for SARIF and annotations: a stream's finding goes to its template."""
+        if self.template_file:  # line 1 when the template was not found to match the line in
+            return self.template_file, self.template_line or 1, self.template_column or 1
+        return self.file, self.line, self.column
 
 
 @dataclass

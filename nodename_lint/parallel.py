@@ -113,9 +113,12 @@ def _default_start_method(available: list[str]) -> str:
     Forking after threads ran (the live client lists Pods from a thread pool) can copy a lock
     some thread held, and the child would wait on it for ever.
     """
+    import sys
     import threading
 
-    return "fork" if "fork" in available and threading.active_count() == 1 else "spawn"
+    # Helm's Go runtime (helm-python-sdk) runs threads Python does not see, and cannot live on in a fork.
+    go_runtime = "helm_python" in sys.modules
+    return "fork" if "fork" in available and threading.active_count() == 1 and not go_runtime else "spawn"
 
 
 def _pooled(linter: Linter, sources: list[Source], workers: int, start_method: str | None) -> Iterator[FileResult]:

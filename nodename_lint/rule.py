@@ -59,7 +59,8 @@ class Example:
     """A documented manifest that must make the rule fire (`fails=True`) or stay silent.
 
     `cluster` is a cluster state as `kubectl get nodes,namespaces,pods -A -o yaml` prints it;
-    `static_pod` lints the manifest as a file of the kubelet's staticPodPath.
+    `static_pod` lints the manifest as a file of the kubelet's staticPodPath; `helm_chart` renders it
+    as the template templates/example.yaml of a chart named example (nodename_lint.render).
     """
 
     title: str
@@ -67,6 +68,7 @@ class Example:
     fails: bool
     cluster: str | None = None
     static_pod: bool = False
+    helm_chart: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "manifest", textwrap.dedent(self.manifest).lstrip("\n"))
@@ -175,7 +177,10 @@ class Rule:
         parts += ["", textwrap.dedent(self.doc).strip(), ""]
         for example in self.examples:
             verdict = "Fails" if example.fails else "Passes"
-            parts += [f"## Example ({verdict}): {example.title}", "", "```yaml", example.manifest.rstrip(), "```", ""]
+            parts += [f"## Example ({verdict}): {example.title}", ""]
+            if example.helm_chart:
+                parts += ["The template `templates/example.yaml` of a chart:", ""]
+            parts += ["```yaml", example.manifest.rstrip(), "```", ""]
             if example.cluster:
                 parts += ["With this cluster state:", "", "```yaml", example.cluster.rstrip(), "```", ""]
         return "\n".join(parts).rstrip() + "\n"

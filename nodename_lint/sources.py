@@ -15,6 +15,7 @@ STATIC_POD_MARKER = "etc/kubernetes/manifests/"  # a file directly in a folder w
 STDIN = "-"
 STDIN_NAME = "<stdin>"
 STDIN_BLOCK = 1 << 20
+CHART_FILE = "Chart.yaml"
 
 
 class UsageError(Exception):
@@ -27,6 +28,7 @@ class Source:
 
     path: str
     is_static_pod: bool = False
+    render: str = ""  # "helm" or "kustomize": a folder that is built, then linted (nodename_lint.render)
 
     @property
     def display(self) -> str:
@@ -70,6 +72,7 @@ def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Ite
     static_dirs = list(static_dirs)
     exclude = list(exclude)
     seen: set[object] = set()  # (device, inode) of each file yielded: a file reached twice is linted once
+    build_folders: dict[str, tuple[str, str]] = {}  # folder -> the chart or kustomization it lies in
     requested = list(paths) + [folder for folder in static_dirs if folder not in paths]
     for path in requested:
         if path == STDIN:
@@ -78,16 +81,37 @@ def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Ite
         path = without_dot_prefix(path)
         if not os.path.lexists(path):
             raise UsageError(f"{path}: no such file or folder")
+        found: Iterable[tuple[Source, object]]
         if os.path.isdir(path):
             found = _walk(path, static_dirs, exclude, set())
         elif exclude and is_excluded(path, exclude):
             continue  # a hook passes every changed file: the config's exclude applies to them too
         else:
-            found = iter([(Source(path, is_static_pod_path(path, static_dirs)), _identity(path))])
+            found = _file_sources(path, static_dirs, build_folders)
         for source, key in found:
             if key not in seen:
                 seen.add(key)
                 yield source
+
+
+def _file_sources(path: str, static_dirs: list[str], build_folders: dict[str, tuple[str, str]]
+                  ) -> list[tuple[Source, object]]:
+    """A file named on the command line (a hook's changed file): a chart's template or values file
+    stands for its chart; a kustomization's file is linted, and so is the kustomization's build."""
+    if is_static_pod_path(path, static_dirs):
+        return [(Source(path, True), _identity(path))]
+    from .render import HELM, enclosing_rendered_folder
+
+    folder, kind = enclosing_rendered_folder(path, build_folders)
+    found: list[tuple[Source, object]] = [(Source(_relative(folder), render=kind), _identity(folder))] if kind else []
+    if kind != HELM:
+        found.append((Source(path), _identity(path)))
+    return found
+
+
+def _relative(folder: str) -> str:
+    relative = os.path.relpath(folder)
+    return folder if relative.startswith("..") else relative
 
 
 def without_dot_prefix(path: str) -> str:
@@ -130,6 +154,10 @@ def _walk(
         print(f"nodename-lint: {folder}: cannot list folder: {exc.strerror}", file=sys.stderr)
         return
     static_folder = is_static_pod_path(os.path.join(folder, "x"), static_dirs)
+    if not static_folder:
+        yield from _build_source(folder, [entry.name for entry in entries], identity)
+        if any(entry.name == CHART_FILE for entry in entries):
+            return  # a chart's files are its templates: the render stands for all of them
     for entry in entries:
         if entry.name.startswith("."):
             continue
@@ -155,6 +183,15 @@ def _walk(
                 yield Source(path, static_folder), (info.st_dev, info.st_ino)
         elif wanted:
             _skipped(path, f"not a regular file ({_file_kind(mode)}), not opened")
+
+
+def _build_source(folder: str, names: list[str], identity: tuple[int, int]) -> Iterator[tuple[Source, tuple[int, int]]]:
+    """The chart or kustomization of a folder, as one Source that is built before it is linted."""
+    from .render import folder_render_kind
+
+    kind = folder_render_kind(names)
+    if kind:
+        yield Source(folder, render=kind), identity
 
 
 def _skipped(path: str, reason: str, note: bool = False) -> None:

@@ -21,10 +21,15 @@ def rule_set(text: str | None) -> frozenset[str]:
 
 def comment_directives(document: Document) -> dict[int, frozenset[str]]:
     """Stream line (1-based) -> rule ids ignored by a directive comment on that line."""
-    if "nodename-lint:" not in document.text:
+    return directives_in(document.text, document.line_offset + 1)
+
+
+def directives_in(text: str, first_line: int = 1) -> dict[int, frozenset[str]]:
+    """Directive comments of TEXT by line (e.g. a Helm template, for the documents it renders to)."""
+    if "nodename-lint:" not in text:
         return {}
     found: dict[int, frozenset[str]] = {}
-    for number, line in enumerate(document.text.split("\n"), start=document.line_offset + 1):
+    for number, line in enumerate(text.split("\n"), start=first_line):
         if "nodename-lint:" in line:
             match = _DIRECTIVE.search(line)
             if match:

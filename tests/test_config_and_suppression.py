@@ -91,7 +91,7 @@ def test_every_config_mistake_is_reported_at_once_at_its_own_line(tmp_path):
     assert result.stderr.splitlines() == [
         "nodename-lint: cfg.yaml:4: unknown rule id 'unknown-nodes' (did you mean 'unknown-node'?) (see `nodename-lint rules`)",
         "nodename-lint: cfg.yaml:5: unknown key 'exlude' in the top level (did you mean 'exclude'?); "
-        "the keys are rules, exclude, static-pod-dirs, namespace, fail-on",
+        "the keys are rules, exclude, static-pod-dirs, namespace, fail-on, helm",
         "nodename-lint: cfg.yaml:6: invalid value 'never' for fail-on: use one of error, warning, info",
     ]
 
@@ -175,7 +175,8 @@ def test_a_severity_set_in_the_config_wins_for_every_finding_of_every_rule(tmp_p
     assert severities == {rule.id: severity}
     cluster = load_state_text(example.cluster, source="example") if example.cluster else None
     linter = Linter(severities, Context(cluster=cluster))
-    result = linter.collect([linter.lint_text(example.manifest, "example.yaml", is_static_pod=example.static_pod)])
+    result = linter.collect([linter.lint_text(example.manifest, "example.yaml", is_static_pod=example.static_pod,
+                                              helm_chart=example.helm_chart)])
     found = [finding.severity for finding in result.findings if finding.rule == rule.id]
     assert found and set(found) == {severity}, (found, result.notes)
 

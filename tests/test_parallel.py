@@ -129,12 +129,17 @@ def test_chunks_keep_the_input_order_and_isolate_stdin(tree: Path) -> None:
     assert len(chunks) >= 4
 
 
-def test_a_process_with_threads_starts_workers_by_spawn_not_fork():
+def test_a_process_with_threads_starts_workers_by_spawn_not_fork(monkeypatch):
+    import sys
     import threading
 
     from nodename_lint.parallel import _default_start_method
 
+    monkeypatch.delitem(sys.modules, "helm_python", raising=False)
     assert _default_start_method(["fork", "spawn"]) == "fork"
+    monkeypatch.setitem(sys.modules, "helm_python", sys)  # Helm's Go runtime is loaded: its threads cannot fork
+    assert _default_start_method(["fork", "spawn"]) == "spawn"
+    monkeypatch.delitem(sys.modules, "helm_python")
     release = threading.Event()
     thread = threading.Thread(target=release.wait)
     thread.start()

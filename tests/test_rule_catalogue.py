@@ -30,7 +30,8 @@ def _cluster_state(text: str | None):
 )
 def test_documented_example(rule, example):
     linter = Linter({rule.id: None}, Context(cluster=_cluster_state(example.cluster)))
-    result = linter.collect([linter.lint_text(example.manifest, "example.yaml", is_static_pod=example.static_pod)])
+    result = linter.collect([linter.lint_text(example.manifest, "example.yaml", is_static_pod=example.static_pod,
+                                              helm_chart=example.helm_chart)])
     fired = [finding for finding in result.findings if finding.rule == rule.id]
     assert not result.skipped_rules, result.skipped_rules
     assert bool(fired) == example.fails, [f.message for f in fired]

@@ -380,11 +380,15 @@ class Gone(Exception):
 
 
 # --- what the rules need --------------------------------------------------------------------------
-def referenced(sources: Iterable[Source], default_namespace: str) -> Referenced:
-    """Nodes and Pods the manifests name: a quick pre-scan that parses but runs no rule."""
+def referenced(sources: Iterable[Source], default_namespace: str, render_options: Any = None) -> Referenced:
+    """Nodes and Pods the manifests name: a quick pre-scan that parses but runs no rule.
+
+    Charts and kustomizations are built here too (RENDER_OPTIONS), so the nodes their objects name are read.
+    """
     from ..documents import iter_documents
     from ..model import objects_in
     from ..podspec import pinned_node
+    from ..render import RenderOptions, render
     from ..sources import read_blocks
 
     found = Referenced()
@@ -392,7 +396,10 @@ def referenced(sources: Iterable[Source], default_namespace: str) -> Referenced:
         if source.path == STDIN:
             _buffer_stdin()
         try:
-            documents = list(iter_documents(read_blocks(source)))
+            if source.render:
+                documents = render(source, render_options or RenderOptions(), default_namespace).documents
+            else:
+                documents = list(iter_documents(read_blocks(source)))
         except (OSError, UnicodeDecodeError):
             continue  # the lint run reports it
         finally:

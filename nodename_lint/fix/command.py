@@ -27,6 +27,11 @@ def fix_sources(linter: Linter, sources: Iterable[Source], *, write: bool, show_
 
     changed_files = fixes = 0
     for source in sources:
+        if source.render:  # a template or an overlay is not the object: a fix there could break the render
+            kind = "Helm chart templates are" if source.render == "helm" else "a kustomization's build is"
+            click.echo(f"nodename-lint: {source.display}: not fixed: {kind} never changed by --fix; "
+                       "change the template or overlay at the line the lint run reports", err=True)
+            continue
         outcome = fix_source(linter, source, write=write)
         if show_diff and outcome.changed:
             click.echo(outcome.diff(), nl=False)

@@ -16,7 +16,8 @@ COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 
 def render(result: RunResult, *, color: bool = False) -> str:
     root = repository_root()
-    return "".join(annotation(finding, repository_path(finding.file, root) if finding.in_file else None) + "\n"
+    return "".join(annotation(finding, repository_path(finding.code_host_location()[0], root) if finding.in_file
+                              else None) + "\n"
                    for finding in result.findings)
 
 
@@ -24,10 +25,12 @@ def annotation(finding: Finding, path: str | None) -> str:
     """One workflow command; without a repository path (stdin, a cluster object) it is shown on the run.
 
     A finding about a cluster object (audit) has no line either: its message starts with the object.
+    A finding in a rendered stream is annotated on the template its `# Source:` comment names.
     """
     properties: dict[str, object] = {"title": f"nodename-lint {finding.rule}"}
     if finding.in_file:
-        properties = {"line": finding.line, "col": finding.column, **properties}
+        _, line, column = finding.code_host_location()
+        properties = {"line": line, "col": column, **properties}
     if path is not None:
         properties = {"file": path, **properties}
     message = ("" if finding.in_file else f"{finding.where()}: ") + finding.message

@@ -71,13 +71,15 @@ def _section(doc: str, heading: str) -> str:
 
 def _result(finding: Finding, rule_index: dict[str, int], root: str, fingerprints: _Fingerprints) -> dict[str, Any]:
     message = finding.message + (f" Fix: {finding.fix}" if finding.fix else "")
-    uri = repository_path(finding.file, root) if finding.in_file else None
+    file, line, column = finding.code_host_location()  # a rendered stream's finding goes to its template
+    uri = repository_path(file, root) if finding.in_file else None
     location: dict[str, Any] = {}
     if finding.in_file:  # an audit finding names a cluster object only: no file, no region
-        artifact: dict[str, Any] = {"uri": uri, "uriBaseId": SRCROOT} if uri else {"description": {"text": finding.file}}
+        artifact: dict[str, Any] = (
+            {"uri": uri, "uriBaseId": SRCROOT} if uri else {"description": {"text": finding.file}})
         location["physicalLocation"] = {
             "artifactLocation": artifact,
-            "region": {"startLine": finding.line, "startColumn": finding.column},
+            "region": {"startLine": line, "startColumn": column},
         }
     if finding.object is not None:
         name = finding.object.describe() if finding.in_file else finding.object.key()
@@ -122,20 +124,20 @@ class _Fingerprints:
     def of(self, finding: Finding, uri: str | None) -> str:
         obj = finding.object
         identity = f"{obj.kind}/{obj.namespace or ''}/{obj.name}" if obj is not None else ""
-        line_text = self._line_text(finding) if uri else ""
+        line_text = self._line_text(*finding.code_host_location()[:2]) if uri else ""
         key = "\0".join((finding.rule, uri or finding.file, identity, line_text))
         digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
         occurrence = self.seen.get(digest, 0) + 1
         self.seen[digest] = occurrence
         return f"{digest}:{occurrence}"
 
-    def _line_text(self, finding: Finding) -> str:
+    def _line_text(self, file: str, line: int) -> str:
         """The flagged line without surrounding blanks; empty for stdin or an unreadable file."""
-        if finding.file not in self.lines:
+        if file not in self.lines:
             try:
-                with open(finding.file, encoding="utf-8-sig", errors="replace") as handle:
-                    self.lines[finding.file] = handle.read().splitlines()
+                with open(file, encoding="utf-8-sig", errors="replace") as handle:
+                    self.lines[file] = handle.read().splitlines()
             except OSError:
-                self.lines[finding.file] = []
-        lines = self.lines[finding.file]
-        return lines[finding.line - 1].strip() if 0 < finding.line <= len(lines) else ""
+                self.lines[file] = []
+        lines = self.lines[file]
+        return lines[line - 1].strip() if 0 < line <= len(lines) else ""

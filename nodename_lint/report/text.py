@@ -26,7 +26,9 @@ def _finding_lines(result: RunResult, color: bool, show_source: bool) -> list[st
     sources = _SourceLines() if show_source else None
     for finding in result.findings:
         where = finding.where()
-        if finding.template:
+        if finding.template_line:
+            where += f" ({finding.template_file}:{finding.template_line}:{finding.template_column})"
+        elif finding.template:
             where += f" ({finding.template})"
         label = f"{finding.severity}[{finding.rule}]"
         if color:

@@ -1,0 +1,378 @@
+"""Build a kustomization folder with `kustomize build` (or `kubectl kustomize`) and place findings
+in the file that wrote the value: a patch (strategic merge or JSON 6902, in a file or inline in
+kustomization.yaml), else the resource file the object came from, else the kustomization.
+
+The folder is built through a wrapper kustomization in a scratch folder that asks for
+`buildMetadata: [originAnnotations, transformerAnnotations]`, so kustomize names each object's
+origin file and the kustomizations whose patches ran over it, without touching the user's files.
+The build runs without plugins (no --enable-alpha-plugins, --enable-exec or --enable-helm: nothing
+in the repository runs), with kustomize's default root-only file loading, and with the network
+closed to it (remote bases fail instead of being fetched).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from typing import TYPE_CHECKING, Any
+
+from yaml import Node
+
+from ..documents import Document, compose, iter_documents
+from ..yamlnodes import child, to_python
+from . import KUSTOMIZATION_FILES, Origin, Rendering, joined
+
+if TYPE_CHECKING:
+    from ..model import Manifest, Path
+
+ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
+TRANSFORMATIONS_ANNOTATION = "alpha.config.kubernetes.io/transformations"
+BUILD_TIMEOUT_SECONDS = 120
+TOOL_HINT = "put kustomize or kubectl on PATH to lint what the kustomization builds"
+# Kustomize's own messages about the build; the first line says what failed.
+_ERROR_PREFIX = re.compile(r"^(?:Error: |error: )")
+
+
+def tool() -> list[str]:
+    """The build command (without the folder): `kustomize build`, else `kubectl kustomize`, else []."""
+    kustomize = shutil.which("kustomize")
+    if kustomize:
+        return [kustomize, "build"]
+    kubectl = shutil.which("kubectl")
+    return [kubectl, "kustomize"] if kubectl else []
+
+
+def build_kustomization(folder: str, display: str) -> Rendering:
+    """The built objects of FOLDER, each with the origin its findings are reported at."""
+    rendering = Rendering()
+    command = tool()
+    if not command:
+        rendering.notes.append(f"{display}: kustomization not built ({TOOL_HINT}); its files were linted one by one")
+        return rendering
+    with tempfile.TemporaryDirectory(prefix="nodename-lint-kustomize-") as scratch:
+        wrapper = os.path.join(scratch, "build")
+        os.mkdir(wrapper)
+        with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as handle:
+            handle.write(f"resources:\n  - {_quoted(os.path.relpath(os.path.realpath(folder), wrapper))}\n"
+                         "buildMetadata: [originAnnotations, transformerAnnotations]\n")
+        try:
+            done = subprocess.run([*command, wrapper], capture_output=True, text=True, env=_closed_env(scratch),
+                                  timeout=BUILD_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            rendering.notes.append(f"{display}: kustomization not built: {exc}; its files were linted one by one")
+            return rendering
+    if done.returncode != 0:
+        reason = _ERROR_PREFIX.sub("", done.stderr.strip().splitlines()[0] if done.stderr.strip() else "")
+        reason = reason.replace(wrapper, "<build>").replace(os.path.realpath(folder), display)
+        rendering.notes.append(f"{display}: kustomize build failed, so `kubectl apply -k` would fail too: "
+                               f"{reason or f'exit code {done.returncode}'}; its files were linted one by one")
+        return rendering
+    files = _FileCache()
+    kustomization = _kustomization_file(folder)
+    read: set[str] = set()
+    for document in iter_documents([done.stdout]):
+        origin = _origin_of(document, wrapper, folder, display, kustomization, files)
+        document.origin = origin
+        rendering.documents.append(document)
+        read.update(origin.files_read())
+    rendering.built_from = sorted(os.path.realpath(path) for path in read)
+    return rendering
+
+
+def _quoted(path: str) -> str:
+    return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _closed_env(scratch: str) -> dict[str, str]:
+    """The environment of a build: no proxy that works, no git protocol allowed, no user config."""
+    dead = "http://127.0.0.1:9"
+    return {
+        "PATH": os.environ.get("PATH", ""), "HOME": scratch, "KUBECONFIG": os.devnull,
+        "HTTPS_PROXY": dead, "HTTP_PROXY": dead, "https_proxy": dead, "http_proxy": dead, "NO_PROXY": "",
+        "GIT_ALLOW_PROTOCOL": "none", "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1",
+        "XDG_CONFIG_HOME": scratch,
+    }
+
+
+def _kustomization_file(folder: str) -> str:
+    return next((os.path.join(folder, name) for name in KUSTOMIZATION_FILES
+                 if os.path.isfile(os.path.join(folder, name))), os.path.join(folder, KUSTOMIZATION_FILES[0]))
+
+
+class _FileCache:
+    """Texts and composed documents of the files origins point at, read once per build."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+
+    def text(self, path: str) -> str:
+        if path not in self.texts:
+            try:
+                with open(path, encoding="utf-8-sig") as handle:
+                    self.texts[path] = handle.read()
+            except (OSError, UnicodeDecodeError):
+                self.texts[path] = ""
+        return self.texts[path]
+
+    def documents(self, path: str) -> list[Document]:
+        return [document for document in iter_documents([self.text(path)]) if document.root is not None]
+
+
+def _annotations(document: Document) -> dict[str, Any]:
+    found = child(document.root, "metadata")
+    annotations = child(found[1], "annotations") if found else None
+    value = to_python(annotations[1]) if annotations else None
+    return value if isinstance(value, dict) else {}
+
+
+def _load(text: Any) -> Any:
+    if not isinstance(text, str):
+        return None
+    document = compose(text)
+    return to_python(document.root) if document.root is not None else None
+
+
+def _origin_of(document: Document, wrapper: str, folder: str, display: str, kustomization: str,
+               files: _FileCache) -> BuiltOrigin:
+    """Where a built object came from, from the annotations kustomize added."""
+    annotations = _annotations(document) if document.root is not None else {}
+    origin = _load(annotations.get(ORIGIN_ANNOTATION)) or {}
+    resource = None
+    if isinstance(origin, dict) and isinstance(origin.get("path"), str) and "repo" not in origin:
+        resource = os.path.normpath(os.path.join(wrapper, origin["path"]))
+    configured = _load(annotations.get(TRANSFORMATIONS_ANNOTATION)) or []
+    kustomizations = [kustomization]
+    for step in configured if isinstance(configured, list) else []:
+        where = step.get("configuredIn") if isinstance(step, dict) else None
+        if isinstance(where, str):
+            path = os.path.normpath(os.path.join(wrapper, where))
+            if path not in kustomizations:
+                kustomizations.append(path)
+    return BuiltOrigin(folder, display, kustomization, resource, kustomizations, files)
+
+
+class BuiltOrigin(Origin):
+    """A built object: its findings go to the patch that wrote the value, else to its resource file."""
+
+    def __init__(self, folder: str, display: str, kustomization: str, resource: str | None,
+                 kustomizations: list[str], files: _FileCache) -> None:
+        self.folder, self.display, self.kustomization = folder, display, kustomization
+        self.resource, self.kustomizations, self.files = resource, kustomizations, files
+        self.file = self._shown(resource or kustomization)
+        self.text = files.text(resource or kustomization)
+        self.shown: dict[str, str] = {}  # reported path -> real path
+
+    def _shown(self, path: str) -> str:
+        """A path as the user sees it: under the folder they named, or relative to the current folder."""
+        relative = os.path.relpath(path, os.path.realpath(self.folder))
+        shown = joined(self.display, relative) if not relative.startswith("..") else os.path.relpath(path)
+        self.shown = getattr(self, "shown", {})
+        self.shown[shown] = path
+        return shown
+
+    def text_of(self, file: str) -> str:
+        return self.files.text(self.shown[file]) if file in self.shown else ""
+
+    def files_read(self) -> list[str]:
+        """The kustomizations, their patch files and the resource file this object was built from."""
+        found = [*self.kustomizations, *([self.resource] if self.resource else [])]
+        for kustomization in self.kustomizations:
+            documents = self.files.documents(kustomization)
+            spec = to_python(documents[0].root) if documents else None
+            found += [os.path.normpath(os.path.join(os.path.dirname(kustomization), patch))
+                      for patch, _ in _steps(spec) if isinstance(patch, str) and not _is_inline(patch)]
+        return found
+
+    def place(self, obj: Manifest, path: Path) -> tuple[str, int, int, str]:
+        for kustomization in reversed(self.kustomizations):  # the outermost overlay patches last
+            found = _in_patches(kustomization, obj, path, self.files)
+            if found is not None:
+                file, line, column = found
+                return self._shown(file), line, column, ""
+        if self.resource is None:
+            note = " (kustomize names no file this object came from: reported at the kustomization)"
+            return self._shown(self.kustomization), 1, 1, note
+        line, column, exact = _in_resource(self.resource, obj, path, self.files)
+        note = "" if exact else " (the built object differs from its resource file here: reported at the nearest key)"
+        return self._shown(self.resource), line, column, note
+
+
+def _steps(entry: Any) -> list[tuple[Any, Any]]:
+    """(patch file or inline text, target) of each patch a kustomization lists, in order."""
+    found: list[tuple[Any, Any]] = []
+    if not isinstance(entry, dict):
+        return found
+    for patch in entry.get("patchesStrategicMerge") or []:
+        found.append((patch, None))
+    for patch in entry.get("patchesJson6902") or []:
+        if isinstance(patch, dict):
+            found.append((patch.get("path") or patch.get("patch"), patch.get("target")))
+    for patch in entry.get("patches") or []:
+        if isinstance(patch, dict):
+            found.append((patch.get("path") or patch.get("patch"), patch.get("target")))
+    return found
+
+
+def _in_patches(kustomization: str, obj: Manifest, path: Path, files: _FileCache) -> tuple[str, int, int] | None:
+    """(file, line, column) of the last patch of KUSTOMIZATION that writes PATH of OBJ, else None."""
+    text = files.text(kustomization)
+    if "patch" not in text:
+        return None
+    documents = files.documents(kustomization)
+    if not documents:
+        return None
+    spec = to_python(documents[0].root)
+    base = os.path.dirname(kustomization)
+    hit = None
+    for index, (patch, target) in enumerate(_steps(spec)):
+        if not isinstance(patch, str) or not _targets(target, obj):
+            continue
+        if _is_inline(patch):
+            where = _inline_patch_line(documents[0], spec, index, patch, obj, path)
+            if where is not None:
+                hit = (kustomization, *where)
+            continue
+        file = os.path.normpath(os.path.join(base, patch))
+        for document in files.documents(file):
+            found = _patch_writes(to_python(document.root), document, obj, path, target is None)
+            if found is not None:
+                hit = (file, *found)
+    return hit
+
+
+def _is_inline(patch: str) -> bool:
+    """An inline patch (YAML text) rather than the path of a patch file."""
+    return "\n" in patch or (":" in patch and not patch.strip().endswith((".yaml", ".yml", ".json")))
+
+
+def _targets(target: Any, obj: Manifest) -> bool:
+    """Whether a patch's target selector picks OBJ (no target: the patch names its object itself)."""
+    if not isinstance(target, dict):
+        return True
+    checks = {"kind": obj.kind, "name": obj.name, "namespace": obj.namespace}
+    for key, actual in checks.items():
+        wanted = target.get(key)
+        if not isinstance(wanted, str) or not wanted:
+            continue
+        # targets name objects before a namePrefix/nameSuffix; kustomize reads them as anchored regexps
+        if not (re.fullmatch(wanted, actual or "") or (key == "name" and wanted in (actual or ""))):
+            return False
+    return True
+
+
+def _patch_writes(patch: Any, document: Document, obj: Manifest, path: Path, names_object: bool
+                  ) -> tuple[int, int] | None:
+    """(line, column) in a patch document that writes PATH: a JSON 6902 op or a strategic merge key."""
+    if isinstance(patch, list):  # JSON 6902: the last op whose path is PATH or one of its parents
+        hit = None
+        for index, op in enumerate(patch):
+            if isinstance(op, dict) and op.get("op") in ("add", "replace", "copy", "move") and \
+                    _pointer_covers(op.get("path"), path):
+                item = child(document.root, index)
+                key = child(item[1], "path") if item else None
+                if key is not None:
+                    hit = (document.line_offset + key[0].start_mark.line + 1, key[0].start_mark.column + 1)
+        return hit
+    if not isinstance(patch, dict) or document.root is None:
+        return None
+    if names_object and not _names(patch, obj):
+        return None
+    node: Node | None = document.root
+    mark = document.root.start_mark
+    for step in path:
+        found = child(node, _smp_step(node, step))
+        if found is None:
+            return None
+        mark, node = found[0].start_mark, found[1]
+    return document.line_offset + mark.line + 1, mark.column + 1
+
+
+def _names(patch: dict[str, Any], obj: Manifest) -> bool:
+    """A strategic merge patch picks objects by kind and name (before a namePrefix/nameSuffix is added)."""
+    metadata = patch.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    return patch.get("kind") == obj.kind and (not isinstance(name, str) or name in obj.name)
+
+
+def _smp_step(node: Any, step: str | int) -> str | int:
+    """A strategic merge patch lists only the items it changes: a single item stands for the one patched."""
+    if isinstance(step, int):
+        items = getattr(node, "value", None)
+        if isinstance(items, list) and len(items) == 1:
+            return 0
+    return step
+
+
+def _pointer_covers(pointer: Any, path: Path) -> bool:
+    """A JSON pointer (`/spec/template/spec/nodeName`) equal to PATH or to one of its parents."""
+    if not isinstance(pointer, str) or not pointer.startswith("/"):
+        return False
+    tokens = [token.replace("~1", "/").replace("~0", "~") for token in pointer[1:].split("/")]
+    if len(tokens) > len(path):
+        return False
+    return all(token in ("-", str(step)) for token, step in zip(tokens, path[:len(tokens)], strict=True))
+
+
+def _inline_patch_line(kustomization: Document, spec: Any, index: int, patch: str, obj: Manifest,
+                       path: Path) -> tuple[int, int] | None:
+    """(line, column) in kustomization.yaml of an inline patch that writes PATH."""
+    parsed = iter_documents([patch])
+    for document in parsed:
+        if document.root is None:
+            continue
+        found = _patch_writes(to_python(document.root), document, obj, path, True)
+        if found is None:
+            continue
+        scalar = _inline_scalar(kustomization, spec, index)
+        if scalar is None:
+            return None
+        first = scalar.start_mark.line + (1 if scalar.style in ("|", ">") else 0)
+        indent = _block_indent(kustomization.text, first) if scalar.style in ("|", ">") else scalar.start_mark.column
+        return kustomization.line_offset + first + found[0], indent + found[1]
+    return None
+
+
+def _inline_scalar(kustomization: Document, spec: Any, index: int) -> Any:
+    """The scalar node of the INDEX-th patch (in _steps order) of a kustomization."""
+    position = 0
+    for key in ("patchesStrategicMerge", "patchesJson6902", "patches"):
+        entries = spec.get(key) or []
+        for number, _ in enumerate(entries):
+            if position == index:
+                entry = child(kustomization.root, key)
+                item = child(entry[1], number) if entry else None
+                if item is None:
+                    return None
+                if key == "patchesStrategicMerge":
+                    return item[1]
+                found = child(item[1], "patch")
+                return found[1] if found else None
+            position += 1
+    return None
+
+
+def _block_indent(text: str, line_index: int) -> int:
+    lines = text.split("\n")
+    if line_index >= len(lines):
+        return 0
+    line = lines[line_index]
+    return len(line) - len(line.lstrip(" "))
+
+
+def _in_resource(resource: str, obj: Manifest, path: Path, files: _FileCache) -> tuple[int, int, bool]:
+    """(line, column, exact) of PATH in the resource document OBJ was built from."""
+    from ..model import objects_in
+
+    candidates = [manifest for document in files.documents(resource) for manifest in objects_in(resource, document)]
+    same_kind = [manifest for manifest in candidates if manifest.kind == obj.kind]
+    named = [manifest for manifest in same_kind if manifest.name == obj.name]
+    chosen = (named or (same_kind if len(same_kind) == 1 else []) or candidates[:1])
+    if not chosen:
+        return 1, 1, False
+    manifest = chosen[0]
+    line, column = manifest.locate(path)
+    exact = manifest.get(path) is not None or not path
+    return line, column, exact

@@ -1,0 +1,62 @@
+"""
+## What it does
+Reports a Helm chart (a folder with `Chart.yaml`) that Helm cannot render with the values of the
+run: a template error (`nil pointer evaluating`, a `required` or `fail` call, a missing
+`include`), a values file that is not YAML, a values schema violation, a missing subchart. The
+finding is at the template file and the line Helm names (else at the chart's `Chart.yaml`); the
+other charts and files of the run are still linted.
+
+## Why is this bad?
+`helm install`, `helm upgrade` and `helm template` stop at the first template that fails
+(Helm's `engine.Render` returns the error, `action.Install` creates nothing), so no object of the
+chart reaches the cluster, and nodename-lint cannot check what the chart would create.
+
+## How to fix
+Fix the template at the reported line, or give the values it needs: `--helm-values FILE`
+(repeatable, like `helm template -f`), or per chart in `.nodename-lint.yaml`
+(`helm: {charts/web: {values: [values-prod.yaml]}}`). See docs/helm-and-kustomize.md.
+"""
+
+from nodename_lint.rule import Example, Rule
+
+# The engine reports this rule itself, from the Helm engine's error; the module holds its documentation.
+# The examples are the template `templates/example.yaml` of a chart rendered with its values.yaml.
+RULE = Rule(
+    id="helm-render",
+    severity="error",
+    summary="A Helm chart fails to render: helm install would create none of its objects.",
+    doc=__doc__,
+    examples=(
+        Example(
+            "a required value that the values do not set",
+            """
+            apiVersion: v1
+            kind: Pod
+            metadata:
+              name: debug
+            spec:
+              nodeName: {{ required "set node" .Values.node }}
+              containers:
+                - name: debug
+                  image: busybox
+            """,
+            fails=True,
+            helm_chart=True,
+        ),
+        Example(
+            "a template that renders",
+            """
+            apiVersion: v1
+            kind: Pod
+            metadata:
+              name: {{ .Release.Name }}-debug
+            spec:
+              containers:
+                - name: debug
+                  image: {{ .Values.image | default "busybox" }}
+            """,
+            fails=False,
+            helm_chart=True,
+        ),
+    ),
+)

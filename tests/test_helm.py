@@ -1,0 +1,364 @@
+"""Helm charts are rendered by the real Helm engine (helm-python-sdk) and linted as charts."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from nodename_lint.render.helm import split_template_output, write_chart
+from nodename_lint.render.template_lines import find_line, outline, pick_document
+
+from .conftest import run_cli
+from .test_sarif import assert_valid_sarif
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-web
+  labels:
+    {{- include "web.labels" . | nindent 4 }}
+spec:
+  replicas: {{ .Values.replicas }}
+  template:
+    metadata:
+      labels:
+        app: web
+    spec:
+      {{- if .Values.node }}
+      nodeName: {{ .Values.node }}
+      {{- end }}
+      {{- with .Values.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      containers:
+        - name: web
+          image: nginx
+"""
+HELPERS = '{{- define "web.labels" -}}\napp: web\nchart: {{ .Chart.Name }}\n{{- end }}\n'
+NOTES = "Thank you for installing {{ .Chart.Name }}: {{ .Values.node }}\n"
+
+
+def make_chart(folder: Path, *, values: str = "replicas: 2\nnode: ''\n", files: dict[str, str] | None = None,
+               name: str = "web") -> Path:
+    write_chart(str(folder), {"values.yaml": values, "templates/deployment.yaml": DEPLOYMENT,
+                              "templates/_helpers.tpl": HELPERS, "templates/NOTES.txt": NOTES, **(files or {})},
+                name=name)
+    return folder
+
+
+def lint_json(*args: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[dict, str]:
+    result = run_cli(*args, "--format", "json", cwd=cwd, env=env)
+    assert result.returncode in (0, 1), result.stderr
+    return json.loads(result.stdout), result.stderr
+
+
+def findings(report: dict, rule: str | None = None) -> list[dict]:
+    return [f for f in report["findings"] if rule is None or f["rule"] == rule]
+
+
+def test_a_chart_lints_with_no_template_parse_errors(tmp_path: Path):
+    import helm_python
+
+    helm_python.Chart.create("scaffold", str(tmp_path)).close()  # what `helm create` writes
+    make_chart(tmp_path / "web")
+    report, _ = lint_json("scaffold", "web", cwd=tmp_path)
+    assert not findings(report, "yaml-syntax"), findings(report)
+    assert report["summary"]["objects"] == 4 + 1, "the scaffold's Deployment, Service, ServiceAccount, test Pod"
+    assert not findings(report), "the scaffold and an unpinned chart are clean"
+
+
+def test_a_pinned_template_is_reported_at_the_template_line(tmp_path: Path):
+    make_chart(tmp_path / "charts" / "web", values="replicas: 2\nnode: worker-1\n")
+    report, _ = lint_json("charts", cwd=tmp_path)
+    [finding] = findings(report, "nodename-in-template")
+    assert finding["file"] == "charts/web/templates/deployment.yaml"
+    assert (finding["line"], finding["column"]) == (15, 7), "the `nodeName:` line inside the {{- if }} block"
+    assert "release-name-web" in finding["message"], "rendered with Helm's default release name"
+    assert "nearest enclosing key" not in finding["message"]
+
+
+def test_values_files_change_the_result_as_helm_template_f_would(tmp_path: Path):
+    chart = make_chart(tmp_path / "web", values="replicas: 2\nnode: ''\ntolerations: []\n")
+    (tmp_path / "web" / "values-prod.yaml").write_text("node: worker-1\n", encoding="utf-8")
+    (tmp_path / "override.yaml").write_text("node: Worker_2\n", encoding="utf-8")
+    assert not findings(lint_json("web", cwd=tmp_path)[0])
+    # --helm-values: later files win, like helm template -f a -f b
+    report, _ = lint_json("web", "--helm-values", str(chart / "values-prod.yaml"), cwd=tmp_path)
+    assert [f["rule"] for f in findings(report)] == ["nodename-in-template"]
+    report, _ = lint_json("web", "--helm-values", "web/values-prod.yaml", "--helm-values", "override.yaml",
+                          cwd=tmp_path)
+    assert {f["rule"] for f in findings(report)} == {"nodename-in-template", "invalid-node-name"}
+    assert all("Worker_2" in f["message"] for f in findings(report, "invalid-node-name"))
+    # per-chart values in the config file, relative to the chart folder; release and namespace too
+    (tmp_path / ".nodename-lint.yaml").write_text(
+        "helm:\n  web:\n    values: [values-prod.yaml]\n    release: prod\n    namespace: shop\n", encoding="utf-8")
+    report, _ = lint_json("web", cwd=tmp_path)
+    [finding] = findings(report)
+    assert finding["object"] == {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "shop", "name": "prod-web"}
+
+
+def test_release_and_namespace_options(tmp_path: Path):
+    make_chart(tmp_path / "web", values="replicas: 1\nnode: worker-1\n")
+    report, _ = lint_json("web", "--helm-release", "canary", "--helm-namespace", "edge", cwd=tmp_path)
+    [finding] = findings(report)
+    assert finding["object"]["name"] == "canary-web" and finding["object"]["namespace"] == "edge"
+
+
+def test_a_value_written_by_toyaml_is_reported_at_the_nearest_key_naming_the_values(tmp_path: Path):
+    make_chart(tmp_path / "web", files={"templates/pod.yaml": textwrap.dedent("""\
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: debug
+        spec:
+          {{- toYaml .Values.podSpec | nindent 2 }}
+        """)}, values="replicas: 1\nnode: ''\npodSpec:\n  nodeName: Bad_Node\n  containers: [{name: a, image: b}]\n")
+    report, _ = lint_json("web", cwd=tmp_path)
+    [finding] = findings(report, "invalid-node-name")
+    assert finding["file"] == "web/templates/pod.yaml"
+    assert finding["line"] == 5, "spec:, the deepest key the template writes itself"
+    assert "rendered with values.yaml" in finding["message"]
+
+
+def test_subcharts_and_library_charts_render_as_helm_renders_them(tmp_path: Path):
+    chart = make_chart(tmp_path / "app", files={"Chart.yaml": textwrap.dedent("""\
+        apiVersion: v2
+        name: app
+        version: 0.1.0
+        dependencies:
+          - name: common
+            version: 0.1.0
+          - name: worker
+            version: 0.1.0
+        """)}, values="replicas: 1\nnode: ''\nworker:\n  node: worker-9\n")
+    write_chart(str(chart / "charts" / "common"), {
+        "Chart.yaml": "apiVersion: v2\nname: common\nversion: 0.1.0\ntype: library\n",
+        "templates/_pod.tpl": '{{- define "common.pod" -}}\napiVersion: v1\nkind: Pod\n{{- end }}\n',
+    }, name="common")
+    write_chart(str(chart / "charts" / "worker"), {"templates/job.yaml": textwrap.dedent("""\
+        {{ include "common.pod" . }}
+        metadata:
+          name: worker
+        spec:
+          nodeName: {{ .Values.node }}
+          containers: [{name: w, image: busybox}]
+        """)}, name="worker")
+    report, stderr = lint_json("app", cwd=tmp_path)
+    assert [(f["file"], f["line"], f["rule"]) for f in findings(report, "nodename-on-pod")] == [
+        ("app/charts/worker/templates/job.yaml", 5, "nodename-on-pod")], stderr
+    assert not findings(report, "yaml-syntax")
+
+
+def test_a_file_of_a_chart_named_by_a_hook_lints_the_whole_chart(tmp_path: Path):
+    make_chart(tmp_path / "web", values="replicas: 1\nnode: worker-1\n")
+    for changed in ("web/values.yaml", "web/templates/_helpers.tpl", "web/templates/deployment.yaml"):
+        report, _ = lint_json(changed, cwd=tmp_path)
+        assert [f["rule"] for f in findings(report)] == ["nodename-in-template"], changed
+
+
+def test_a_chart_folder_above_the_repository_root_does_not_claim_its_files(tmp_path: Path):
+    (tmp_path / "Chart.yaml").write_text("apiVersion: v2\nname: outer\nversion: 0.1.0\n", encoding="utf-8")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: Bad_Node}\n")
+    report, _ = lint_json("pod.yaml", cwd=repo)
+    assert ("pod.yaml", "invalid-node-name") in {(f["file"], f["rule"]) for f in findings(report)}
+
+
+def test_inside_a_chart_folder_paths_are_relative_to_it(tmp_path: Path):
+    chart = make_chart(tmp_path / "web", values="replicas: 1\nnode: worker-1\n")
+    report, _ = lint_json(".", cwd=chart)
+    assert [(f["file"], f["line"]) for f in findings(report)] == [("templates/deployment.yaml", 15)]
+
+
+def test_a_chart_that_fails_to_render_is_a_helm_render_finding_and_the_rest_is_linted(tmp_path: Path):
+    make_chart(tmp_path / "broken", files={"templates/pod.yaml": textwrap.dedent("""\
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: x
+        spec:
+          nodeName: {{ required "set node for the debug Pod" .Values.debugNode }}
+        """)})
+    make_chart(tmp_path / "web", values="replicas: 1\nnode: worker-1\n")
+    (tmp_path / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: Bad_Node}\n")
+    report, _ = lint_json("broken", "web", "pod.yaml", cwd=tmp_path)
+    [failure] = findings(report, "helm-render")
+    assert (failure["file"], failure["line"], failure["column"]) == ("broken/templates/pod.yaml", 6, 15)
+    assert failure["severity"] == "error" and "set node for the debug Pod" in failure["message"]
+    assert findings(report, "nodename-in-template")[0]["file"] == "web/templates/deployment.yaml"
+    assert findings(report, "invalid-node-name")[0]["file"] == "pod.yaml"
+
+
+def test_a_comment_in_the_template_suppresses_its_finding(tmp_path: Path):
+    make_chart(tmp_path / "web", values="replicas: 1\nnode: worker-1\n", files={
+        "templates/deployment.yaml": DEPLOYMENT.replace(
+            "      nodeName:", "      # nodename-lint: ignore[nodename-in-template]\n      nodeName:")})
+    report, _ = lint_json("web", cwd=tmp_path)
+    assert not findings(report)
+
+
+def test_a_hostile_chart_reads_nothing_outside_its_folder_and_contacts_no_cluster(tmp_path: Path):
+    secret = tmp_path / "outside" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("TOPSECRET", encoding="utf-8")
+    chart = make_chart(tmp_path / "repo" / "evil", files={"templates/pod.yaml": textwrap.dedent("""\
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: evil
+        spec:
+          nodeName: x{{ .Files.Get "leak.txt" }}{{ .Files.Get "../../outside/secret.txt" }}{{
+            .Files.Get "linked/secret.txt" }}
+          hostname: {{ lookup "v1" "Namespace" "" "" | len }}-{{ getHostByName "localhost" }}
+        """), "inside.txt": "fine"})
+    os.symlink(secret, chart / "leak.txt")
+    os.symlink(secret.parent, chart / "linked")
+    os.symlink(chart / "inside.txt", chart / "alias.txt")  # a symlink inside the chart is fine
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("this is no kubeconfig: a cluster contact would fail loudly\n", encoding="utf-8")
+    report, stderr = lint_json("evil", cwd=tmp_path / "repo", env={"KUBECONFIG": str(kubeconfig)})
+    assert "TOPSECRET" not in json.dumps(report) + stderr
+    [pinned] = findings(report, "nodename-on-pod")
+    assert "spec.nodeName: x " in pinned["message"] or "x bypasses" in pinned["message"], pinned["message"]
+    assert "evil: leak.txt: left out of the render: a symlink to a path outside the chart" in stderr
+    assert "evil: linked: left out of the render" in stderr and "alias.txt" not in stderr
+    assert "found symbolic link" not in stderr, "Helm's own log lines stay quiet"
+
+
+def test_without_an_engine_the_chart_is_skipped_with_one_note(tmp_path: Path):
+    make_chart(tmp_path / "web", values="replicas: 1\nnode: worker-1\n")
+    blocker = tmp_path / "sitecustomize.py"
+    blocker.write_text("import sys\nsys.modules['helm_python'] = None\n", encoding="utf-8")
+    result = run_cli("web", cwd=tmp_path, env={"PYTHONPATH": str(tmp_path), "PATH": os.path.dirname(os.sys.executable)})
+    assert result.returncode == 0, result.stdout + result.stderr
+    notes = [line for line in result.stderr.splitlines() if "web" in line]
+    expected = ("nodename-lint: web: Helm chart not linted: no Helm engine to render it "
+                "(pip install helm-python-sdk, or put helm on PATH)")
+    assert notes == [expected]
+    assert "yaml-syntax" not in result.stdout
+
+
+def test_fix_leaves_templates_alone_and_says_so(tmp_path: Path):
+    make_chart(tmp_path / "web", values="replicas: 1\nnode: worker-1\n")
+    before = (tmp_path / "web" / "templates" / "deployment.yaml").read_text(encoding="utf-8")
+    result = run_cli("web", "--fix", cwd=tmp_path)
+    assert (tmp_path / "web" / "templates" / "deployment.yaml").read_text(encoding="utf-8") == before
+    assert "web: not fixed: Helm chart templates are never changed by --fix" in result.stderr
+    assert "nodename-in-template" in result.stdout and result.returncode == 1
+
+
+def test_sarif_and_github_annotations_point_at_the_template(tmp_path: Path):
+    (tmp_path / ".git").mkdir()
+    make_chart(tmp_path / "charts" / "web", values="replicas: 1\nnode: worker-1\n")
+    log = assert_valid_sarif(run_cli("web", "--format", "sarif", cwd=tmp_path / "charts").stdout)
+    [result] = log["runs"][0]["results"]
+    location = result["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"] == "charts/web/templates/deployment.yaml"
+    assert location["region"] == {"startLine": 15, "startColumn": 7}
+    github = run_cli("charts", "--format", "github", cwd=tmp_path).stdout
+    assert github.startswith("::error file=charts/web/templates/deployment.yaml,line=15,col=7,")
+
+
+def test_a_rendered_stream_on_stdin_is_reported_at_its_templates_for_code_hosts(tmp_path: Path):
+    import helm_python
+
+    (tmp_path / ".git").mkdir()
+    chart = make_chart(tmp_path / "web", values="replicas: 1\nnode: worker-1\n")
+    with helm_python.Chart.load(str(chart)) as loaded:  # what `helm template web` prints
+        stream = "".join(f"---\n# Source: {name}\n{text}" for name, text in loaded.render().items()
+                         if name.endswith(".yaml"))
+    text = run_cli("-", cwd=tmp_path, stdin=stream).stdout
+    assert "<stdin>:" in text and "(web/templates/deployment.yaml:15:7)" in text
+    log = assert_valid_sarif(run_cli("-", "--format", "sarif", cwd=tmp_path, stdin=stream).stdout)
+    [result] = log["runs"][0]["results"]
+    location = result["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"] == {"uri": "web/templates/deployment.yaml", "uriBaseId": "%SRCROOT%"}
+    assert location["region"] == {"startLine": 15, "startColumn": 7}
+    inside = run_cli("-", "--format", "github", cwd=chart, stdin=stream).stdout  # `helm template .` in the chart
+    assert inside.startswith("::error file=web/templates/deployment.yaml,line=15,col=7,")
+    (tmp_path / "elsewhere").mkdir()
+    elsewhere = run_cli("-", "--format", "json", cwd=tmp_path / "elsewhere", stdin=stream).stdout
+    [finding] = json.loads(elsewhere)["findings"]
+    assert (finding["templateFile"], finding["templateLine"]) == ("web/templates/deployment.yaml", None)
+    github = run_cli("-", "--format", "github", cwd=tmp_path / "elsewhere", stdin=stream).stdout
+    assert github.startswith("::error file=elsewhere/web/templates/deployment.yaml,line=1,col=1,"), "no line found"
+
+
+def test_the_live_pre_scan_reads_the_nodes_rendered_charts_name(tmp_path: Path):
+    from nodename_lint.cluster.live import referenced
+    from nodename_lint.render import RenderOptions
+    from nodename_lint.sources import discover
+
+    make_chart(tmp_path / "web", values="replicas: 1\nnode: worker-1\n")
+    (tmp_path / "prod.yaml").write_text("node: worker-7\n", encoding="utf-8")
+    sources = list(discover([str(tmp_path / "web")]))
+    assert [source.render for source in sources] == ["helm"]
+    assert referenced(sources, "default").nodes == {"worker-1"}
+    options = RenderOptions(helm_values=(str(tmp_path / "prod.yaml"),))
+    assert referenced(sources, "default", options).nodes == {"worker-7"}, "the values the lint run renders with"
+
+
+def test_charts_render_in_worker_processes(tmp_path: Path):
+    for index in range(3):
+        make_chart(tmp_path / f"web{index}", values=f"replicas: 1\nnode: worker-{index}\n")
+    single, _ = lint_json("web0", "web1", "web2", "--jobs", "1", cwd=tmp_path)
+    pooled, _ = lint_json("web0", "web1", "web2", "--jobs", "2", cwd=tmp_path)
+    assert single == pooled and len(findings(single)) == 3
+
+
+# --- the template outline, without Helm --------------------------------------------------------------
+
+def test_outline_follows_lists_compact_lists_and_documents():
+    template = textwrap.dedent("""\
+        {{/* a comment
+        nodeName: not a key */}}
+        apiVersion: v1
+        kind: Pod
+        spec:
+          containers:
+          - name: a
+            image: x
+          - name: b
+            resources:
+              limits: {cpu: 1}
+        ---
+        kind: Service
+        spec:
+          ports:
+            - port: 80
+        """)
+    documents = outline(template)
+    assert [d.kind for d in documents] == ["Pod", "Service"]
+    pod = pick_document(documents, 0, 2, "Pod")
+    assert pod is not None
+    assert find_line(pod, ("spec", "containers", 1, "resources", "limits")) == (11, 7, True)
+    assert find_line(pod, ("spec", "containers", 0, "image")) == (8, 5, True)
+    assert find_line(pod, ("spec", "containers", 2, "image")) == (6, 3, False), "a third item: a range made it"
+    assert find_line(pod, ("spec", "nodeName")) == (5, 1, False)
+    service = pick_document(documents, 0, 1, "Service")
+    assert service is not None and find_line(service, ("spec", "ports", 0, "port")) == (16, 7, True)
+
+
+def test_helm_template_output_is_split_by_its_source_comments():
+    stream = ("---\n# Source: web/templates/a.yaml\nkind: A\n---\n# Source: web/templates/b.yaml\nkind: B\n"
+              "---\n# Source: web/templates/b.yaml\nkind: B2\n")
+    assert split_template_output(stream) == {
+        "web/templates/a.yaml": "# Source: web/templates/a.yaml\nkind: A\n",
+        "web/templates/b.yaml": ("# Source: web/templates/b.yaml\nkind: B\n---\n"
+                                 "# Source: web/templates/b.yaml\nkind: B2\n"),
+    }
+
+
+@pytest.mark.parametrize("bad", ["values: x", "release: Not_Valid", "namespace: ''", "other: 1"])
+def test_helm_config_is_validated(tmp_path: Path, bad: str):
+    make_chart(tmp_path / "web")
+    (tmp_path / ".nodename-lint.yaml").write_text(f"helm:\n  web:\n    {bad}\n", encoding="utf-8")
+    result = run_cli("web", cwd=tmp_path)
+    assert result.returncode == 2 and ".nodename-lint.yaml:" in result.stderr and "helm/web" in result.stderr

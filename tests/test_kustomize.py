@@ -1,0 +1,225 @@
+"""Kustomizations are built with the real kustomize (kubectl kustomize) and linted as built."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from .conftest import run_cli
+
+BASE = {
+    "base/kustomization.yaml": "resources:\n  - deploy.yaml\n  - pod.yaml\n",
+    "base/deploy.yaml": """\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: web
+        spec:
+          selector:
+            matchLabels: {app: web}
+          template:
+            metadata:
+              labels: {app: web}
+            spec:
+              containers:
+                - name: web
+                  image: nginx
+        """,
+    "base/pod.yaml": """\
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: debug
+        spec:
+          containers:
+            - name: d
+              image: busybox
+        """,
+}
+
+
+@pytest.fixture(autouse=True)
+def kustomize_tool() -> None:
+    if not (shutil.which("kustomize") or shutil.which("kubectl")):
+        if os.environ.get("CI"):
+            pytest.fail("CI must have kubectl (with kustomize) or kustomize on PATH: .ci/run installs kubectl")
+        pytest.skip("neither kustomize nor kubectl is on PATH")
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return root
+
+
+def lint(cwd: Path, *args: str, env: dict[str, str] | None = None) -> tuple[list[dict], str]:
+    result = run_cli(*args, "--format", "json", cwd=cwd, env=env)
+    assert result.returncode in (0, 1), result.stderr
+    return json.loads(result.stdout)["findings"], result.stderr
+
+
+def places(findings: list[dict]) -> list[tuple[str, int, int, str]]:
+    return sorted((f["file"], f["line"], f["column"], f["rule"]) for f in findings)
+
+
+def test_overlay_patches_are_reported_where_they_set_node_name(tmp_path: Path):
+    write(tmp_path, {**BASE, "overlays/prod/kustomization.yaml": """\
+        resources:
+          - ../../base
+        namespace: prod
+        patches:
+          - path: pin.yaml
+          - path: pod-ops.yaml
+            target: {kind: Pod, name: debug}
+        """, "overlays/prod/pin.yaml": """\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata:
+          name: web
+        spec:
+          template:
+            spec:
+              nodeName: worker-1
+        """, "overlays/prod/pod-ops.yaml": """\
+        - op: add
+          path: /spec/nodeName
+          value: Worker_2
+        """})
+    findings, stderr = lint(tmp_path, "overlays", "base")
+    assert places(findings) == [
+        ("overlays/prod/pin.yaml", 8, 7, "nodename-in-template"),
+        ("overlays/prod/pod-ops.yaml", 2, 3, "invalid-node-name"),
+        ("overlays/prod/pod-ops.yaml", 2, 3, "nodename-on-pod"),
+    ], stderr
+    pinned = next(f for f in findings if f["rule"] == "nodename-in-template")
+    assert pinned["object"]["namespace"] == "prod", "the object as built: the overlay's namespace"
+
+
+def test_inline_patches_are_reported_in_the_kustomization(tmp_path: Path):
+    write(tmp_path, {**BASE, "overlays/dev/kustomization.yaml": """\
+        resources:
+          - ../../base
+        patches:
+          - patch: |-
+              apiVersion: apps/v1
+              kind: Deployment
+              metadata:
+                name: web
+              spec:
+                template:
+                  spec:
+                    nodeName: worker-1
+          - target:
+              kind: Pod
+            patch: |-
+              - op: add
+                path: /spec/nodeName
+                value: worker-2
+        """})
+    findings, _ = lint(tmp_path, "overlays")
+    assert places(findings) == [
+        ("overlays/dev/kustomization.yaml", 12, 13, "nodename-in-template"),
+        ("overlays/dev/kustomization.yaml", 17, 9, "nodename-on-pod"),
+    ]
+
+
+def test_legacy_strategic_merge_and_json6902_fields_and_a_pinned_base(tmp_path: Path):
+    files = {**BASE, "overlays/old/kustomization.yaml": """\
+        resources:
+          - ../../base
+        namePrefix: old-
+        patchesStrategicMerge:
+          - pod-pin.yaml
+        patchesJson6902:
+          - target: {group: apps, version: v1, kind: Deployment, name: web}
+            path: deploy-ops.yaml
+        """, "overlays/old/pod-pin.yaml": """\
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: debug
+        spec:
+          nodeName: worker-3
+        """, "overlays/old/deploy-ops.yaml": """\
+        - op: add
+          path: /spec/template/spec/nodeName
+          value: worker-4
+        """}
+    files["base/deploy.yaml"] = files["base/deploy.yaml"].replace(
+        "          containers:", "          nodeName: base-node\n          containers:")
+    write(tmp_path, files)
+    findings, _ = lint(tmp_path, "overlays", "base")
+    assert places(findings) == [
+        ("base/deploy.yaml", 12, 7, "nodename-in-template"),
+        ("overlays/old/deploy-ops.yaml", 2, 3, "nodename-in-template"),
+        ("overlays/old/pod-pin.yaml", 6, 3, "nodename-on-pod"),
+    ]
+    names = {f["object"]["name"] for f in findings if f["file"].startswith("overlays")}
+    assert names == {"old-web", "old-debug"}
+
+
+def test_a_file_the_kustomization_does_not_list_is_still_linted_on_its_own(tmp_path: Path):
+    write(tmp_path, {**BASE, "base/unlisted.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: u}\n"
+                                                    "spec: {nodeName: Bad_Node}\n"})
+    findings, _ = lint(tmp_path, "base")
+    assert places(findings) == [("base/unlisted.yaml", 4, 8, "invalid-node-name"),
+                                ("base/unlisted.yaml", 4, 8, "nodename-on-pod")]
+
+
+def test_a_changed_patch_file_builds_its_kustomization(tmp_path: Path):
+    write(tmp_path, {**BASE, "overlays/x/kustomization.yaml": "resources: [../../base]\npatches:\n  - path: p.yaml\n"
+                              "    target: {kind: Pod}\n",
+                     "overlays/x/p.yaml": "- op: add\n  path: /spec/nodeName\n  value: Bad_Node\n"})
+    findings, _ = lint(tmp_path, "overlays/x/p.yaml")
+    assert ("overlays/x/p.yaml", 2, 3, "invalid-node-name") in places(findings)
+
+
+def test_without_a_tool_a_note_and_the_files_one_by_one(tmp_path: Path):
+    write(tmp_path, {**BASE, "overlays/x/kustomization.yaml": "resources: [../../base]\npatches:\n  - path: pin.yaml\n",
+                     "overlays/x/pin.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: debug}\n"
+                                            "spec: {nodeName: n-1}\n"})
+    no_tools = tmp_path / "bin"
+    no_tools.mkdir()
+    os.symlink(os.sys.executable, no_tools / "python")
+    findings, stderr = lint(tmp_path, "overlays", env={"PATH": str(no_tools)})
+    assert places(findings) == [("overlays/x/pin.yaml", 4, 8, "nodename-on-pod")], "the patch file on its own"
+    assert "overlays/x: kustomization not built (put kustomize or kubectl on PATH" in stderr
+
+
+def test_a_hostile_kustomization_runs_nothing_and_fetches_nothing(tmp_path: Path):
+    marker = tmp_path / "ran"
+    write(tmp_path, {
+        "evil/kustomization.yaml": """\
+            resources:
+              - https://github.com/kubernetes-sigs/kustomize//examples/helloWorld?ref=v3.3.1
+            """,
+        "exec/kustomization.yaml": "generators:\n  - gen.yaml\n",
+        "exec/gen.yaml": f"""\
+            apiVersion: example.com/v1
+            kind: Generator
+            metadata:
+              name: g
+              annotations:
+                config.kubernetes.io/function: |
+                  exec:
+                    path: /bin/sh
+                    args: ["-c", "touch {marker}"]
+            """,
+        "outside/kustomization.yaml": "resources:\n  - ../../etc-copy/secret.yaml\n",
+        "ok/pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: Bad_Node}\n",
+    })
+    write(tmp_path.parent, {"etc-copy/secret.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: TOPSECRET}\n"})
+    result = run_cli("evil", "exec", "outside", "ok", "--format", "json", cwd=tmp_path)
+    assert not marker.exists(), "an exec function of the repository must never run"
+    assert "TOPSECRET" not in result.stdout
+    assert "evil: kustomize build failed" in result.stderr
+    assert "exec: kustomize build failed" in result.stderr and "outside: kustomize build failed" in result.stderr
+    reported = {(f["file"], f["rule"]) for f in json.loads(result.stdout)["findings"]}
+    assert ("ok/pod.yaml", "invalid-node-name") in reported
