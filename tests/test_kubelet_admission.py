@@ -511,3 +511,15 @@ def test_a_node_selector_that_contradicts_the_runtime_class_is_refused():
     assert len(found) == 1
     assert ("conflict: runtimeClass.scheduling.nodeSelector[sandbox] = gvisor; pod.spec.nodeSelector[sandbox] = kata"
             in found[0].message)
+
+
+@pytest.mark.parametrize("reason, rule", [
+    ("NodePorts", "host-port-conflict"), ("PodOSNotSupported", "node-os-mismatch"),
+    ("PodOSSelectorNodeLabelDoesNotMatch", "node-os-mismatch"), ("OutOfnvidia.com/gpu", "insufficient-resources"),
+])
+def test_audit_names_the_rule_a_kubelet_rejection_confirms(reason, rule):
+    from nodename_lint.cluster.workloads import admission_rule
+    from nodename_lint.scheduling import OS_MESSAGES
+
+    assert admission_rule(reason) == rule
+    assert set(OS_MESSAGES) == {"PodOSNotSupported", "PodOSSelectorNodeLabelDoesNotMatch"}

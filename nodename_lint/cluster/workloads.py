@@ -66,7 +66,9 @@ SYSTEM_PLACED = frozenset({Placement.CONTROLLER, Placement.DAEMONSET, Placement.
 
 # The rule whose prediction a kubelet admission failure (status.reason of a Failed Pod) confirms
 # (reasons from `Admit` in pkg/kubelet/lifecycle/predicate.go).
-ADMISSION_RULES = {"NodeAffinity": "node-selector-mismatch", "TaintToleration": "untolerated-taint"}
+ADMISSION_RULES = {"NodeAffinity": "node-selector-mismatch", "TaintToleration": "untolerated-taint",
+                   "NodePorts": "host-port-conflict", "PodOSNotSupported": "node-os-mismatch",
+                   "PodOSSelectorNodeLabelDoesNotMatch": "node-os-mismatch"}
 
 
 def admission_rule(reason: str) -> str | None:
