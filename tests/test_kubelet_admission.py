@@ -149,7 +149,8 @@ def test_static_pods_may_use_volumes_without_api_objects(volume):
 # --- several documents and subfolders of the staticPodPath ----------------------------------------------
 def test_the_kubelet_runs_the_first_document_and_ignores_the_rest():
     text = pod(CONTAINER, name="first", node_name=None) + "---\n" + "apiVersion: apps/v1\nkind: Deployment\n" \
-        "metadata: {name: second}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n" \
+        "metadata: {name: second}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n" \
+        "    metadata: {labels: {a: b}}\n" \
         "    spec:\n      containers: [{name: c, image: busybox}]\n"
     found = findings(text, None, "static-pod-invalid", static_pod=True)
     assert len(found) == 1
@@ -202,18 +203,21 @@ def test_an_invalid_nodename_in_a_template_is_refused_with_the_deployment():
 
 # --- findNodesThatFitPod with a matchFields metadata.name term -------------------------------------------
 def match_fields(*terms: list[str]) -> str:
-    listed = "".join(f"        - matchFields: [{{key: metadata.name, operator: In, values: {values}}}]\n" for values in terms)
+    listed = "".join(f"        - matchFields: [{{key: metadata.name, operator: In, values: {values}}}]\n"
+                     for values in terms)
     return ("  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
             "        nodeSelectorTerms:\n" + listed)
 
 
-THREE_NODES = state(node("kind-control-plane", taints="{key: node-role.kubernetes.io/control-plane, effect: NoSchedule}"),
+CONTROL_PLANE_TAINT = "{key: node-role.kubernetes.io/control-plane, effect: NoSchedule}"
+THREE_NODES = state(node("kind-control-plane", taints=CONTROL_PLANE_TAINT),
                     node("kind-worker"), node("kind-worker2"))
 BIG = "  containers:\n    - name: app\n      image: busybox\n      resources: {requests: {cpu: \"8\"}}\n"
 
 
 @pytest.mark.parametrize("terms, event", [
-    ((["kind-worker"],), "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]."),
+    ((["kind-worker"],),
+     "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]."),
     ((["gone-node"],), "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity]."),
     ((["kind-control-plane", "kind-worker"],),
      ("0/3 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy plugin(s) [NodeAffinity], "
@@ -229,7 +233,8 @@ def test_conflicting_matchfields_requirements_fail_the_prefilter():
         {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]},
                          {"key": "metadata.name", "operator": "In", "values": ["b"]}]}]}}}}
     assert prefilter_node_names(spec) == frozenset()
-    text = pod("  affinity:\n" + textwrap.indent(json.dumps(spec["affinity"]), "    ") + "\n" + CONTAINER, node_name=None)
+    affinity = textwrap.indent(json.dumps(spec["affinity"]), "    ")
+    text = pod("  affinity:\n" + affinity + "\n" + CONTAINER, node_name=None)
     found = findings(text, THREE_NODES, "no-node-fits")
     assert len(found) == 1 and '"0/3 nodes are available: pod affinity terms conflict."' in found[0].message
 
@@ -246,7 +251,8 @@ PRESSURED = state(
     node("kind-worker", conditions=", {type: DiskPressure, status: \"True\"}",
          taints="{key: node.kubernetes.io/disk-pressure, effect: NoSchedule}"),
     node("kind-worker2", conditions=", {type: MemoryPressure, status: \"True\"}"),
-    node("kind-worker3", conditions=", {type: MemoryPressure, status: \"True\"}, {type: PIDPressure, status: \"True\"}"),
+    node("kind-worker3",
+         conditions=", {type: MemoryPressure, status: \"True\"}, {type: PIDPressure, status: \"True\"}"),
 )
 BURSTABLE = "  containers:\n    - name: app\n      image: busybox\n      resources: {requests: {cpu: 100m}}\n"
 
@@ -273,7 +279,8 @@ def test_memory_pressure_rejects_only_best_effort_pods():
 
 def test_memory_pressure_with_another_condition_rejects_every_pod():
     found = findings(pod(BURSTABLE, node_name="kind-worker3"), PRESSURED, "node-pressure")
-    assert len(found) == 1 and "[MemoryPressure PIDPressure]" in found[0].message and "no fixed order" in found[0].message
+    assert len(found) == 1 and "[MemoryPressure PIDPressure]" in found[0].message
+    assert "no fixed order" in found[0].message
 
 
 def test_pressure_is_reported_before_resources():
@@ -284,7 +291,8 @@ def test_pressure_is_reported_before_resources():
 
 
 # --- the kubelet's OS checks ---------------------------------------------------------------------------
-OS_NODES = state(node("kind-worker"), node("win-1", labels="").replace("kubernetes.io/os: linux", "kubernetes.io/os: windows"))
+OS_NODES = state(node("kind-worker"),
+                 node("win-1").replace("kubernetes.io/os: linux", "kubernetes.io/os: windows"))
 
 
 def test_the_pod_os_label_is_checked_before_spec_os():
@@ -319,7 +327,8 @@ def test_host_ports_conflict_as_check_conflict_compares_them(held, wanted, confl
 def test_host_network_makes_container_ports_host_ports_and_only_sidecars_count_among_init_containers():
     spec = {"hostNetwork": True, "containers": [{"name": "a", "ports": [{"containerPort": 9100}]}],
             "initContainers": [{"name": "i", "ports": [{"hostPort": 1, "containerPort": 1}]},
-                               {"name": "s", "restartPolicy": "Always", "ports": [{"hostPort": 2, "containerPort": 2}]}]}
+                               {"name": "s", "restartPolicy": "Always",
+                                "ports": [{"hostPort": 2, "containerPort": 2}]}]}
     assert [port for _, port in host_ports(spec, default_from_host_network=True)] == [
         ("0.0.0.0", "TCP", 2), ("0.0.0.0", "TCP", 9100)]
     assert [port for _, port in host_ports(spec)] == [("0.0.0.0", "TCP", 2)]  # a stored Pod is already defaulted
@@ -348,7 +357,8 @@ def test_the_scheduler_counts_nodes_without_free_ports():
     cluster = state(node("kind-worker"), running_pod("ingress", "kind-worker", HOLDER))
     found = findings(pod(WANTS_80, node_name=None), cluster, "no-node-fits")
     assert len(found) == 1
-    assert '"0/1 nodes are available: 1 node(s) didn\'t have free ports for the requested pod ports."' in found[0].message
+    event = "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports."
+    assert f'"{event}"' in found[0].message
 
 
 # --- NamespaceLifecycle --------------------------------------------------------------------------------
@@ -404,14 +414,16 @@ def test_overhead_by_hand_and_unknown_runtime_classes_are_refused():
     assert len(found) == 1 and 'RuntimeClass \\"kata\\" not found' in found[0].message
     offline = pod("  overhead: {cpu: 100m}\n" + CONTAINER)
     found = findings(offline, None, "runtime-class-overhead")
-    assert len(found) == 1 and "Pod Overhead set without corresponding RuntimeClass defined Overhead" in found[0].message
+    assert len(found) == 1
+    assert "Pod Overhead set without corresponding RuntimeClass defined Overhead" in found[0].message
 
 
 # --- noderesources.Fits: scalar resources in Go map order ----------------------------------------------
 def test_several_short_extended_resources_are_one_of():
     cluster = state(node("kind-worker", extra_allocatable=', example.com/fpga: "1", nvidia.com/gpu: "1"'))
     text = pod("  containers:\n    - name: app\n      image: busybox\n      resources:\n"
-               "        requests: {nvidia.com/gpu: 2, example.com/fpga: 2}\n        limits: {nvidia.com/gpu: 2, example.com/fpga: 2}\n")
+               "        requests: {nvidia.com/gpu: 2, example.com/fpga: 2}\n"
+               "        limits: {nvidia.com/gpu: 2, example.com/fpga: 2}\n")
     found = findings(text, cluster, "insufficient-resources")
     assert len(found) == 1
     assert "with one of OutOfexample.com/fpga, OutOfnvidia.com/gpu (the kubelet checks these in no fixed order)" \
@@ -434,7 +446,8 @@ def test_static_pods_are_checked_against_the_static_pod_node(tmp_path: Path):
     (folder / "huge.yaml").write_text(pod("  containers:\n    - name: app\n      image: busybox\n"
                                           "      resources: {requests: {cpu: \"64\"}}\n", name="huge", node_name=None))
     (folder / "medium.yaml").write_text(pod("  containers:\n    - name: app\n      image: busybox\n"
-                                            "      resources: {requests: {cpu: 3900m}}\n", name="medium", node_name=None))
+                                            "      resources: {requests: {cpu: 3900m}}\n", name="medium",
+                                            node_name=None))
     (tmp_path / "state.yaml").write_text(state(node("kind-control-plane"), running_pod("etcd", "kind-control-plane",
                                                                                        cpu="500m")))
     args = ["--static-pod-dir", str(folder), "--cluster-state", str(tmp_path / "state.yaml"), "--format", "json",
@@ -445,7 +458,8 @@ def test_static_pods_are_checked_against_the_static_pod_node(tmp_path: Path):
     found = json.loads(result.stdout)["findings"]
     # 64 cpu can never fit; 3900m does not fit now, but the kubelet evicts other Pods for a critical static Pod
     assert [Path(f["file"]).name for f in found] == ["huge.yaml"]
-    assert "static Pod huge would be rejected by the kubelet on kind-control-plane (--static-pod-node)" in found[0]["message"]
+    expected = "static Pod huge would be rejected by the kubelet on kind-control-plane (--static-pod-node)"
+    assert expected in found[0]["message"]
 
 
 def test_kubelet_reasons_follow_the_admit_handlers_order():
@@ -483,14 +497,16 @@ def test_a_static_pod_does_not_conflict_with_its_own_mirror_pod():
     assert lint_yaml(static, rules=catalogue_rules, cluster=cluster, static_pod=True,
                      static_pod_node="kind-control-plane") == []
     cluster = load_state_text(state(node("kind-control-plane"), mirror, other), "state.yaml")
-    found = lint_yaml(static, rules=catalogue_rules, cluster=cluster, static_pod=True, static_pod_node="kind-control-plane")
+    found = lint_yaml(static, rules=catalogue_rules, cluster=cluster, static_pod=True,
+                      static_pod_node="kind-control-plane")
     assert len(found) == 1 and "already used by Pod default/ingress" in found[0].message
 
 
 SANDBOX_CLASS = ("- apiVersion: node.k8s.io/v1\n  kind: RuntimeClass\n  metadata: {name: gvisor}\n  handler: runsc\n"
                  "  scheduling:\n    nodeSelector: {sandbox: gvisor}\n"
                  "    tolerations: [{key: sandbox, operator: Exists, effect: NoExecute}]\n")
-SANDBOX_STATE = state(node("kind-worker", labels=", sandbox: gvisor", taints="{key: sandbox, value: \"true\", effect: NoExecute}"),
+SANDBOX_TAINT = "{key: sandbox, value: \"true\", effect: NoExecute}"
+SANDBOX_STATE = state(node("kind-worker", labels=", sandbox: gvisor", taints=SANDBOX_TAINT),
                       node("kind-worker2"), SANDBOX_CLASS)
 
 
@@ -502,7 +518,8 @@ def test_the_runtime_class_scheduling_is_merged_into_the_pod():
     elsewhere = pod("  runtimeClassName: gvisor\n" + CONTAINER, node_name="kind-worker2")
     found = findings(elsewhere, SANDBOX_STATE, "node-selector-mismatch")
     assert len(found) == 1 and "node kind-worker2 has no label sandbox" in found[0].message
-    assert findings(pod("  runtimeClassName: gvisor\n" + CONTAINER, node_name=None), SANDBOX_STATE, "no-node-fits") == []
+    scheduled = pod("  runtimeClassName: gvisor\n" + CONTAINER, node_name=None)
+    assert findings(scheduled, SANDBOX_STATE, "no-node-fits") == []
 
 
 def test_a_node_selector_that_contradicts_the_runtime_class_is_refused():
