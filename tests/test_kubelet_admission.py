@@ -540,3 +540,15 @@ def test_audit_names_the_rule_a_kubelet_rejection_confirms(reason, rule):
 
     assert admission_rule(reason) == rule
     assert set(OS_MESSAGES) == {"PodOSNotSupported", "PodOSSelectorNodeLabelDoesNotMatch"}
+
+
+def test_each_rule_says_which_reason_the_kubelet_reports_first():
+    windows = state(node("win-1").replace("kubernetes.io/os: linux", "kubernetes.io/os: windows"),
+                    running_pod("ingress", "win-1", HOLDER))
+    text = pod("  os: {name: linux}\n" + WANTS_80, node_name="win-1")
+    found = findings(text, windows, "host-port-conflict")
+    assert "with NodePorts (it reports PodOSNotSupported first: see node-os-mismatch)" in found[0].message
+    pressured = state(node("kind-worker", cpu="1", conditions=", {type: DiskPressure, status: \"True\"}"))
+    big = pod("  containers:\n    - name: app\n      image: busybox\n      resources: {requests: {cpu: \"2\"}}\n")
+    found = findings(big, pressured, "insufficient-resources")
+    assert "with OutOfcpu (it reports Evicted first: see node-pressure)" in found[0].message
