@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import errno
 import fnmatch
 import os
@@ -206,7 +207,7 @@ def _file_kind(mode: int) -> str:
 
 def read_blocks(source: Source) -> Iterator[str]:
     """The text of a source, in blocks; stdin is streamed. Raises OSError or UnicodeDecodeError."""
-    from .documents import decode
+    from .documents import decode  # startup: the CLI imports this module for UsageError; YAML loads on a lint
 
     if source.path == STDIN:
         yield from _stdin_blocks()
@@ -228,8 +229,6 @@ def read_blocks(source: Source) -> Iterator[str]:
 
 
 def _stdin_blocks() -> Iterator[str]:
-    import codecs
-
     stream = sys.stdin.buffer
     first = stream.read(STDIN_BLOCK)
     if first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):

@@ -118,7 +118,8 @@ def test_pod_level_limit_of_4_cpu_with_a_100m_container_fits_a_node_with_3_cpu_f
     ("{name: v, azureFile: {secretName: az, shareName: s}}", "secrets"),
     ("{name: v, cephfs: {monitors: [m], secretRef: {name: c}}}", "secrets"),
     ("{name: v, persistentVolumeClaim: {claimName: data}}", "persistentvolumeclaims"),
-    ("{name: v, projected: {sources: [{podCertificate: {signerName: s, keyType: ED25519, credentialBundlePath: c}}]}}",
+    ("{name: v, projected: {sources: [{podCertificate: "
+     "{signerName: s, keyType: ED25519, credentialBundlePath: c}}]}}",
      "podcertificates"),
     ("{name: v, projected: {sources: [{serviceAccountToken: {path: t}}]}}", "serviceaccounts (via projected volumes)"),
     ("{name: v, projected: {sources: [{clusterTrustBundle: {name: b, path: p}}]}}", "clustertrustbundles"),
@@ -149,8 +150,8 @@ def test_static_pods_may_use_volumes_without_api_objects(volume):
 # --- several documents and subfolders of the staticPodPath ----------------------------------------------
 def test_the_kubelet_runs_the_first_document_and_ignores_the_rest():
     text = pod(CONTAINER, name="first", node_name=None) + "---\n" + "apiVersion: apps/v1\nkind: Deployment\n" \
-        "metadata: {name: second}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n" \
-        "    metadata: {labels: {a: b}}\n" \
+        "metadata: {name: second}\nspec:\n  selector: {matchLabels: {a: b}}\n" \
+        "  template:\n    metadata: {labels: {a: b}}\n" \
         "    spec:\n      containers: [{name: c, image: busybox}]\n"
     found = findings(text, None, "static-pod-invalid", static_pod=True)
     assert len(found) == 1
@@ -535,10 +536,9 @@ def test_a_node_selector_that_contradicts_the_runtime_class_is_refused():
     ("PodOSSelectorNodeLabelDoesNotMatch", "node-os-mismatch"), ("OutOfnvidia.com/gpu", "insufficient-resources"),
 ])
 def test_audit_names_the_rule_a_kubelet_rejection_confirms(reason, rule):
-    from nodename_lint.cluster.workloads import admission_rule
-    from nodename_lint.scheduling import OS_MESSAGES
+    from nodename_lint.scheduling import OS_MESSAGES, reason_rule
 
-    assert admission_rule(reason) == rule
+    assert reason_rule(reason) == rule
     assert set(OS_MESSAGES) == {"PodOSNotSupported", "PodOSSelectorNodeLabelDoesNotMatch"}
 
 

@@ -17,7 +17,6 @@ from ..documents import Document, iter_documents
 
 if TYPE_CHECKING:
     from ..model import Manifest, Path
-    from ..sources import Source
 
 HELM = "helm"
 KUSTOMIZE = "kustomize"
@@ -143,17 +142,6 @@ def _outermost_chart(chart: str) -> str:
             break
         chart = parent
     return chart
-
-
-def render(source: Source, options: RenderOptions, default_namespace: str) -> Rendering:
-    """Build a chart or kustomization folder (see helm.py and kustomize.py)."""
-    if source.render == HELM:
-        from .helm import render_chart
-
-        return render_chart(source.path, source.display, options, default_namespace)
-    from .kustomize import build_kustomization
-
-    return build_kustomization(source.path, source.display)
 
 
 def joined(display: str, relative: str) -> str:
