@@ -552,3 +552,18 @@ def test_each_rule_says_which_reason_the_kubelet_reports_first():
     big = pod("  containers:\n    - name: app\n      image: busybox\n      resources: {requests: {cpu: \"2\"}}\n")
     found = findings(big, pressured, "insufficient-resources")
     assert "with OutOfcpu (it reports Evicted first: see node-pressure)" in found[0].message
+
+
+def test_a_namespace_created_under_another_config_file_counts_too(tmp_path: Path):
+    """Each PATH is linted with its nearest config; the run as a whole is one apply."""
+    for folder in ("namespaces", "apps"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / ".nodename-lint.yaml").write_text("fail-on: error\n")
+    (tmp_path / "namespaces" / "shop.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n")
+    (tmp_path / "apps" / "service.yaml").write_text(SERVICE)
+    (tmp_path / "state.yaml").write_text(NS_STATE)
+    args = ["--cluster-state", str(tmp_path / "state.yaml"), "--format", "json", "--select", "missing-namespace"]
+    together = run_cli(str(tmp_path / "namespaces"), str(tmp_path / "apps"), *args)
+    assert together.returncode == 0 and json.loads(together.stdout)["findings"] == [], together.stderr
+    alone = run_cli(str(tmp_path / "apps"), *args)
+    assert alone.returncode == 1 and [f["rule"] for f in json.loads(alone.stdout)["findings"]] == ["missing-namespace"]
