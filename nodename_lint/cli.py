@@ -270,6 +270,7 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
     results: list[RunResult] = []
     complete: list[RunResult] = []  # before --changed-since: SARIF always holds every finding
     failing = False
+    thresholds: dict[int, int] = {}  # a finding -> its group's fail-on (a finding another group makes moot is dropped)
     try:
         for group in groups:
             context = Context(cluster=cluster, default_namespace=_namespace(namespace, group.config, live_cluster),
@@ -291,13 +292,14 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
             else:
                 complete.append(result)
             threshold = SEVERITY_RANK[fail_on or group.config.fail_on or "error"]
-            failing = failing or any(SEVERITY_RANK[finding.severity] >= threshold for finding in result.findings)
+            thresholds.update((id(finding), threshold) for finding in result.findings)
             results.append(result)
     finally:
         progress.close()
     if diff and not fix:
         return EXIT_FINDINGS if failing else EXIT_CLEAN
     result = _merged(results, notes)
+    failing = failing or any(SEVERITY_RANK[finding.severity] >= thresholds[id(finding)] for finding in result.findings)
     for note in result.notes:
         click.echo(f"nodename-lint: {note}", err=True)
     _write_reports(result, formats, output, outputs or {}, color, text, sarif_result=_merged(complete, notes))
@@ -382,6 +384,9 @@ def _merged(results: list[Any], notes: list[str]) -> Any:
         merged.skipped_rules.update(result.skipped_rules)
         merged.notes.extend(result.notes)
     if len(results) > 1:
+        created = set().union(*(result.created for result in results))
+        moot = {id(finding) for result in results for finding, needed in result.conditional if needed in created}
+        merged.findings = [finding for finding in merged.findings if id(finding) not in moot]
         merged.findings.sort(key=lambda f: (f.file, *f.sort_key()))
     return merged
 

@@ -362,7 +362,9 @@ class Linter:
             for pods in static_by_folder.values():
                 for obj, violation in check.function(pods, self.context):
                     self._report(run.findings, check.rule, check.configured, obj, violation)
-        run.findings.extend(finding for finding, needed in conditional if needed not in created)
+        run.created = created
+        run.conditional = [(finding, needed) for finding, needed in conditional if needed not in created]
+        run.findings.extend(finding for finding, _ in run.conditional)
         # a kustomization's patches and resources are reported as built (with the overlay's names and
         # namespace), not also on their own
         run.findings.extend(f for f in plain if not built_from or os.path.realpath(f.file) not in built_from)
