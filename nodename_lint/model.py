@@ -14,7 +14,7 @@ from typing import Any
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
 
 from .documents import Document
-from .yamlnodes import child, lookup, scalar_value, to_python
+from .yamlnodes import child, follow, lookup, scalar_value, to_python
 
 Path = tuple[str | int, ...]
 
@@ -172,13 +172,8 @@ class Manifest:
 
         For a mapping key the key itself is pointed at (`nodeName:`), for a list item its start.
         """
-        node: Node | None = self.node
-        mark_node: Node = self.node
-        for step in path:
-            found = child(node, step)
-            if found is None:
-                break
-            mark_node, node = found
+        mark_node, _ = follow(self.node, path)
+        assert mark_node is not None
         mark = mark_node.start_mark
         return self.document.line_offset + mark.line + 1, mark.column + 1
 

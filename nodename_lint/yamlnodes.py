@@ -224,6 +224,21 @@ def child(node: Node | None, step: str | int) -> tuple[Node, Node | None] | None
     return pair
 
 
+def follow(node: Node | None, path: Iterable[str | int]) -> tuple[Node | None, Node | None]:
+    """(the node to point at, the node reached) for the deepest part of `path` that exists.
+
+    For a mapping entry the key is pointed at (`nodeName:`), for a list item the item itself. The
+    one walk from a path to a line: findings, config errors and cluster state errors all use it.
+    """
+    mark = node
+    for step in path:
+        found = child(node, step)
+        if found is None:
+            break
+        mark, node = found
+    return mark, node
+
+
 def to_python(node: Node | None, max_nodes: int = MAX_EXPANDED_NODES) -> Any:
     """Convert a node subtree to plain JSON-compatible values, bounding alias expansion."""
     if node is None:

@@ -313,3 +313,20 @@ def test_snapshot_shaped_yaml_with_one_json_item_per_line_reads_like_block_yaml(
     assert from_flow.nodes == from_block.nodes and from_flow.namespaces == from_block.namespaces
     assert [p.name for p in from_flow.pods] == [p.name for p in from_block.pods]
     assert from_flow.usage("kind-worker") == from_block.usage("kind-worker")
+
+
+@pytest.mark.parametrize("text, where", [
+    # the second document's item has no name: pointed at its metadata key
+    ("apiVersion: v1\nkind: NodeList\nitems:\n- metadata: {name: a}\n---\n# a comment\napiVersion: v1\nkind: List\n"
+     "items:\n- kind: Node\n  metadata:\n    labels: {x: y}\n", "state.yaml:11:3"),
+    # JSON reads as YAML for the position
+    ('{"apiVersion": "v1", "kind": "List",\n "items": [\n  {"kind": "Node", "metadata": {"name": ""}}]}\n',
+     "state.yaml:3:20"),
+])
+def test_a_bad_cluster_state_names_the_line_of_the_wrong_key(tmp_path, text, where):
+    """from_file._locate walks the path as findings do (yamlnodes.follow), pointing at the key."""
+    state = tmp_path / "state.yaml"
+    state.write_text(text)
+    result = run_cli(str(tmp_path / "none.yaml"), "--cluster-state", str(state))
+    assert result.returncode == 2, result.stderr
+    assert f"{tmp_path}/{where}: bad cluster state" in result.stderr and "has no metadata.name" in result.stderr

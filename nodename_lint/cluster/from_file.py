@@ -357,26 +357,22 @@ def _items(documents: list[Any], display: str) -> list[tuple[int, int, Any]]:
 
 
 def _locate(text: str, doc_index: int, item_index: int, path: tuple[str | int, ...]) -> str:
-    """`:line:column` of an item (and a path inside it) in the file; '' when it cannot be found."""
-    try:
-        documents = list(yaml.compose_all(text, Loader=_BaseLoader))
-    except yaml.YAMLError:
-        return ""
+    """`:line:column` of an item (and a path inside it) in the file; '' when it cannot be found.
+
+    The file is composed as the manifests are (documents.iter_documents), so keys read the go-yaml
+    way, and the line comes from the same walk as a finding's (yamlnodes.follow).
+    """
+    from ..documents import iter_documents
+    from ..yamlnodes import follow
+
+    documents = [document for document in iter_documents([text]) if document.root is not None]
     if doc_index >= len(documents):
         return ""
-    node = mark = documents[doc_index]
+    document = documents[doc_index]
     steps: tuple[str | int, ...] = (("items", item_index) if item_index >= 0 else ()) + path
-    for step in steps:
-        if isinstance(node, yaml.SequenceNode) and isinstance(step, int) and step < len(node.value):
-            node = mark = node.value[step]
-        elif isinstance(node, yaml.MappingNode):
-            pair = next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == step), None)
-            if pair is None:
-                break
-            mark, node = pair  # point at the key, as the findings do
-        else:
-            break
-    return f":{mark.start_mark.line + 1}:{mark.start_mark.column + 1}"
+    mark, _ = follow(document.root, steps)
+    assert mark is not None
+    return f":{document.line_offset + mark.start_mark.line + 1}:{mark.start_mark.column + 1}"
 
 
 def load_state_text(text: str, source: str) -> ClusterState:
