@@ -118,19 +118,39 @@ def scalar_value(node: ScalarNode) -> Any:
     and scalars with a tag go-yaml does not resolve (`!!str 1`, `!foo 1`), are strings; `!!int "12"`
     is 12. A value that does not fit its tag is reported by the document check (`find_unconvertible`).
     """
-    tag = node.tag
+    return scalar_of(node.tag, node.value)
+
+
+def scalar_of(tag: str, text: str) -> Any:
+    """scalar_value of a scalar given by its tag (PLAIN_TAG, QUOTED_TAG or explicit) and text."""
     if tag == PLAIN_TAG:
-        return resolve_plain(node.value)
+        return resolve_plain(text)
     if tag == QUOTED_TAG:
-        return node.value
-    return tagged_value(tag, node.value)[0]
+        return text
+    return tagged_value(tag, text)[0]
+
+
+def scalar_problem(tag: str, text: str, *, as_key: bool = False) -> str:
+    """Why go-yaml and JSON cannot take this scalar ("" when they can): a value that does not fit its
+    explicit tag (`!!int abc`), or, as a value, .nan/.inf (the checks find_unconvertible makes)."""
+    if tag not in (PLAIN_TAG, QUOTED_TAG) and not tagged_value(tag, text)[1]:
+        return f"{text!r} is not a valid {tag.replace(YAML_TAG, '!!')}"
+    if as_key:
+        return ""
+    value = scalar_of(tag, text)
+    return _NOT_FINITE if value.__class__ is float and not math.isfinite(value) else ""
 
 
 def key_text(node: Node) -> str | None:
     """A mapping key as the string JSON will carry; None for keys JSON cannot hold (null, collections)."""
     if not isinstance(node, ScalarNode):
         return None
-    value = scalar_value(node)
+    return key_of(node.tag, node.value)
+
+
+def key_of(tag: str, text: str) -> str | None:
+    """key_text of a scalar key given by its tag and text."""
+    value = scalar_of(tag, text)
     if isinstance(value, str):
         return value
     if value is None:
