@@ -100,7 +100,7 @@ def _file_sources(path: str, static_dirs: list[str], build_folders: dict[str, tu
     stands for its chart; a kustomization's file is linted, and so is the kustomization's build."""
     if is_static_pod_path(path, static_dirs):
         return [(Source(path, True), _identity(path))]
-    from .render import HELM, enclosing_rendered_folder
+    from .render.base import HELM, enclosing_rendered_folder
 
     folder, kind = enclosing_rendered_folder(path, build_folders)
     found: list[tuple[Source, object]] = [(Source(_relative(folder), render=kind), _identity(folder))] if kind else []
@@ -187,7 +187,7 @@ def _walk(
 
 def _build_source(folder: str, names: list[str], identity: tuple[int, int]) -> Iterator[tuple[Source, tuple[int, int]]]:
     """The chart or kustomization of a folder, as one Source that is built before it is linted."""
-    from .render import folder_render_kind
+    from .render.base import folder_render_kind
 
     kind = folder_render_kind(names)
     if kind:
