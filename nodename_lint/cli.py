@@ -264,11 +264,13 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
                     failing = failing or would_change
                     continue
             result = lint_files(linter, group.sources, jobs, progress=progress.advance)
-            complete.append(replace(result, findings=list(result.findings), notes=list(result.notes)))
             if changed_since:
                 from .changes import keep_changed_files
 
+                complete.append(replace(result, findings=list(result.findings), notes=list(result.notes)))
                 keep_changed_files(result, changed_since)
+            else:
+                complete.append(result)
             threshold = SEVERITY_RANK[fail_on or group.config.fail_on or "error"]
             failing = failing or any(SEVERITY_RANK[finding.severity] >= threshold for finding in result.findings)
             results.append(result)
@@ -306,12 +308,23 @@ def _config_groups(paths: list[str], config_path: str | None, select: list[str],
     for path in paths:
         by_config.setdefault(config_path or config_for(path), []).append(path)
     groups = []
+    seen: set[str] = set()  # with several groups, a --static-pod-dir reached by each is linted once
     for found, group_paths in by_config.items():
         config = load_config(found, list(catalogue))
         severities = resolve_severities(catalogue, config, select, ignore)
         sources = list(discover(group_paths, [*static_pod_dirs, *config.static_pod_dirs], config.exclude))
+        if len(by_config) > 1:
+            sources = [source for source in sources if _first_time(source.path, seen)]
         groups.append(_Group(config, group_paths, dict(severities), sources))
     return groups
+
+
+def _first_time(path: str, seen: set[str]) -> bool:
+    key = path if path == "-" else os.path.realpath(path)
+    if key in seen:
+        return False
+    seen.add(key)
+    return True
 
 
 def _drop_state_file(groups: list[_Group], state_file: str | None) -> list[str]:

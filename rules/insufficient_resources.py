@@ -23,9 +23,11 @@ the message says the Pod is rejected with one of them, not which one.
 Static Pods are checked against the node named with `--static-pod-node NAME` (the node whose
 kubelet reads the folder). A static Pod is critical: the kubelet's critical Pod admission handler
 evicts other Pods to make room when that is enough (`HandleAdmissionFailure`), so only a static
-Pod larger than the node's allocatable is certain to be refused. Quantities are read exactly as apimachinery does (cpu rounded up to millicores,
-the rest up to whole units). A request that is not a valid quantity is left to the API server,
-which rejects the manifest; this rule then skips the object.
+Pod larger than the node's allocatable is certain to be refused.
+
+Quantities are read exactly as apimachinery does (cpu rounded up to millicores, the rest up to
+whole units). A request that is not a valid quantity is left to the API server, which rejects
+the manifest; this rule then skips the object.
 
 ## Why is this bad?
 With `nodeName` the scheduler never checks resources, but the kubelet does on admission. The Pod

@@ -57,7 +57,8 @@ _SERVICE = """
 RULE = Rule(
     id="missing-namespace",
     severity="error",
-    summary="The object's namespace does not exist and no linted manifest creates it: the API server refuses it (namespaces \"x\" not found).",
+    summary="The object's namespace does not exist and no linted manifest creates it: the API server refuses it "
+    "(namespaces \"x\" not found).",
     doc=__doc__,
     needs=frozenset({"namespaces"}),
     examples=(

@@ -110,7 +110,7 @@ _FIXES = {
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.targets import pods_noun, runtime_overhead
+    from nodename_lint.cluster.targets import admitted_spec, pods_noun, runtime_overhead
     from nodename_lint.scheduling import (
         AFFINITY_REASON,
         PORTS_REASON,
@@ -131,7 +131,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         requests = pod_requests(spec, overhead=overhead)
     except RequestError:
         return
-    verdict = cluster.no_node_fits(spec, requests)
+    verdict = cluster.no_node_fits(admitted_spec(obj, cluster), requests)  # with the RuntimeClass's scheduling
     if verdict is None:
         return
     counts, unknown_usage, prefilter = verdict.reasons, verdict.unknown_usage, verdict.prefilter

@@ -63,11 +63,13 @@ _POD = """
 RULE = Rule(
     id="node-os-mismatch",
     severity="error",
-    summary="The Pod's OS (kubernetes.io/os label, spec.os) differs from the pinned node's: the kubelet refuses it with PodOSNotSupported.",
+    summary="The Pod's OS (kubernetes.io/os label, spec.os) differs from the pinned node's: the kubelet refuses it "
+    "with PodOSNotSupported.",
     doc=__doc__,
     needs=frozenset({"nodes"}),
     examples=(
-        Example("a Windows Pod pinned to a Linux node", _POD.replace("{node}", "kind-worker"), fails=True, cluster=_CLUSTER),
+        Example("a Windows Pod pinned to a Linux node", _POD.replace("{node}", "kind-worker"), fails=True,
+                cluster=_CLUSTER),
         Example("a Windows Pod on a Windows node", _POD.replace("{node}", "win-node-1"), fails=False, cluster=_CLUSTER),
     ),
 )

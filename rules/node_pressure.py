@@ -73,7 +73,8 @@ _POD = """
 RULE = Rule(
     id="node-pressure",
     severity="error",
-    summary="The pinned node has DiskPressure or PIDPressure (or MemoryPressure for a BestEffort Pod): the kubelet refuses it as Evicted.",
+    summary="The pinned node has DiskPressure or PIDPressure (or MemoryPressure for a BestEffort Pod): the kubelet "
+    "refuses it as Evicted.",
     doc=__doc__,
     needs=frozenset({"nodes"}),
     examples=(
@@ -107,8 +108,9 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
                "pick another node, or drop nodeName")
     else:
         why = f"node {name} has {listed}, under which the kubelet admits only critical Pods"
-        fix = f"pick a node without pressure, free {'disk' if 'DiskPressure' in conditions else 'PIDs'} on {name} first, " \
-              "or drop nodeName and let the scheduler choose"
+        freed = "disk" if "DiskPressure" in conditions else "PIDs"
+        fix = (f"pick a node without pressure, free {freed} on {name} first, or drop nodeName and let the "
+               "scheduler choose")
     order = " (the kubelet lists the conditions in no fixed order)" if len(conditions) > 1 else ""
     yield Violation(
         spec_path(obj, "nodeName"),

@@ -75,6 +75,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
     from nodename_lint.cluster.targets import (
         admission_reasons,
+        admitted_spec,
         pinned_existing_node,
         pods_noun,
         rejection_fate,
@@ -92,7 +93,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         return
     name, node, cluster = target
     assert cluster.nodes is not None
-    spec = obj.pod_spec or {}
+    spec = admitted_spec(obj, cluster)  # with the RuntimeClass's nodeSelector
     mismatch = affinity_mismatch(spec, node)
     if mismatch is None:
         return

@@ -5,12 +5,15 @@ admission plugin does (`plugin/pkg/admission/runtimeclass/admission.go`):
 
 - `spec.overhead` set by hand without a `runtimeClassName` (no cluster state needed);
 - with a cluster state that has RuntimeClasses (`kubectl get runtimeclasses -o yaml`, or a live
-  cluster): a `runtimeClassName` that names no RuntimeClass, and a hand-set `spec.overhead` that
-  differs from the class's `overhead.podFixed` or that the class does not define.
+  cluster): a `runtimeClassName` that names no RuntimeClass, a hand-set `spec.overhead` that
+  differs from the class's `overhead.podFixed` or that the class does not define, and a
+  `nodeSelector` that contradicts the class's `scheduling.nodeSelector` (`setScheduling`).
 
 The overhead a RuntimeClass defines is what the plugin writes into `spec.overhead`; the
 resource rules (`insufficient-resources`, `no-node-fits`) add it to the Pod's requests and say
-which class they counted.
+which class they counted. The class's `scheduling.nodeSelector` and `scheduling.tolerations` are
+merged into the Pod the same way, and `node-selector-mismatch`, `untolerated-taint` and
+`no-node-fits` check the Pod with them.
 
 ## Why is this bad?
 `spec.overhead` is meant to be set by the admission plugin from the RuntimeClass, never by hand.
@@ -64,7 +67,8 @@ _POD = """
 RULE = Rule(
     id="runtime-class-overhead",
     severity="error",
-    summary="spec.overhead set by hand, or a runtimeClassName that names no RuntimeClass: the RuntimeClass admission plugin refuses the Pod.",
+    summary="spec.overhead set by hand, or a runtimeClassName that names no RuntimeClass: the RuntimeClass admission "
+    "plugin refuses the Pod.",
     doc=__doc__,
     examples=(
         Example("overhead set by hand, different from the RuntimeClass's",
@@ -86,7 +90,6 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     if overhead is None and (not name or context.cluster is None):
         return  # the common case: nothing to check, and offline runs import nothing more
     from nodename_lint.cluster.targets import pods_noun
-    from nodename_lint.quantity import QuantityError, request_value
 
     refused = f"the API server refuses {pods_noun(obj)}" + ("" if obj.is_pod else " (FailedCreate)")
     remove = "remove spec.overhead: the RuntimeClass admission plugin sets it from the RuntimeClass"
@@ -111,29 +114,43 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
             fix="name an existing RuntimeClass (kubectl get runtimeclasses), or create it first",
         )
         return
-    if overhead is None:
-        return
-    defined = cluster.runtime_classes[name]
-    if defined is None:
-        yield Violation(
-            spec_path(obj, "overhead"),
-            f"spec.overhead is set by hand and RuntimeClass {name} defines no overhead: {refused} (\"pod rejected: Pod "
-            "Overhead set without corresponding RuntimeClass defined Overhead\")",
-            fix=remove,
-        )
-        return
-
-    def amounts(values: object) -> dict[str, int] | None:
-        try:
-            return {str(k): request_value(str(k), v) for k, v in values.items()} if isinstance(values, dict) else None
-        except QuantityError:
-            return None
-
-    if amounts(overhead) != amounts(defined):
-        listed = ", ".join(f"{resource} {value}" for resource, value in defined.items())
+    # the plugin's order: setOverhead (Admit), setScheduling (Admit), then validateOverhead (Validate)
+    info = cluster.runtime_classes[name]
+    if overhead is not None and info.overhead and _amounts(overhead) != _amounts(info.overhead):
+        listed = ", ".join(f"{resource} {value}" for resource, value in info.overhead.items())
         yield Violation(
             spec_path(obj, "overhead"),
             f"spec.overhead differs from the overhead of RuntimeClass {name} ({listed}): {refused} (\"pod rejected: "
             "Pod's Overhead doesn't match RuntimeClass's defined Overhead\")",
             fix=remove,
         )
+        return
+    written = spec.get("nodeSelector")
+    selector: dict[str, object] = written if isinstance(written, dict) else {}
+    for key, value in info.node_selector.items():
+        if key in selector and str(selector[key]) != value:
+            yield Violation(
+                spec_path(obj, "nodeSelector", key),
+                f"RuntimeClass {name} schedules its Pods with nodeSelector {key}={value} and the Pod asks for "
+                f"{key}={selector[key]}: {refused} (\"conflict: runtimeClass.scheduling.nodeSelector[{key}] = {value}; "
+                f"pod.spec.nodeSelector[{key}] = {selector[key]}\")",
+                fix=f"drop nodeSelector {key} (the RuntimeClass sets it) or use another RuntimeClass",
+            )
+            return
+    if overhead is not None and not info.overhead:
+        yield Violation(
+            spec_path(obj, "overhead"),
+            f"spec.overhead is set by hand and RuntimeClass {name} defines no overhead: {refused} (\"pod rejected: Pod "
+            "Overhead set without corresponding RuntimeClass defined Overhead\")",
+            fix=remove,
+        )
+
+
+def _amounts(values: object) -> dict[str, int] | None:
+    """Quantities compared by value, as apiequality.Semantic.DeepEqual compares them."""
+    from nodename_lint.quantity import QuantityError, request_value
+
+    try:
+        return {str(k): request_value(str(k), v) for k, v in values.items()} if isinstance(values, dict) else None
+    except QuantityError:
+        return None

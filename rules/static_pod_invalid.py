@@ -140,11 +140,11 @@ _FIX = ("remove this {kind} reference: a static Pod runs without the API server;
 def _refusal(what: str) -> str:
     """What the kubelet does with a static Pod that references `what`, by version."""
     resource = what.split(" ")[0]
-    older = (f"kubelets before 1.34 refuse it too (\"{_OLD_KUBELET_ERRORS[resource]}\")" if resource in _OLD_KUBELET_ERRORS
-             else "kubelets before 1.34 run it, but the API server refuses its mirror Pod (NodeRestriction: \"node "
+    older = (f"kubelets before 1.34 refuse it too (\"{_OLD_KUBELET_ERRORS[resource]}\")"
+             if resource in _OLD_KUBELET_ERRORS else "kubelets before 1.34 run it, but the API server refuses its mirror Pod (NodeRestriction: \"node "
              f"... can not create pods that reference {what}\"), so kubectl never shows it")
-    return (f"the kubelet refuses this static Pod (\"static pods may not reference {what}\": PreventStaticPodAPIReferences, "
-            f"on by default from 1.34 and always from 1.37); {older}")
+    return (f"the kubelet refuses this static Pod (\"static pods may not reference {what}\": "
+            f"PreventStaticPodAPIReferences, on by default from 1.34 and always from 1.37); {older}")
 
 
 @RULE.file_check
@@ -167,7 +167,8 @@ def check_file(objects: Sequence[Manifest], context: Context) -> Iterator[tuple[
         elif position > 0:
             yield obj, Violation(
                 (), f"a static Pod file holds several documents: the kubelet decodes only the first one "
-                f"({objects[0].kind} {objects[0].name}) and silently ignores this {obj.kind} {obj.name}, which never runs",
+                f"({objects[0].kind} {objects[0].name}) and silently ignores this {obj.kind} {obj.name}, which never "
+                "runs",
                 fix="put each Pod in a file of its own",
             )
     if objects and objects[0].is_pod:

@@ -83,6 +83,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
     from nodename_lint.cluster.targets import (
         admission_reasons,
+        admitted_spec,
         pinned_existing_node,
         pods_noun,
         rejection_fate,
@@ -102,7 +103,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     if target is None:
         return
     name, node, cluster = target
-    spec = obj.pod_spec or {}
+    spec = admitted_spec(obj, cluster)  # with the RuntimeClass's tolerations
     tolerations = tolerations_of(spec)
     # node-pressure explains the taints of a pressure condition that is True: the kubelet rejects the Pod
     pressure = {PRESSURE_TAINTS[condition] for condition in pressure_conditions(node)}

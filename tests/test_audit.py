@@ -423,3 +423,22 @@ def test_a_pod_pinned_by_hand_on_a_node_tainted_noexecute_since_is_reported_with
 def test_a_pod_pinned_to_an_unreachable_node_is_told_when_it_is_evicted(tolerations: list[Any], fate: str) -> None:
     message = audit_messages(pod("p", "kind-gone", meta=HAND, spec={"tolerations": tolerations}))["node-not-ready"]
     assert "In the cluster: it is Running there" in message and fate in message
+
+
+def test_a_cluster_bigger_than_a_page_is_read_page_by_page_with_the_same_findings(tmp_path: Path) -> None:
+    """1,201 Pods: three pages of Pods, and a continue token that expires once on the way (410 Gone)."""
+    from tests.apiserver import Fault, kind_namespace
+
+    agents = [pod(f"agent-{i:04d}", "kind-worker", meta=owned_by("DaemonSet", "agent")) for i in range(1200)]
+    ghost = pod("ghost", "kind-wroker", phase="Pending", meta=HAND)
+    served = [{k: v for k, v in obj.items() if k not in ("apiVersion", "kind")} for obj in (*agents, ghost)]
+    with ApiServer(nodes(), [kind_namespace("default")], served) as server:
+        server.faults.append(Fault("gone", path="/api/v1/pods", times=1, continue_only=True))
+        live = run_cli("audit", "--kubeconfig", str(kubeconfig_for(tmp_path, server)), "--format", "json")
+        pages = [r for r in server.requests if r.path == "/api/v1/pods"]
+    assert live.returncode == 1, live.stderr
+    report = json.loads(live.stdout)
+    assert sorted((f["object"]["name"], f["rule"]) for f in report["findings"]) == [
+        ("ghost", "nodename-on-pod"), ("ghost", "unknown-node")]
+    assert any("1200 Pods placed by the system" in note for note in report["summary"]["notes"])
+    assert len(pages) == 3 + 2 and all(r.query["limit"] == "500" for r in pages)  # 2 pages, 410, then 3 pages

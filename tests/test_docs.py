@@ -48,3 +48,12 @@ def test_pinned_versions_agree() -> None:
     assert f"rev: v{__version__}" in README
     tagging = (ROOT / "docs" / "github-action.md").read_text(encoding="utf-8")
     assert "## Versions" in tagging and f"`{major}`" in tagging
+
+
+def test_every_lint_option_is_documented_in_usage() -> None:
+    from nodename_lint.cli import main
+
+    usage = (ROOT / "docs" / "usage.md").read_text(encoding="utf-8")
+    options = {opt for param in main.commands["lint"].params for opt in getattr(param, "opts", [])
+               if opt.startswith("--") and opt != "--help" and not opt.startswith("--output-")}
+    assert sorted(option for option in options if f"`{option}" not in usage and f" {option}" not in usage) == []

@@ -12,8 +12,8 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -123,3 +123,18 @@ def test_krew_manifest_renders_to_a_plugin_running_the_installed_script() -> Non
     for platform in platforms:
         assert platform["bin"] == PLUGIN.name == "kubectl-nodename_lint"
         assert platform["uri"].endswith(".tar.gz") and "/v1.2.3/" in platform["uri"]
+
+
+def test_plugin_audits_the_current_context(kubectl: Kubectl, tmp_path: Path) -> None:
+    """`kubectl nodename-lint audit` reads kubectl's current context, like the lint."""
+    from tests.test_audit import EXAMPLE, comparable, kubeconfig_for, serve
+
+    state = EXAMPLE / "state.yaml"
+    saved = kubectl("nodename-lint", "audit", "--cluster-state", str(state), "--format", "json")
+    with serve(state) as server:
+        live = kubectl("nodename-lint", "audit", "--format", "json",
+                       env={"KUBECONFIG": str(kubeconfig_for(tmp_path, server))})
+    assert live.returncode == saved.returncode == 1, live.stderr + saved.stderr
+    expected = comparable(saved.stdout, f"file {state}")
+    assert expected and comparable(live.stdout, "context kind-kind") == expected
+    assert {r.method for r in server.requests} == {"GET"}

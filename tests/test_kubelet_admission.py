@@ -485,3 +485,29 @@ def test_a_static_pod_does_not_conflict_with_its_own_mirror_pod():
     cluster = load_state_text(state(node("kind-control-plane"), mirror, other), "state.yaml")
     found = lint_yaml(static, rules=catalogue_rules, cluster=cluster, static_pod=True, static_pod_node="kind-control-plane")
     assert len(found) == 1 and "already used by Pod default/ingress" in found[0].message
+
+
+SANDBOX_CLASS = ("- apiVersion: node.k8s.io/v1\n  kind: RuntimeClass\n  metadata: {name: gvisor}\n  handler: runsc\n"
+                 "  scheduling:\n    nodeSelector: {sandbox: gvisor}\n"
+                 "    tolerations: [{key: sandbox, operator: Exists, effect: NoExecute}]\n")
+SANDBOX_STATE = state(node("kind-worker", labels=", sandbox: gvisor", taints="{key: sandbox, value: \"true\", effect: NoExecute}"),
+                      node("kind-worker2"), SANDBOX_CLASS)
+
+
+def test_the_runtime_class_scheduling_is_merged_into_the_pod():
+    """setScheduling: the class's tolerations and nodeSelector are the Pod's too."""
+    sandboxed = pod("  runtimeClassName: gvisor\n" + CONTAINER)
+    assert findings(sandboxed, SANDBOX_STATE, "untolerated-taint") == []
+    assert len(findings(pod(CONTAINER), SANDBOX_STATE, "untolerated-taint")) == 1
+    elsewhere = pod("  runtimeClassName: gvisor\n" + CONTAINER, node_name="kind-worker2")
+    found = findings(elsewhere, SANDBOX_STATE, "node-selector-mismatch")
+    assert len(found) == 1 and "node kind-worker2 has no label sandbox" in found[0].message
+    assert findings(pod("  runtimeClassName: gvisor\n" + CONTAINER, node_name=None), SANDBOX_STATE, "no-node-fits") == []
+
+
+def test_a_node_selector_that_contradicts_the_runtime_class_is_refused():
+    text = pod("  runtimeClassName: gvisor\n  nodeSelector: {sandbox: kata}\n" + CONTAINER)
+    found = findings(text, SANDBOX_STATE, "runtime-class-overhead")
+    assert len(found) == 1
+    assert ("conflict: runtimeClass.scheduling.nodeSelector[sandbox] = gvisor; pod.spec.nodeSelector[sandbox] = kata"
+            in found[0].message)

@@ -133,6 +133,10 @@ def _issue_11_cases() -> list[Any]:
         pytest.param(sandboxed_by_hand, cases.RC_STATE, [], id="runtime-class-overhead-by-hand"),
         pytest.param(cases.SANDBOXED.replace("gvisor", "kata"), cases.RC_STATE, [], id="runtime-class-not-found"),
         pytest.param(cases.DEPLOYMENT, cases.state(cases.node("kind-worker")), [], id="invalid-name-in-template"),
+        pytest.param(cases.pod("  runtimeClassName: gvisor\n" + cases.CONTAINER, node_name="kind-worker2"),
+                     cases.SANDBOX_STATE, [], id="runtime-class-scheduling"),
+        pytest.param(cases.pod("  runtimeClassName: gvisor\n  nodeSelector: {sandbox: kata}\n" + cases.CONTAINER),
+                     cases.SANDBOX_STATE, [], id="runtime-class-conflict"),
         pytest.param(cases.pod(cases.match_fields(["kind-worker"]) + cases.BIG, node_name=None), cases.THREE_NODES, [],
                      id="match-fields"),
         pytest.param(cases.pod("  containers:\n    - name: app\n      image: busybox\n"

@@ -12,9 +12,9 @@ import contextlib
 import os
 import shutil
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
-from collections.abc import AsyncIterator
 
 import pytest
 from lsprotocol import types as lsp
@@ -69,14 +69,14 @@ class Recorder(dict):  # type: ignore[type-arg]
 
 @contextlib.asynccontextmanager
 async def language_server(root: Path, settings: dict[str, Any] | None = None, env: dict[str, str] | None = None,
-                          editor: str = "neovim") -> AsyncIterator[LanguageClient]:
+                          editor: str = "neovim", initialization_options: Any = None) -> AsyncIterator[LanguageClient]:
     client = make_test_lsp_client()
     client.diagnostics = Recorder()
     client.set_configuration(settings or {}, section="nodename-lint")
     await client.start_io(sys.executable, "-m", "nodename_lint", "lsp", "--stdio", cwd=str(root),
                           env={**os.environ, **(env or {})})
     result = await client.initialize_session(lsp.InitializeParams(
-        capabilities=client_capabilities(editor), root_uri=root.as_uri(),
+        capabilities=client_capabilities(editor), root_uri=root.as_uri(), initialization_options=initialization_options,
         workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)]))
     client.position_encoding = result.capabilities.position_encoding or "utf-16"  # type: ignore[attr-defined]
     try:
@@ -158,6 +158,7 @@ async def test_open_change_and_quick_fix_match_the_cli(tmp_path: Path) -> None:
         fix = actions["Fix"]
         assert isinstance(fix, lsp.CodeAction) and fix.edit is not None and fix.edit.changes is not None
         assert list(fix.diagnostics or []) == [unknown] and fix.kind == lsp.CodeActionKind.QuickFix
+        assert fix.title == "Fix unknown-node: set spec.nodeName to kind-worker"
         fixed = apply(GHOST, fix.edit.changes[uri])
         cli = run_cli("--fix", str(path), "--cluster-state", str(STATE))
         assert "fixed 1 problem" in cli.stderr, cli.stderr
@@ -270,6 +271,15 @@ async def test_settings_change_and_a_broken_config_file(tmp_path: Path) -> None:
         assert {d.code for d in await diagnostics(client, uri)} == {"nodename-on-pod", "unknown-node"}
         errors = [m.message for m in client.messages if m.type == lsp.MessageType.Error]
         assert len(errors) == 1 and ".nodename-lint.yaml:2" in errors[0] and "unknown-node" in errors[0], errors
+
+
+@pytest.mark.asyncio
+async def test_settings_from_initialization_options(tmp_path: Path) -> None:
+    """A client that sends its settings as initializationOptions (Helix, VS Code's generic client) is heard too."""
+    options = {"nodename-lint": {"clusterState": str(STATE)}}
+    async with language_server(tmp_path, initialization_options=options) as client:
+        uri = open_document(client, tmp_path / "ghost.yaml", GHOST)
+        assert "unknown-node" in {d.code for d in await diagnostics(client, uri)}
 
 
 @pytest.mark.asyncio

@@ -191,3 +191,19 @@ def test_a_snapshot_that_starts_with_trimmed_namespaces_is_recognised(tmp_path: 
     result = run_cli(str(tmp_path), "-q")
     assert result.returncode == 0 and result.stdout == ""
     assert "prod.yaml:1: skipped a List of live objects (status: " in result.stderr
+
+
+def test_a_static_pod_dir_is_linted_once_whatever_the_number_of_configs(tmp_path: Path) -> None:
+    for team in ("a", "b"):
+        (tmp_path / team).mkdir()
+        (tmp_path / team / ".nodename-lint.yaml").write_text("fail-on: error\n")
+        (tmp_path / team / "pod.yaml").write_text(CLEAN_POD_TEXT)
+    manifests = tmp_path / "node" / "manifests"
+    manifests.mkdir(parents=True)
+    (manifests / "agent.yaml").write_text(CLEAN_POD_TEXT)
+    result = run_cli("a", "b", "--static-pod-dir", str(manifests), "--format", "json", cwd=tmp_path)
+    assert json.loads(result.stdout)["summary"]["files"] == 3, result.stdout
+
+
+CLEAN_POD_TEXT = "apiVersion: v1\nkind: Pod\nmetadata: {name: agent, namespace: kube-system}\nspec:\n" \
+                 "  containers: [{name: a, image: busybox:1.37}]\n"

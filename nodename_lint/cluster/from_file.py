@@ -18,7 +18,7 @@ import yaml
 from ..documents import without_cycle_collection
 from ..sources import UsageError
 from ..yamlnodes import resolve_plain
-from .records import NodeInfo, PodInfo
+from .records import NodeInfo, PodInfo, RuntimeClassInfo
 from .state import ClusterState
 
 try:
@@ -123,12 +123,16 @@ def pod_from_object(obj: Any) -> PodInfo:
     )
 
 
-def runtime_class_overhead(obj: Any) -> tuple[str, dict[str, Any] | None]:
-    """(name, overhead.podFixed or None) of a RuntimeClass; raises StateError when its shape is wrong."""
+def runtime_class_from_object(obj: Any) -> tuple[str, RuntimeClassInfo]:
+    """(name, what the admission plugin copies from it) of a RuntimeClass; raises StateError when its shape is wrong."""
     _, name = _name(obj, "RuntimeClass")
-    overhead = _mapping(obj, obj, ("overhead",))
-    fixed = _mapping(obj, obj, ("overhead", "podFixed")) if overhead else {}
-    return name, fixed or None
+    fixed = _mapping(obj, obj, ("overhead", "podFixed")) if _mapping(obj, obj, ("overhead",)) else {}
+    scheduling = _mapping(obj, obj, ("scheduling",))
+    tolerations = scheduling.get("tolerations") or []
+    if not isinstance(tolerations, list) or not all(isinstance(t, dict) for t in tolerations):
+        raise StateError(obj, ("scheduling", "tolerations"), f"RuntimeClass {name}: scheduling.tolerations is not a "
+                         "list of mappings")
+    return name, RuntimeClassInfo(fixed or None, _strings(obj, obj, ("scheduling", "nodeSelector")), tolerations)
 
 
 def state_from_objects(
@@ -152,7 +156,7 @@ def state_from_objects(
         nodes=None if nodes is None else {info.name: info for info in map(node_from_object, nodes)},
         namespaces=None if namespaces is None else frozenset(_name(ns, "Namespace")[1] for ns in namespaces),
         pods=None if pods is None else [pod_from_object(pod) for pod in pods],
-        runtime_classes=None if runtime_classes is None else dict(map(runtime_class_overhead, runtime_classes)),
+        runtime_classes=None if runtime_classes is None else dict(map(runtime_class_from_object, runtime_classes)),
         unavailable=dict(unavailable or {}),
         pod_nodes=pod_nodes,
     )

@@ -599,7 +599,7 @@ def trim_pod(pod: dict[str, Any]) -> dict[str, Any]:
 def trim_runtime_class(runtime_class: dict[str, Any]) -> dict[str, Any]:
     return {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
             "metadata": _pick(runtime_class.get("metadata"), ("name",)),
-            **_pick(runtime_class, ("handler", "overhead"))}
+            **_pick(runtime_class, ("handler", "overhead", "scheduling"))}
 
 
 def write_snapshot(snapshot: dict[str, Any], output: str | None, source: str) -> None:

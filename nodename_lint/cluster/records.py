@@ -64,3 +64,12 @@ class NodeUsage:
 
     pods: int
     requested: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeClassInfo:
+    """What the RuntimeClass admission plugin copies into a Pod that names the class."""
+
+    overhead: dict[str, Any] | None = None  # overhead.podFixed: becomes spec.overhead
+    node_selector: dict[str, str] = field(default_factory=dict)  # scheduling.nodeSelector: merged into the Pod's
+    tolerations: list[dict[str, Any]] = field(default_factory=list)  # scheduling.tolerations: added to the Pod's

@@ -22,7 +22,7 @@ from ..scheduling import (
     scheduler_rejections,
 )
 from .names import closest_node_names
-from .records import NodeInfo, NodeUsage, PodInfo
+from .records import NodeInfo, NodeUsage, PodInfo, RuntimeClassInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +47,7 @@ class ClusterState:
     nodes: dict[str, NodeInfo] | None = None
     namespaces: frozenset[str] | None = None
     pods: list[PodInfo] | None = None
-    # RuntimeClass name -> its overhead.podFixed (None: the class sets no overhead)
-    runtime_classes: dict[str, dict[str, Any] | None] | None = None
+    runtime_classes: dict[str, RuntimeClassInfo] | None = None  # by name
     unavailable: dict[str, str] = field(default_factory=dict)  # data kind -> why it is missing
     pod_nodes: frozenset[str] | None = None
     _by_node: dict[str, list[PodInfo]] | None = field(default=None, repr=False)

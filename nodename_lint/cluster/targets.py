@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from ..model import Manifest
 from ..podspec import is_dns1123_subdomain, pinned_node
 from ..rule import Context
-from .records import NodeInfo
+from .records import NodeInfo, RuntimeClassInfo
 from .state import ClusterState
 
 if TYPE_CHECKING:
@@ -67,6 +67,14 @@ def pod_labels(obj: Manifest) -> dict[str, Any]:
     return labels if isinstance(labels, dict) else {}
 
 
+def runtime_class(obj: Manifest, cluster: ClusterState) -> tuple[str, RuntimeClassInfo] | None:
+    """The RuntimeClass the object's Pods name, when the state has it."""
+    name = (obj.pod_spec or {}).get("runtimeClassName")
+    if not isinstance(name, str) or cluster.runtime_classes is None or name not in cluster.runtime_classes:
+        return None
+    return name, cluster.runtime_classes[name]
+
+
 def runtime_overhead(obj: Manifest, cluster: ClusterState) -> tuple[dict[str, Any] | None, str]:
     """(the overhead the RuntimeClass admission plugin sets, how messages name it).
 
@@ -74,15 +82,33 @@ def runtime_overhead(obj: Manifest, cluster: ClusterState) -> tuple[dict[str, An
     class sets no overhead: then spec.overhead as written counts (runtime-class-overhead
     reports one set by hand).
     """
+    found = runtime_class(obj, cluster)
+    if found is None or not found[1].overhead:
+        return None, ""
+    name, info = found
+    assert info.overhead is not None
+    amounts = ", ".join(f"{resource} {value}" for resource, value in info.overhead.items())
+    return info.overhead, f" (counting the overhead of RuntimeClass {name}: {amounts})"
+
+
+def admitted_spec(obj: Manifest, cluster: ClusterState) -> dict[str, Any]:
+    """The Pod spec as the RuntimeClass admission plugin leaves it (`setScheduling`): the class's
+    scheduling.nodeSelector merged into spec.nodeSelector and its tolerations added. The spec as
+    written when the class sets no scheduling (or is not known)."""
     spec = obj.pod_spec or {}
-    name = spec.get("runtimeClassName")
-    if not isinstance(name, str) or cluster.runtime_classes is None:
-        return None, ""
-    overhead = cluster.runtime_classes.get(name)
-    if not overhead:
-        return None, ""
-    amounts = ", ".join(f"{resource} {value}" for resource, value in overhead.items())
-    return overhead, f" (counting the overhead of RuntimeClass {name}: {amounts})"
+    found = runtime_class(obj, cluster)
+    if found is None or not (found[1].node_selector or found[1].tolerations):
+        return spec
+    info = found[1]
+    selector = spec.get("nodeSelector")
+    tolerations = spec.get("tolerations")
+    merged = dict(spec)
+    if info.node_selector:
+        merged["nodeSelector"] = {**(selector if isinstance(selector, dict) else {}), **info.node_selector}
+    if info.tolerations:
+        own = tolerations if isinstance(tolerations, list) else []
+        merged["tolerations"] = own + [t for t in info.tolerations if t not in own]
+    return merged
 
 
 def admission_reasons(obj: Manifest, node: NodeInfo, cluster: ClusterState) -> list[str]:
@@ -90,7 +116,7 @@ def admission_reasons(obj: Manifest, node: NodeInfo, cluster: ClusterState) -> l
     from ..scheduling import kubelet_reasons
 
     return kubelet_reasons(
-        obj.pod_spec or {}, node, cluster.usage(node.name), labels=pod_labels(obj), static=obj.is_static_pod,
+        admitted_spec(obj, cluster), node, cluster.usage(node.name), labels=pod_labels(obj), static=obj.is_static_pod,
         ports_in_use=other_pods_ports(obj, node.name, cluster), overhead=runtime_overhead(obj, cluster)[0],
     )
 

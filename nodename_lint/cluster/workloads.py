@@ -110,10 +110,25 @@ class ClusterObjects:
     def of(self, kind: str) -> list[dict[str, Any]]:
         return self.by_kind.get(kind, [])
 
-    def add_pod(self, pod: Any, *, keep_all: bool = False) -> None:
-        """Record a Pod; keep its (trimmed) object when audit reports on it, or always with keep_all."""
+    def add_pod(self, pod: Any) -> None:
+        """Record one Pod (see reduce_pod)."""
+        self.add_pods([self.reduce_pod(pod)])
+
+    def add_pods(self, reduced: Iterable[tuple[PodRecord, dict[str, Any] | None] | None]) -> None:
+        """File what reduce_pod made of a list of Pods."""
+        for item in reduced:
+            if item is not None:
+                self.pods.append(item[0])
+                if item[1] is not None:
+                    self.by_kind.setdefault("Pod", []).append(item[1])
+
+    def reduce_pod(self, pod: Any, keep_all: bool = False) -> tuple[PodRecord, dict[str, Any] | None] | None:
+        """A Pod's record, and its trimmed object when audit reports on it (always with keep_all).
+
+        Files nothing itself: a list restarted after 410 Gone reduces its Pods again.
+        """
         if not isinstance(pod, dict):
-            return
+            return None
         from ..scheduling import pod_requests
 
         metadata = _metadata(pod)
@@ -128,10 +143,8 @@ class ClusterObjects:
             node=node if isinstance(node, str) and node else None, running=phase not in ("Succeeded", "Failed"),
             requests=self._shared_requests.setdefault(key, requests), placement=where, owner=controller_of(pod),
         )
-        self.pods.append(record)
         reported = where not in SYSTEM_PLACED or (phase == "Failed" and admission_rule(_status_text(pod, "reason")))
-        if keep_all or reported:
-            self.by_kind.setdefault("Pod", []).append(trim_audit_pod(pod))
+        return record, trim_audit_pod(pod) if keep_all or reported else None
 
 
 # --- reading objects ----------------------------------------------------------------------------
@@ -301,7 +314,7 @@ def read_live(live: Any, progress: ListProgress | None = None, *, keep_all: bool
     reads: list[tuple[str, str, str, Callable[[dict[str, Any]], Any]]] = [
         ("Node", "nodes", "/api/v1/nodes", trim_node),
         ("Namespace", "namespaces", "/api/v1/namespaces", trim_namespace),
-        ("Pod", "pods", "/api/v1/pods", partial(found.add_pod, keep_all=keep_all)),
+        ("Pod", "pods", "/api/v1/pods", partial(found.reduce_pod, keep_all=keep_all)),
     ]
     for kind, (resource, group) in WORKLOADS.items():
         reads.append((kind, resource, f"{group}/{resource}", partial(trim_workload, kind)))
@@ -312,7 +325,9 @@ def read_live(live: Any, progress: ListProgress | None = None, *, keep_all: bool
             except Forbidden as exc:
                 found.unavailable[resource] = exc.reason()
                 continue
-            if kind != "Pod":  # add_pod files the Pods itself
+            if kind == "Pod":
+                found.add_pods(kept)
+            else:
                 found.by_kind[kind] = kept
     finally:
         progress.done()

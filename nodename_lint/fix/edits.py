@@ -57,6 +57,21 @@ Edit = SetValue | ReplaceEntry | Delete | Append
 FixStep = SetValue | ReplaceEntry | Delete | Append | Unfixable
 
 
+def describe(edit: Edit) -> str:
+    """An edit as a person says it: "set spec.nodeName to kind-worker" (quick fix titles)."""
+    from ..podspec import dotted
+    from .render import flow
+
+    where = dotted(edit.path)
+    if isinstance(edit, SetValue):
+        return f"set {where} to {flow(edit.value)}"
+    if isinstance(edit, ReplaceEntry):
+        return f"replace {where} with {dotted((*edit.path[:-1], edit.key))}: {flow(edit.value)}"
+    if isinstance(edit, Append):
+        return f"add {flow(edit.item)} to {where}"
+    return f"remove {where}"
+
+
 def apply_to_data(data: Any, edits: list[Edit], prefix: Path = ()) -> Any:
     """The plain value of a document after `edits` (paths relative to the object at `prefix`)."""
     result = copy.deepcopy(data)

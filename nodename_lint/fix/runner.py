@@ -163,28 +163,38 @@ def _fix_pass(linter: Linter, text: str, display: str, is_static_pod: bool) -> t
     return _replace_documents(text, documents, edited), applied, notes
 
 
-def fix_finding(linter: Linter, text: str, finding: Finding, display: str = "<string>",
-                is_static_pod: bool = False) -> tuple[list[Splice], str]:
-    """The splices (offsets in TEXT) that fix one finding, as one --fix pass would; else ([], why not).
+@dataclass
+class FindingFix:
+    """What fixing one finding takes: splices (offsets in the whole text) and the edits they make,
+    or, when it cannot be fixed, why not."""
 
-    The editor's quick fix: the same fixer, planner and read-back check as --fix, for one finding.
+    splices: list[Splice] = field(default_factory=list)
+    edits: list[Edit] = field(default_factory=list)
+    reason: str = ""
+
+
+def fix_finding(linter: Linter, text: str, finding: Finding, display: str = "<string>",
+                is_static_pod: bool = False) -> FindingFix:
+    """Fix one finding as one --fix pass would: the same fixer, planner and read-back check.
+
+    The editor's quick fix; nothing is written.
     """
     documents = list(iter_documents([text]))
     objects = _objects(linter, documents, display, is_static_pod)
     found = _findings_by_object([finding], [obj for _, obj in objects])
     if not found:
-        return [], "the finding's object is no longer in the text"
+        return FindingFix(reason="the finding's object is no longer in the text")
     document, obj = objects[next(iter(found))]
     edits, reasons = _edits(linter, finding, obj)
     if not edits:
-        return [], "; ".join(reasons) or "the rule has no fix for this object"
+        return FindingFix(reason="; ".join(reasons) or "the rule has no fix for this object")
     edit = _DocumentEdit.of(document)
     try:
         edit.try_edits(obj, edits)
     except SpliceError as exc:
-        return [], f"{exc}; change it by hand"
+        return FindingFix(reason=f"{exc}; change it by hand")
     start = _line_starts(text)[document.line_offset]
-    return [Splice(start + splice.start, start + splice.end, splice.text) for splice in edit.splices], ""
+    return FindingFix([Splice(start + splice.start, start + splice.end, splice.text) for splice in edit.splices], edits)
 
 
 def _objects(linter: Linter, documents: list[Document], display: str, is_static_pod: bool

@@ -78,6 +78,7 @@ class Workspace:
 
     root: str | None = None
     settings: Settings = field(default_factory=Settings)
+    initial_settings: Settings = field(default_factory=Settings)  # from initializationOptions
     cluster: ClusterState | None = None
     live_namespace: str | None = None
     configs: dict[str, tuple[int, Config]] = field(default_factory=dict)  # path -> (mtime_ns, config)
@@ -101,7 +102,9 @@ class NodenameLintServer(LanguageServer):
 
     # --- configuration and cluster ------------------------------------------------------------
     async def read_settings(self) -> None:
-        """Ask the client for `nodename-lint.*` (when it can answer workspace/configuration)."""
+        """Ask the client for `nodename-lint.*`; a client that cannot answer, or has none set, keeps
+        what initializationOptions gave (for clients whose settings only reach the server that way)."""
+        self.state.settings = self.state.initial_settings
         workspace = self.client_capabilities.workspace
         if workspace is None or not workspace.configuration:
             return
@@ -111,7 +114,9 @@ class NodenameLintServer(LanguageServer):
         except Exception as exc:  # a client that fails the request: keep the defaults
             self.tell(f"cannot read the settings: {exc}", lsp.MessageType.Warning)
             return
-        self.state.settings = Settings.parse(values[0] if values else None)
+        value = values[0] if values else None
+        if isinstance(value, dict) and any(value.get(key) for key in ("clusterState", "context")):
+            self.state.settings = Settings.parse(value)
 
     async def load_cluster(self) -> str:
         """Read the configured cluster state (off the event loop); returns what was read, for messages."""
@@ -278,16 +283,17 @@ def code_actions(server: NodenameLintServer, params: lsp.CodeActionParams) -> li
             continue
         rule = catalogue.get(finding.rule)
         if rule is not None and rule.fixer_function is not None:
+            from ..fix.edits import describe
             from ..fix.runner import fix_finding
 
-            splices, _ = fix_finding(linted.linter, linted.text, finding, linted.path, linted.is_static_pod)
-            if splices:
+            fix = fix_finding(linted.linter, linted.text, finding, linted.path, linted.is_static_pod)
+            if fix.splices:
                 edits = [lsp.TextEdit(range=lsp.Range(start=offset_position(document, linted.text, splice.start),
                                                       end=offset_position(document, linted.text, splice.end)),
-                                      new_text=splice.text) for splice in splices]
+                                      new_text=splice.text) for splice in fix.splices]
                 actions.append(lsp.CodeAction(
-                    title=f"Fix {finding.rule}: {rule.fix}", kind=lsp.CodeActionKind.QuickFix,
-                    diagnostics=[diagnostic], is_preferred=True,
+                    title=f"Fix {finding.rule}: {', '.join(map(describe, fix.edits))}",
+                    kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic], is_preferred=True,
                     edit=lsp.WorkspaceEdit(changes={uri: edits})))
         suppress = suppress_edit(document, linted, finding)
         if suppress is not None:
@@ -344,6 +350,12 @@ def suppress_edit(document: TextDocument, linted: Linted, finding: Finding) -> l
 # --- the server ---------------------------------------------------------------------------------------
 def create_server() -> NodenameLintServer:
     server = NodenameLintServer()
+
+    @server.feature(lsp.INITIALIZE)
+    def initialize(ls: NodenameLintServer, params: lsp.InitializeParams) -> None:
+        options = params.initialization_options
+        if isinstance(options, dict):
+            ls.state.initial_settings = Settings.parse(options.get(SETTINGS_SECTION, options))
 
     @server.feature(lsp.INITIALIZED)
     async def initialized(ls: NodenameLintServer, params: lsp.InitializedParams) -> None:
