@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from live_scale import TEAMS, cluster  # noqa: E402
+from live_scale import TEAMS, cluster  # noqa: E402  (bench/ is not a package)
 
 from tests.apiserver import TOKEN, ApiServer, cluster_entry, write_kubeconfig  # noqa: E402
 

@@ -50,10 +50,12 @@ def manifest(index: int, nodes: int, rng: random.Random) -> str:
     cpu = rng.choice(["100m", "500m", "2", "40"])
     if index % 3 == 0:
         return (f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: debug-{index}\nspec:\n  nodeName: {target}\n"
-                f"  containers:\n    - name: c\n      image: busybox\n      resources:\n        requests: {{cpu: \"{cpu}\"}}\n")
+                f"  containers:\n    - name: c\n      image: busybox\n"
+                f"      resources:\n        requests: {{cpu: \"{cpu}\"}}\n")
     pinned = f"      nodeName: {target}\n" if index % 3 == 1 else "      nodeSelector: {disktype: ssd}\n"
     return (f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web-{index}\nspec:\n  replicas: 3\n"
-            f"  selector:\n    matchLabels: {{app: web-{index}}}\n  template:\n    metadata:\n      labels: {{app: web-{index}}}\n"
+            f"  selector:\n    matchLabels: {{app: web-{index}}}\n"
+            f"  template:\n    metadata:\n      labels: {{app: web-{index}}}\n"
             f"    spec:\n{pinned}      containers:\n        - name: c\n          image: nginx\n"
             f"          resources:\n            requests: {{cpu: \"{cpu}\", memory: 256Mi}}\n")
 

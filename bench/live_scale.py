@@ -147,7 +147,8 @@ def main() -> None:
             write_manifests(folder, options.manifests, 100, nodes, options.bare_pods)
             for suffix in ("json", "yaml"):
                 seconds, _ = cli("snapshot", "--kubeconfig", str(kubeconfig), "-o", str(work / f"state.{suffix}"))
-                print(f"snapshot -o state.{suffix}: {seconds:.1f} s, {(work / f'state.{suffix}').stat().st_size / 1e6:.0f} MB, "
+                size = (work / f"state.{suffix}").stat().st_size / 1e6
+                print(f"snapshot -o state.{suffix}: {seconds:.1f} s, {size:.0f} MB, "
                       f"{len(server.requests)} requests so far")
             report = ["-o", str(work / "out.txt")]
             offline = best(options.repeat, str(folder), *report)

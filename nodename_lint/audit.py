@@ -29,7 +29,6 @@ from .cluster.workloads import (
     ClusterObjects,
     Placement,
     PodRecord,
-    admission_rule,
     controller_of,
     nodename_managers,
 )
@@ -40,11 +39,15 @@ from .model import Manifest, Path
 from .podspec import pinned_node
 from .registry import all_rules
 from .rule import SEVERITY_RANK, Context, Severity
+from .scheduling import HostPort, reason_rule
 
-# Rules that cannot apply to an object read from the API: they are about files (syntax, static Pod
-# folders) or compare a manifest with the live object, which here is the object itself.
-NOT_APPLICABLE = frozenset({"yaml-syntax", "duplicate-key", "nodename-immutable", "static-pod-invalid",
-                            "static-pod-missing-namespace", "mirror-pod-manifest"})
+# Rules that cannot apply to an object read from the API: they are about files (syntax, Helm charts,
+# static Pod folders), compare a manifest with the live object (here the object itself), or predict
+# an admission the API server has already made (a live Pod's spec.overhead is the RuntimeClass
+# plugin's own; a live object's namespace exists).
+NOT_APPLICABLE = frozenset({"yaml-syntax", "duplicate-key", "helm-render", "nodename-immutable", "static-pod-invalid",
+                            "static-pod-missing-namespace", "mirror-pod-manifest", "runtime-class-overhead",
+                            "missing-namespace"})
 PODGC_PERIOD = timedelta(seconds=20)  # gcCheckPeriod, pkg/controller/podgc/gc_controller.go
 PODGC_QUARANTINE = timedelta(seconds=40)  # quarantineTime: how long a missing node may reappear
 LIVE = "In the cluster: "  # starts what a finding adds from the object's live state (see _live)
@@ -89,6 +92,7 @@ class AuditState(ClusterState):
 
     records: list[PodRecord] = field(default_factory=list, repr=False)
     _sums: dict[str, NodeUsage] | None = field(default=None, repr=False)
+    _ports_by_node: dict[str, dict[HostPort, list[str]]] | None = field(default=None, repr=False)
     _own: dict[str, list[PodRecord]] = field(default_factory=dict, repr=False)  # node -> the object's own Pods
 
     @contextlib.contextmanager
@@ -122,6 +126,25 @@ class AuditState(ClusterState):
             for resource, amount in pod.requests.items():
                 requested[resource] = requested.get(resource, 0) - amount
         return NodeUsage(usage.pods - len(own), requested)
+
+    def ports_in_use(self, node: str) -> dict[HostPort, str] | None:
+        """Host ports of the running Pods on `node` ("namespace/name" of the holder), the object's own left out."""
+        if not self.pods_known_on(node):
+            return None
+        if self._ports_by_node is None:
+            self._ports_by_node = {}
+            for pod in self.records:
+                if pod.node and pod.running and pod.host_ports:
+                    held = self._ports_by_node.setdefault(pod.node, {})
+                    for port in pod.host_ports:
+                        held.setdefault(port, []).append(f"{pod.namespace}/{pod.name}")
+        own = {f"{pod.namespace}/{pod.name}" for pod in self._own.get(node, ())}
+        in_use: dict[HostPort, str] = {}
+        for port, holders in self._ports_by_node.get(node, {}).items():
+            others = [holder for holder in holders if holder not in own]
+            if others:
+                in_use[port] = others[0]
+        return in_use
 
 
 def _sum_by_node(records: list[PodRecord]) -> dict[str, NodeUsage]:
@@ -340,7 +363,7 @@ def _rejections(obj: ClusterObject, findings: list[Finding], rejected: list[dict
     """
     by_rule: dict[str, list[dict[str, Any]]] = {}
     for pod in rejected:
-        rule = admission_rule(_status(pod, "reason"))
+        rule = reason_rule(_status(pod, "reason"))
         if rule is not None and rule in severities:
             by_rule.setdefault(rule, []).append(pod)
     kept = []

@@ -14,8 +14,12 @@ from .clitypes import Duration, complete_contexts, complete_rule_ids
 from .report import FORMATS
 from .sources import UsageError
 
-if TYPE_CHECKING:  # startup: the CLI imports the engine's modules only when a command needs them
+if TYPE_CHECKING:
     from .rule import Severity
+
+# Startup: every import inside a function of this module is deliberate. `--version`, `rules` and an
+# offline lint load only what they use (the engine, the cluster code, the fixer, the reporters are
+# imported where a command needs them); tests/test_imports.py proves it.
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 SEVERITY_CHOICES = ("error", "warning", "info")
@@ -85,7 +89,9 @@ def _format_output_options(command: Any) -> Any:
 
 
 @main.command("lint")
-@click.argument("paths", nargs=-1, type=click.Path())
+# readable=False: click would refuse the whole run for one unreadable file; the engine reports it as a
+# finding at its line 1 and lints the others.
+@click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @click.option("--format", "formats", multiple=True, type=click.Choice(FORMATS), help="Output format (repeatable).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE instead of stdout.")
 @_format_output_options
@@ -103,7 +109,8 @@ def _format_output_options(command: Any) -> Any:
 @click.option("--live", is_flag=True, help="Read cluster state from the current kubeconfig context.")
 @click.option("--offline", is_flag=True, help="Read no cluster (the default, except as `kubectl nodename-lint`).")
 @click.option("--cluster-state", "cluster_state", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Cluster state saved by `kubectl get nodes,namespaces,pods -A -o yaml` (or -o json, or `nodename-lint snapshot`).")
+              help="Cluster state saved by `kubectl get nodes,namespaces,pods -A -o yaml` "
+              "(or -o json, or `nodename-lint snapshot`).")
 @click.option("--fix", is_flag=True, help="Fix what can be fixed in the files, then report what remains.")
 @click.option("--diff", is_flag=True, help="Print a unified diff of what --fix would change; write nothing.")
 @click.option("--helm-values", "helm_values", multiple=True, type=click.Path(dir_okay=False, exists=True), metavar="FILE",
@@ -475,8 +482,7 @@ def audit_command(cluster_state: str | None, kube_context: str | None, kubeconfi
         if config_path is not None and not os.path.isfile(config_path):
             raise UsageError(f"{config_path}: no such config file")
         config = load_config(config_path or find_config(), list(catalogue))
-        severities = resolve_severities({rule.id: rule.severity for rule in catalogue.values()}, config,
-                                        _split_ids(select), _split_ids(ignore))
+        severities = resolve_severities(catalogue, config, _split_ids(select), _split_ids(ignore))
         from .audit import run_audit
 
         result = run_audit(objects, severities)

@@ -63,6 +63,7 @@ class Duration(click.ParamType):
 
 def complete_rule_ids(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Rule ids; after a comma (`--select a,b`) the last id is completed and the others are kept."""
+    # startup: only shell completion loads these (the options are declared on every run)
     from click.shell_completion import CompletionItem
 
     from .registry import all_rules
@@ -75,7 +76,7 @@ def complete_rule_ids(ctx: click.Context, param: click.Parameter, incomplete: st
 
 def complete_contexts(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """The context names of the kubeconfig the run would read (--kubeconfig, KUBECONFIG, ~/.kube/config)."""
-    from click.shell_completion import CompletionItem
+    from click.shell_completion import CompletionItem  # startup: as in complete_rule_ids
 
     return [CompletionItem(name) for name in kubeconfig_contexts(ctx.params.get("kubeconfig"))
             if name.startswith(incomplete)]
@@ -83,6 +84,7 @@ def complete_contexts(ctx: click.Context, param: click.Parameter, incomplete: st
 
 def kubeconfig_contexts(flag: str | None) -> list[str]:
     """Every context name defined in the kubeconfig files; [] when there are none or they cannot be read."""
+    # startup: as in complete_rule_ids
     import yaml
 
     from .cluster.live import kubeconfig_paths

@@ -103,6 +103,7 @@ def load_config(path: str | None, rule_ids: list[str]) -> Config:
     """Read and validate a config file; raises UsageError with file:line on any mistake."""
     if path is None:
         return Config()
+    # startup: jsonschema and the YAML reader load only when there is a config file (tests/test_imports.py)
     import jsonschema
 
     from .documents import compose
@@ -160,7 +161,7 @@ def _chart_settings(path: str, base: str, chart: str, settings: dict[str, Any], 
 
 def _problems(error: Any, root: Any, rule_ids: list[str]) -> list[tuple[int, str]]:
     """(line, message) for one schema error, at the line of the key or value that is wrong."""
-    from .yamlnodes import child
+    from .yamlnodes import child  # startup: as in load_config
 
     node, line = root, (root.start_mark.line + 1 if root is not None else 1)
     for step in error.absolute_path:
@@ -199,7 +200,7 @@ def _problems(error: Any, root: Any, rule_ids: list[str]) -> list[tuple[int, str
 
 
 def _did_you_mean(word: str, choices: list[str]) -> str:
-    import difflib
+    import difflib  # startup: only a mistake in the config or a flag needs it
 
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""

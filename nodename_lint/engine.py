@@ -13,7 +13,17 @@ from .findings import Finding, RunResult
 from .model import CLUSTER_SCOPED_KINDS, Manifest, live_list_fields, objects_in
 from .registry import all_rules
 from .render import RenderOptions
-from .rule import Context, GroupCheck, ObjectCheck, ObjectRuleCheck, Rule, Severity, Violation
+from .rule import (
+    Context,
+    GroupCheck,
+    GroupKind,
+    ObjectCheck,
+    ObjectKind,
+    ObjectRuleCheck,
+    Rule,
+    Severity,
+    Violation,
+)
 from .sources import STDIN_NAME, Source, read_blocks
 from .suppress import (
     annotation_ignores,
@@ -72,8 +82,8 @@ class Linter:
         self.severities = severities
         self.render_options = render_options or RenderOptions()
         self.skipped: dict[str, str] = {}
-        self.object_checks: dict[str, list[ActiveCheck[ObjectCheck]]] = {"object": [], "static-pod": []}
-        self.group_checks: dict[str, list[ActiveCheck[GroupCheck]]] = {"file": [], "folder": []}
+        self.object_checks: dict[ObjectKind, list[ActiveCheck[ObjectCheck]]] = {"object": [], "static-pod": []}
+        self.group_checks: dict[GroupKind, list[ActiveCheck[GroupCheck]]] = {"file": [], "folder": []}
         for rule_id, configured in severities.items():
             rule = catalogue[rule_id]
             reason = self._missing_data(rule)
@@ -137,7 +147,7 @@ class Linter:
 
     def _lint_rendered(self, result: FileResult, source: Source) -> None:
         """A chart or kustomization: lint what it builds to, at the files it was built from."""
-        from .render import render
+        from .render.build import render  # startup: only charts and kustomizations load the builders
 
         rendering = render(source, self.render_options, self.context.default_namespace)
         result.notes.extend(rendering.notes)

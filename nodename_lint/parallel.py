@@ -82,7 +82,7 @@ def chunked(sources: list[Source], pieces: int) -> list[list[Source]]:
     chunks: list[list[Source]] = []
     current: list[Source] = []
     held = 0
-    for source, size in zip(sources, sizes):
+    for source, size in zip(sources, sizes, strict=True):
         if source.path == STDIN or (current and current[0].path == STDIN):
             if current:
                 chunks.append(current)
@@ -140,7 +140,7 @@ def _pooled(linter: Linter, sources: list[Source], workers: int, start_method: s
             futures = [None if chunk[0].path == STDIN else executor.submit(_lint_chunk, chunk) for chunk in chunks]
         except _CANNOT_START:  # processes start on the first submit
             futures = [None] * len(chunks)
-        for chunk, future in zip(chunks, futures):
+        for chunk, future in zip(chunks, futures, strict=True):
             try:
                 results = _lint_here(linter, chunk) if future is None else future.result()
             except BrokenProcessPool:  # a worker died (killed, out of memory): do its share here

@@ -95,14 +95,15 @@ class Fixer(Protocol):
 
 
 # What a check looks at; the engine dispatches on it.
-CheckKind = Literal["object", "static-pod", "file", "folder"]
+ObjectKind = Literal["object", "static-pod"]
+GroupKind = Literal["file", "folder"]
 
 
 @dataclass(frozen=True, slots=True)
 class ObjectRuleCheck:
     """`kind` "object": every object; "static-pod": every object of a static Pod file."""
 
-    kind: Literal["object", "static-pod"]
+    kind: ObjectKind
     function: ObjectCheck
 
 
@@ -110,7 +111,7 @@ class ObjectRuleCheck:
 class GroupRuleCheck:
     """`kind` "file": the objects of one static Pod file; "folder": the static Pods of one folder."""
 
-    kind: Literal["file", "folder"]
+    kind: GroupKind
     function: GroupCheck
 
 

@@ -576,12 +576,16 @@ _REASON_RULES = {
 }
 
 
+def reason_rule(reason: str) -> str | None:
+    """The rule that explains a kubelet reason (a rejected Pod's status.reason), None for reasons no rule predicts."""
+    return "insufficient-resources" if reason.startswith("OutOf") else _REASON_RULES.get(reason)
+
+
 def reported_first(reasons: list[str], own: str) -> str:
     """" (it reports OutOfcpu first: ...)" when an earlier check hides `own` in the Pod's status."""
     if not reasons or reasons[0] == own:
         return ""
-    rule = "insufficient-resources" if reasons[0].startswith("OutOf") else _REASON_RULES[reasons[0]]
-    return f" (it reports {reasons[0]} first: see {rule})"
+    return f" (it reports {reasons[0]} first: see {reason_rule(reasons[0])})"
 
 
 # --- the scheduler's filters ----------------------------------------------------------------------

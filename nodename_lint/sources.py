@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import errno
 import fnmatch
 import os
@@ -100,7 +101,7 @@ def _file_sources(path: str, static_dirs: list[str], build_folders: dict[str, tu
     stands for its chart; a kustomization's file is linted, and so is the kustomization's build."""
     if is_static_pod_path(path, static_dirs):
         return [(Source(path, True), _identity(path))]
-    from .render.base import HELM, enclosing_rendered_folder
+    from .render import HELM, enclosing_rendered_folder
 
     folder, kind = enclosing_rendered_folder(path, build_folders)
     found: list[tuple[Source, object]] = [(Source(_relative(folder), render=kind), _identity(folder))] if kind else []
@@ -187,7 +188,7 @@ def _walk(
 
 def _build_source(folder: str, names: list[str], identity: tuple[int, int]) -> Iterator[tuple[Source, tuple[int, int]]]:
     """The chart or kustomization of a folder, as one Source that is built before it is linted."""
-    from .render.base import folder_render_kind
+    from .render import folder_render_kind
 
     kind = folder_render_kind(names)
     if kind:
@@ -206,7 +207,7 @@ def _file_kind(mode: int) -> str:
 
 def read_blocks(source: Source) -> Iterator[str]:
     """The text of a source, in blocks; stdin is streamed. Raises OSError or UnicodeDecodeError."""
-    from .documents import decode
+    from .documents import decode  # startup: the CLI imports this module for UsageError; YAML loads on a lint
 
     if source.path == STDIN:
         yield from _stdin_blocks()
@@ -228,8 +229,6 @@ def read_blocks(source: Source) -> Iterator[str]:
 
 
 def _stdin_blocks() -> Iterator[str]:
-    import codecs
-
     stream = sys.stdin.buffer
     first = stream.read(STDIN_BLOCK)
     if first.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):

@@ -86,7 +86,8 @@ _DEPLOYMENT = """
 RULE = Rule(
     id="no-node-fits",
     severity="error",
-    summary="No node can take the Pod (resources, selector and affinity, taints, cordon): it stays Pending with FailedScheduling.",
+    summary="No node can take the Pod (resources, selector and affinity, taints, cordon): "
+    "it stays Pending with FailedScheduling.",
     doc=__doc__,
     needs=frozenset({"nodes"}),
     examples=(

@@ -59,7 +59,8 @@ _POD = """
 RULE = Rule(
     id="node-not-ready",
     severity="warning",
-    summary="The pinned node is NotReady, unreachable or cordoned: nodeName bypasses cordon, and the Pod may never start.",
+    summary="The pinned node is NotReady, unreachable or cordoned: "
+    "nodeName bypasses cordon, and the Pod may never start.",
     doc=__doc__,
     needs=frozenset({"nodes"}),
     examples=(

@@ -58,7 +58,8 @@ _POD = """
 RULE = Rule(
     id="node-selector-mismatch",
     severity="error",
-    summary="nodeSelector or required node affinity does not match the pinned node: the kubelet rejects the Pod with NodeAffinity.",
+    summary="nodeSelector or required node affinity does not match the pinned node: "
+    "the kubelet rejects the Pod with NodeAffinity.",
     doc=__doc__,
     needs=frozenset({"nodes"}),
     examples=(

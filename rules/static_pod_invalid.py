@@ -167,8 +167,8 @@ def check_file(objects: Sequence[Manifest], context: Context) -> Iterator[tuple[
         elif position > 0:
             yield obj, Violation(
                 (), f"a static Pod file holds several documents: the kubelet decodes only the first one "
-                f"({objects[0].kind} {objects[0].name}) and silently ignores this {obj.kind} {obj.name}, which never "
-                "runs",
+                f"({objects[0].kind} {objects[0].name}) and silently ignores this {obj.kind} {obj.name}, "
+                "which never runs",
                 fix="put each Pod in a file of its own",
             )
     if objects and objects[0].is_pod:

@@ -53,7 +53,8 @@ _POD = """
 RULE = Rule(
     id="static-pod-missing-namespace",
     severity="error",
-    summary="A static Pod names a namespace the cluster lacks: it runs, but its mirror Pod is refused and kubectl never shows it.",
+    summary="A static Pod names a namespace the cluster lacks: "
+    "it runs, but its mirror Pod is refused and kubectl never shows it.",
     doc=__doc__,
     needs=frozenset({"namespaces"}),
     examples=(

@@ -63,7 +63,8 @@ _POD = """
 RULE = Rule(
     id="untolerated-taint",
     severity="error",
-    summary="The pinned node has a taint the Pod does not tolerate: rejected or evicted (NoExecute), or placed past the taint (NoSchedule).",
+    summary="The pinned node has a taint the Pod does not tolerate: rejected or evicted (NoExecute), "
+    "or placed past the taint (NoSchedule).",
     doc=__doc__,
     needs=frozenset({"nodes"}),
     examples=(
@@ -118,7 +119,8 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         first = reported_first(admission_reasons(obj, node, cluster), "TaintToleration")
         yield Violation(
             where,
-            f"{noun} would be rejected by the kubelet on {name} with TaintToleration{first}: the node has taint {listed} "
+            f"{noun} would be rejected by the kubelet on {name} with TaintToleration{first}: "
+            f"the node has taint {listed} "
             f"and the Pod does not tolerate it; {rejection_fate(obj)}",
             fix=f"add a toleration for {listed} (without tolerationSeconds) if the Pod belongs there, "
             "or pick another node, or drop nodeName",

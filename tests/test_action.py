@@ -22,8 +22,7 @@ import pytest
 import yaml
 
 from .apiserver import ApiServer
-from .apiserver.fixtures import api_server, kubeconfig  # noqa: F401  (pytest fixtures)
-from .conftest import ROOT, lint_yaml
+from .conftest import ROOT, lint_yaml, unavailable
 from .test_precommit import GIT_IDENTITY, snapshot_working_tree
 from .test_sarif import BROKEN_DEPLOYMENT, assert_valid_sarif
 
@@ -240,7 +239,7 @@ def test_install_step_installs_the_action_checkout_into_a_virtualenv(pull_reques
                      kubeconfig=str(kubeconfig), context="kind-kind")
     python = run.step_outputs["install"].get("python", "")
     if not python and any(word in run.stderr for word in ("NewConnectionError", "Could not find a version")):
-        pytest.skip("pip could not reach the package index")
+        unavailable("pip could not reach the package index")
     assert python == str(tmp_path / "runner" / "nodename-lint-venv" / "bin" / "python"), run.stderr
     assert "already installed" not in run.stdout
     assert run.exit_code == 1, run.stderr

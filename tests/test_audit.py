@@ -82,7 +82,7 @@ def audit_result(*objects: dict[str, Any]) -> Any:
             found.add_pod(obj)
         else:
             found.by_kind.setdefault(obj["kind"], []).append(obj)
-    return run_audit(found, {rule.id: rule.severity for rule in all_rules().values()}, now=NOW)
+    return run_audit(found, dict.fromkeys(all_rules()), now=NOW)
 
 
 def audit(*objects: dict[str, Any]) -> list[tuple[str, str]]:
@@ -407,7 +407,7 @@ def test_a_pod_pinned_by_hand_on_a_node_tainted_noexecute_since_is_reported_with
     found = ClusterObjects(source="file test.yaml", by_kind={"Node": [*nodes(), tainted], "Namespace": []})
     found.add_pod(pod("debug", "kind-tainted", meta=HAND))
     found.add_pod(pod("agent", "kind-tainted", meta=owned_by("DaemonSet", "agent")))
-    result = run_audit(found, {rule.id: rule.severity for rule in all_rules().values()}, now=NOW)
+    result = run_audit(found, dict.fromkeys(all_rules()), now=NOW)
     messages = {(f.object.key() if f.object else "", f.rule): f.message for f in result.findings}
     assert set(messages) == {("Pod/default/debug", "untolerated-taint"), ("Pod/default/debug", "nodename-on-pod")}
     assert "In the cluster: it is Running there: the taint eviction controller deletes" in messages[
@@ -442,3 +442,26 @@ def test_a_cluster_bigger_than_a_page_is_read_page_by_page_with_the_same_finding
         ("ghost", "nodename-on-pod"), ("ghost", "unknown-node")]
     assert any("1200 Pods placed by the system" in note for note in report["summary"]["notes"])
     assert len(pages) == 3 + 2 and all(r.query["limit"] == "500" for r in pages)  # 2 pages, 410, then 3 pages
+
+
+def with_host_port(port: int) -> dict[str, Any]:
+    ports = [{"containerPort": port, "hostPort": port}]
+    return {"containers": [{"name": "main", "image": "busybox:1.37", "ports": ports}]}
+
+
+def test_host_ports_held_by_system_placed_pods_count_and_a_pod_never_conflicts_with_itself() -> None:
+    ingress = pod("ingress-abcde", "kind-worker", meta=owned_by("DaemonSet", "ingress"), spec=with_host_port(80))
+    debug = pod("debug", "kind-worker", phase="Pending", meta=HAND, spec=with_host_port(80))
+    assert ("Pod/default/debug", "host-port-conflict") in audit(ingress, debug)
+    assert ("Pod/default/debug", "host-port-conflict") not in audit(
+        pod("debug", "kind-worker", meta=HAND, spec=with_host_port(80)))
+
+
+def test_a_pod_rejected_for_its_host_port_is_explained_by_host_port_conflict() -> None:
+    ingress = pod("ingress-abcde", "kind-worker", meta=owned_by("DaemonSet", "ingress"), spec=with_host_port(80))
+    status = {"reason": "NodePorts",
+              "message": "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the "
+                         "requested pod ports"}
+    message = audit_messages(ingress, pod("debug", "kind-worker", phase="Failed", meta=HAND, status=status,
+                                          spec=with_host_port(80)))["host-port-conflict"]
+    assert "already used by Pod default/ingress-abcde" in message and "status.reason NodePorts" in message

@@ -24,7 +24,7 @@ from nodename_lint.registry import all_rules
 from nodename_lint.rule import Context
 from nodename_lint.sources import Source
 
-from .conftest import ROOT, run_cli
+from .conftest import ROOT, require_tool, run_cli
 
 BADINPUT = ROOT / "tests" / "badinput"
 STATE = ROOT / "examples" / "cluster" / "state.yaml"
@@ -292,14 +292,24 @@ def test_a_pipe_named_on_purpose_is_read(tmp_path):
 
 
 def test_unreadable_file(tmp_path):
-    if os.geteuid() == 0:
-        pytest.skip("running as root: permission bits do not stop root from reading (sockets and devices above "
-                    "cover files that cannot be opened)")
+    """A file the run may not read is a finding at its line 1, and the other files are still linted.
+
+    Root reads any file through CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH, so as root (CI) the CLI runs
+    with those two capabilities dropped (setpriv, util-linux): it is still uid 0, and the file's owner
+    bits (none) apply to it as to anyone.
+    """
+    (tmp_path / "good.yaml").write_text(GOOD)
     (tmp_path / "secret.yaml").write_text(GOOD)
     (tmp_path / "secret.yaml").chmod(0)
-    result = run_cli("secret.yaml", cwd=tmp_path)
-    assert result.returncode == 1 and "secret.yaml:1:1: error[yaml-syntax]" in result.stdout
-    assert "Permission denied" in result.stdout
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        prefix = [require_tool("setpriv", "apt-get install util-linux"), "--bounding-set=-dac_override,-dac_read_search",
+                  "--"]
+    result = subprocess.run([*prefix, sys.executable, "-m", "nodename_lint", "secret.yaml", "good.yaml"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60, env={**os.environ, "NO_COLOR": "1"})
+    assert result.returncode == 1, result.stderr
+    assert "secret.yaml:1:1: error[yaml-syntax]" in result.stdout and "Permission denied" in result.stdout
+    assert "good.yaml:" in result.stdout, "the readable file is still linted"
 
 
 def test_a_file_that_disappears_during_the_run(tmp_path):

@@ -219,7 +219,8 @@ def test_continue_token_that_keeps_expiring(manifests: Path, tmp_path: Path) -> 
 
 
 def test_a_real_compaction_expires_continue_tokens(tmp_path: Path) -> None:
-    """The server side of 410: a token issued before expire_continue_tokens() is refused, as after an etcd compaction."""
+    """The server side of 410: a token issued before expire_continue_tokens() is refused, as after an etcd
+    compaction."""
     import ssl
     import urllib.error
     import urllib.request

@@ -90,5 +90,6 @@ def test_the_graph_sees_function_level_and_type_checking_imports() -> None:
     graph = import_graph()
     assert "nodename_lint.scheduling" in graph["nodename_lint.rules.untolerated_taint"]  # inside check()
     assert "nodename_lint.cluster.state" in graph["nodename_lint.rule"]  # under if TYPE_CHECKING
-    assert "nodename_lint.rules" in graph["nodename_lint.registry"]  # from . import rules
+    assert "nodename_lint.registry" in graph["nodename_lint.rules.invalid_suppression"]  # inside check()
+    assert "nodename_lint.rule" in graph["nodename_lint.cluster.targets"]  # from ..rule import (relative)
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]

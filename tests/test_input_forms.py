@@ -136,7 +136,8 @@ def test_unrendered_template_gets_the_template_hint():
 def test_dates_and_odd_scalars_never_break_json_output(tmp_path):
     (tmp_path / "cm.yaml").write_text(
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations: {when: 2001-12-14t21:59:43.10-05:00}\n"
-        "data: {a: .inf, b: =, c: 0o17}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: d, creationTimestamp: 2024-01-01}\n"
+        "data: {a: .inf, b: =, c: 0o17}\n---\napiVersion: v1\nkind: Pod\n"
+        "metadata: {name: d, creationTimestamp: 2024-01-01}\n"
         "spec: {nodeName: BAD, containers: []}\n"
     )
     result = run_cli("cm.yaml", "--format", "json", cwd=tmp_path)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -18,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.apiserver import ApiServer
-from tests.apiserver.fixtures import api_server, kubeconfig  # noqa: F401  (pytest fixtures)
+from tests.conftest import require_tool, unavailable
 from tests.test_live_cluster import TYPO_DEPLOYMENT
 
 PLUGIN = Path(sys.executable).parent / "kubectl-nodename_lint"
@@ -28,14 +27,9 @@ Kubectl = Callable[..., subprocess.CompletedProcess[str]]
 @pytest.fixture
 def kubectl(tmp_path: Path, kubeconfig: Path) -> Kubectl:
     """Run the real kubectl with the plugin's folder first on PATH and KUBECONFIG set; never skips in CI."""
-    binary = shutil.which("kubectl")
-    missing = "kubectl is not installed (apt-get install kubernetes-client)" if binary is None else (
-        f"{PLUGIN} is not installed (pip install -e .)" if not PLUGIN.exists() else "")
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(missing)
-        pytest.skip(missing)
-    assert binary is not None
+    binary = require_tool("kubectl", "apt-get install kubernetes-client")
+    if not PLUGIN.exists():
+        unavailable(f"{PLUGIN} is not installed (pip install -e .)")
 
     def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         full_env = {**os.environ, "HOME": str(tmp_path), "KUBECONFIG": str(kubeconfig), "NO_COLOR": "1",

@@ -24,7 +24,7 @@ from nodename_lint.documents import decode, iter_documents
 from nodename_lint.registry import all_rules
 from nodename_lint.yamlnodes import ConversionError, to_python
 
-from .conftest import ROOT
+from .conftest import ROOT, require_tool, unavailable
 
 ORACLE_SOURCE = ROOT / "tests" / "oracle" / "yaml2json.go"
 GOPATHS = ("/usr/share/gocode",)
@@ -34,12 +34,10 @@ FAILED = object()  # the document cannot be converted
 @pytest.fixture(scope="session")
 def kubectl_json(tmp_path_factory):
     """A function: YAML documents -> what kubectl would send (JSON value) or FAILED, one Go run per batch."""
-    go = shutil.which("go")
-    if go is None:
-        pytest.skip("Go is not installed (apt-get install golang-go golang-k8s-sigs-yaml-dev)")
+    go = require_tool("go", "apt-get install golang-go golang-k8s-sigs-yaml-dev")
     library = next((p for p in GOPATHS if (Path(p) / "src/sigs.k8s.io/yaml/yaml.go").is_file()), None)
     if library is None:
-        pytest.skip("sigs.k8s.io/yaml is not installed (apt-get install golang-k8s-sigs-yaml-dev)")
+        unavailable("sigs.k8s.io/yaml is not installed (apt-get install golang-k8s-sigs-yaml-dev)")
     gopath = tmp_path_factory.mktemp("gopath")
     package = gopath / "src" / "yaml2json"
     package.mkdir(parents=True)
@@ -125,7 +123,8 @@ numbers: [0o17, 017, 08, 0x1F, 0b101, -0b101, +0x1f, 1_000, 1__0, 1_, 0.5, .5, 1
   +18446744073709551615, -9223372036854775809, 0x_1F, 0o, 0x, +, -, 1.2.3, 10 Gi, 1.5Gi, 100m, -1]
 quoted: ["on", '017', "1e3"]
 tagged: [!!str 123, !!str on, !!int "12", !!float 1, !!bool "yes", !!null "", !custom 12]
-keys: {1: a, 0x10: b, 1.5: c, 1e3: d, 1.0e+6: e, 0.00001: f, 3.14159265358979: g, on: h, 017: i, 2024-01-01: j, "=": k, 1e40: l}
+keys: {1: a, 0x10: b, 1.5: c, 1e3: d, 1.0e+6: e, 0.00001: f, 3.14159265358979: g, on: h, 017: i,
+  2024-01-01: j, "=": k, 1e40: l}
 merge: &base {a: 1, b: 2}
 merged: {a: 0, <<: *base, b: 3}
 merged_list: {<<: [{a: 1}, {a: 2, c: 3}], d: 4}

@@ -118,7 +118,8 @@ def test_pod_level_limit_of_4_cpu_with_a_100m_container_fits_a_node_with_3_cpu_f
     ("{name: v, azureFile: {secretName: az, shareName: s}}", "secrets"),
     ("{name: v, cephfs: {monitors: [m], secretRef: {name: c}}}", "secrets"),
     ("{name: v, persistentVolumeClaim: {claimName: data}}", "persistentvolumeclaims"),
-    ("{name: v, projected: {sources: [{podCertificate: {signerName: s, keyType: ED25519, credentialBundlePath: c}}]}}",
+    ("{name: v, projected: {sources: [{podCertificate: "
+     "{signerName: s, keyType: ED25519, credentialBundlePath: c}}]}}",
      "podcertificates"),
     ("{name: v, projected: {sources: [{serviceAccountToken: {path: t}}]}}", "serviceaccounts (via projected volumes)"),
     ("{name: v, projected: {sources: [{clusterTrustBundle: {name: b, path: p}}]}}", "clustertrustbundles"),
@@ -149,7 +150,8 @@ def test_static_pods_may_use_volumes_without_api_objects(volume):
 # --- several documents and subfolders of the staticPodPath ----------------------------------------------
 def test_the_kubelet_runs_the_first_document_and_ignores_the_rest():
     text = pod(CONTAINER, name="first", node_name=None) + "---\n" + "apiVersion: apps/v1\nkind: Deployment\n" \
-        "metadata: {name: second}\nspec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n" \
+        "metadata: {name: second}\nspec:\n  selector: {matchLabels: {a: b}}\n" \
+        "  template:\n    metadata: {labels: {a: b}}\n" \
         "    spec:\n      containers: [{name: c, image: busybox}]\n"
     found = findings(text, None, "static-pod-invalid", static_pod=True)
     assert len(found) == 1
@@ -411,7 +413,8 @@ def test_overhead_by_hand_and_unknown_runtime_classes_are_refused():
 def test_several_short_extended_resources_are_one_of():
     cluster = state(node("kind-worker", extra_allocatable=', example.com/fpga: "1", nvidia.com/gpu: "1"'))
     text = pod("  containers:\n    - name: app\n      image: busybox\n      resources:\n"
-               "        requests: {nvidia.com/gpu: 2, example.com/fpga: 2}\n        limits: {nvidia.com/gpu: 2, example.com/fpga: 2}\n")
+               "        requests: {nvidia.com/gpu: 2, example.com/fpga: 2}\n"
+               "        limits: {nvidia.com/gpu: 2, example.com/fpga: 2}\n")
     found = findings(text, cluster, "insufficient-resources")
     assert len(found) == 1
     assert "with one of OutOfexample.com/fpga, OutOfnvidia.com/gpu (the kubelet checks these in no fixed order)" \

@@ -88,7 +88,6 @@ def test_cluster_rules_all_have_a_live_example() -> None:
     assert covered == {rule.id for rule in all_rules().values() if rule.is_cluster_rule}
 
 
-@pytest.mark.skipif(not (EXAMPLE / "state.yaml").is_file(), reason="examples/cluster/state.yaml is not there")
 def test_examples_cluster_live_equals_cluster_state(tmp_path: Path) -> None:
     """The lesson's scenario: `--cluster-state state.yaml` and the same cluster served live agree exactly."""
     state_path = EXAMPLE / "state.yaml"

@@ -23,7 +23,6 @@ from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
 from nodename_lint.registry import all_rules
 from nodename_lint.report.locations import rule_doc_url
 from tests.apiserver import ApiServer
-from tests.apiserver.fixtures import api_server, kubeconfig  # noqa: F401  (pytest fixtures)
 from tests.conftest import ROOT, run_cli
 
 STATE = ROOT / "examples" / "cluster" / "state.yaml"

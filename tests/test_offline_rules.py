@@ -213,7 +213,8 @@ def test_static_pod_duplicate_names_in_one_folder(tmp_path):
 
     folder = tmp_path / "manifests"
     folder.mkdir()
-    pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: kube-scheduler\n  namespace: kube-system\nspec:\n  containers: []\n"
+    pod = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: kube-scheduler\n  namespace: kube-system\n"
+           "spec:\n  containers: []\n")
     (folder / "kube-scheduler.yaml").write_text(pod)
     (folder / "kube-scheduler.yaml.orig").write_text(pod)  # the kubelet reads every non-hidden file
     (folder / ".hidden.yaml").write_text(pod)

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import ROOT
+from .conftest import ROOT, require_tool, unavailable
 from .test_sarif import BROKEN_DEPLOYMENT
 
 # What pip needs to install the package (pyproject's readme included), the hook and the action.
@@ -69,8 +69,7 @@ def snapshot_working_tree(repo: Path) -> str:
 
 @pytest.fixture(scope="module")
 def hook_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    if shutil.which("git") is None:
-        pytest.skip("git is not installed")
+    require_tool("git", "apt-get install git")
     pre_commit_home = tmp_path_factory.mktemp("pre-commit-home")
     env = {**os.environ, **GIT_IDENTITY, "PRE_COMMIT_HOME": str(pre_commit_home), "NO_COLOR": "1",
            "PRE_COMMIT_COLOR": "never"}
@@ -98,7 +97,7 @@ def project(tmp_path_factory: pytest.TempPathFactory, hook_env: dict[str, str], 
     if installed.returncode != 0:
         log = installed.stdout + installed.stderr
         if any(word in log for word in ("NewConnectionError", "Could not find a version", "Temporary failure in name")):
-            pytest.skip("pre-commit could not install the hook's dependencies from the package index")
+            unavailable("pre-commit could not install the hook's dependencies from the package index")
         raise AssertionError(log)
     _run(["git", "add", ".pre-commit-config.yaml"], project, hook_env)
     _run(["git", "commit", "-q", "-m", "pre-commit config"], project, hook_env)

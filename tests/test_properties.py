@@ -171,8 +171,8 @@ def test_findings_do_not_depend_on_the_worker_count(tmp_path_factory, texts):
 # --- quantities ---------------------------------------------------------------------------------
 # A straightforward reading of apimachinery's resource.ParseQuantity (quantity.go, suffix.go):
 # sign, digits with at most one point (no digits at all is zero), then a suffix: a decimal SI
-# prefix, a binary one, or an exponent e/E followed by an integer. The value is exact; a non-zero value is rounded up (away
-# from zero) to a whole number of nano units; a binary-suffixed value is capped at 2^63-1.
+# prefix, a binary one, or an exponent e/E followed by an integer. The value is exact; a non-zero value is
+# rounded up (away from zero) to a whole number of nano units; a binary-suffixed value is capped at 2^63-1.
 REFERENCE_FORM = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?([eEinumkKMGTP]*)([+-]?[0-9]*)")
 DECIMAL = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}

@@ -12,7 +12,8 @@ from tests.apiserver import ApiServer
 from tests.conftest import ROOT, run_cli
 
 RBAC = ROOT / "examples" / "rbac" / "nodename-lint-readonly.yaml"
-POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: kind-worker\n  containers: [{name: a, image: nginx}]\n"
+POD = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: kind-worker\n"
+       "  containers: [{name: a, image: nginx}]\n")
 
 
 CORE = {"nodes", "namespaces", "pods"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from nodename_lint.docs import TABLE_END, TABLE_START, rule_table_markdown
 from nodename_lint.engine import Linter
 from nodename_lint.registry import all_rules
-from nodename_lint.rule import SEVERITIES, Context
+from nodename_lint.rule import SEVERITIES, Context, ObjectRuleCheck
 
 from .conftest import ROOT, run_cli
 
@@ -69,3 +70,19 @@ def test_rules_and_explain_commands():
     assert "## Why is this bad?" in explained.stdout and "```yaml" in explained.stdout
     unknown = run_cli("explain", "no-such-rule")
     assert unknown.returncode == 2 and "unknown rule id" in unknown.stderr and "Traceback" not in unknown.stderr
+
+
+def _return_type(function) -> str:
+    """A function's return annotation as written, without module prefixes ("Iterator[Violation]")."""
+    returns = inspect.signature(function).return_annotation
+    return re.sub(r"\b(?:\w+\.)+(\w+)", r"\1", returns if isinstance(returns, str) else repr(returns))
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[rule.id for rule in RULES])
+def test_every_check_is_typed_and_registered_with_its_kind(rule):
+    """A rule is one typed module: each check says what it yields (mypy checks the types in CI)."""
+    for check in rule.checks:
+        expected = "Iterator[Violation]" if isinstance(check, ObjectRuleCheck) else "Iterator[tuple[Manifest, Violation]]"
+        assert _return_type(check.function) == expected, (rule.id, check.kind)
+    if rule.fixer_function is not None:
+        assert _return_type(rule.fixer_function) == "Iterator[FixStep]", rule.id

@@ -321,7 +321,8 @@ class ApiConnection:
         chain = _exception_chain(exc)
         if any(isinstance(e, u3.NameResolutionError) for e in chain) or "Name or service not known" in text \
                 or "Temporary failure in name resolution" in text:
-            return f"cannot resolve the API server name {host!r} of {self.source} ({self.host}): check the server in the kubeconfig or your DNS"
+            return (f"cannot resolve the API server name {host!r} of {self.source} ({self.host}): "
+                    "check the server in the kubeconfig or your DNS")
         if "certificate verify failed" in text:
             detail = text.split("certificate verify failed:")[-1].split("(_ssl")[0].strip(" )")
             return (f"TLS verification of the API server {self.host} failed ({detail}): its certificate does not match "
@@ -329,7 +330,8 @@ class ApiConnection:
         if "SSLError" in text or any(isinstance(e, u3.SSLError) for e in chain):
             return f"the TLS handshake with the API server {self.host} of {self.source} failed: {text}"
         if any(isinstance(e, ConnectionRefusedError) for e in chain) or "Connection refused" in text:
-            return f"cannot connect to the API server {self.host} of {self.source}: connection refused; is the cluster running?"
+            return (f"cannot connect to the API server {self.host} of {self.source}: connection refused; "
+                    "is the cluster running?")
         if any(isinstance(e, u3.ConnectTimeoutError) and not isinstance(e, u3.NewConnectionError) for e in chain):
             return (f"the API server {self.host} of {self.source} did not accept a connection within "
                     f"{self.timeout:g}s (--request-timeout)")
@@ -388,7 +390,8 @@ def referenced(sources: Iterable[Source], default_namespace: str, render_options
     from ..documents import iter_documents
     from ..model import objects_in
     from ..podspec import pinned_node
-    from ..render import RenderOptions, render
+    from ..render import RenderOptions
+    from ..render.build import render
     from ..sources import read_blocks
 
     found = Referenced()

@@ -18,7 +18,13 @@ from functools import partial
 from typing import Any
 
 from ..scheduling import (
-    AFFINITY_CONFLICT, HostPort, absent_nodes_reason, add_into, host_ports, pod_requests, prefilter_node_names,
+    AFFINITY_CONFLICT,
+    HostPort,
+    absent_nodes_reason,
+    add_into,
+    host_ports,
+    pod_requests,
+    prefilter_node_names,
     scheduler_rejections,
 )
 from .names import closest_node_names

@@ -28,6 +28,7 @@ from enum import Enum
 from functools import partial
 from typing import Any, TextIO
 
+from ..scheduling import HostPort, reason_rule
 from ..suppress import IGNORE_ANNOTATION
 
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
@@ -64,18 +65,6 @@ class Placement(Enum):
 SYSTEM_PLACED = frozenset({Placement.CONTROLLER, Placement.DAEMONSET, Placement.MIRROR, Placement.SCHEDULER})
 
 
-# The rule whose prediction a kubelet admission failure (status.reason of a Failed Pod) confirms
-# (reasons from `Admit` in pkg/kubelet/lifecycle/predicate.go).
-ADMISSION_RULES = {"NodeAffinity": "node-selector-mismatch", "TaintToleration": "untolerated-taint"}
-
-
-def admission_rule(reason: str) -> str | None:
-    """The rule that predicts a kubelet admission failure with this status.reason, if any."""
-    if reason.startswith("OutOf"):
-        return "insufficient-resources"
-    return ADMISSION_RULES.get(reason)
-
-
 @dataclass(frozen=True, slots=True)
 class PodRecord:
     """One Pod reduced to what audit needs of every Pod: where it runs, what it requests, who placed it.
@@ -91,6 +80,7 @@ class PodRecord:
     requests: dict[str, int]  # effective requests (PodRequests), shared between Pods that request the same
     placement: Placement
     owner: tuple[str, str] | None  # the controller's kind and name
+    host_ports: tuple[HostPort, ...] = ()  # what the kubelet's NodePorts check sees in use
 
 
 @dataclass
@@ -129,7 +119,7 @@ class ClusterObjects:
         """
         if not isinstance(pod, dict):
             return None
-        from ..scheduling import pod_requests
+        from ..scheduling import host_ports, pod_requests
 
         metadata = _metadata(pod)
         spec: dict[str, Any] = pod["spec"] if isinstance(pod.get("spec"), dict) else {}
@@ -142,8 +132,9 @@ class ClusterObjects:
             namespace=str(metadata.get("namespace") or "default"), name=str(metadata.get("name") or ""),
             node=node if isinstance(node, str) and node else None, running=phase not in ("Succeeded", "Failed"),
             requests=self._shared_requests.setdefault(key, requests), placement=where, owner=controller_of(pod),
+            host_ports=tuple(port for _, port in host_ports(spec)),
         )
-        reported = where not in SYSTEM_PLACED or (phase == "Failed" and admission_rule(_status_text(pod, "reason")))
+        reported = where not in SYSTEM_PLACED or (phase == "Failed" and reason_rule(_status_text(pod, "reason")))
         return record, trim_audit_pod(pod) if keep_all or reported else None
 
 
@@ -248,18 +239,23 @@ def _trimmed_metadata(obj: dict[str, Any], *, managed: bool) -> dict[str, Any]:
 
 
 def trim_audit_pod(pod: dict[str, Any]) -> dict[str, Any]:
-    """A Pod as audit keeps it: a controller's Pod only for usage; a bare Pod with its whole spec."""
-    from .live import trim_pod  # the fields the node-usage sums read
-
+    """A Pod as audit keeps it: a controller's Pod with what its node's usage and host ports read; a
+    bare Pod with its whole spec."""
     status = _pick(pod.get("status"), ("phase", "reason", "message"))
+    spec: dict[str, Any] = pod["spec"] if isinstance(pod.get("spec"), dict) else {}
     if controller_of(pod) is not None:
-        trimmed = trim_pod(pod)
-        trimmed["metadata"] = _trimmed_metadata(pod, managed=False)
-        trimmed["status"] = status
-        return trimmed
-    spec = pod.get("spec")
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": _trimmed_metadata(pod, managed=True),
-            "spec": spec if isinstance(spec, dict) else {}, "status": status}
+
+        def containers(key: str, fields: tuple[str, ...]) -> dict[str, Any]:
+            kept = [_pick(c, fields) for c in spec.get(key) or [] if isinstance(c, dict)]
+            return {key: kept} if kept else {}
+
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": _trimmed_metadata(pod, managed=False),
+                "spec": {**_pick(spec, ("nodeName", "overhead", "resources", "hostNetwork")),
+                         **containers("initContainers", ("name", "resources", "restartPolicy", "ports")),
+                         **containers("containers", ("name", "resources", "ports"))},
+                "status": status}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": _trimmed_metadata(pod, managed=True), "spec": spec,
+            "status": status}
 
 
 def trim_workload(kind: str, obj: dict[str, Any]) -> dict[str, Any]:

@@ -85,7 +85,7 @@ def _indent(lines: list[str], column: int, layout: Layout) -> str:
 
 
 def _dump(value: Any, layout: Layout) -> list[str]:
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # startup: ruamel.yaml loads only when a fix writes YAML (tests/test_imports.py)
 
     dumper = YAML(typ="rt")
     dumper.width = 1 << 16  # never fold a long value onto a second line
@@ -98,7 +98,7 @@ def _dump(value: Any, layout: Layout) -> list[str]:
 
 def _quoted(value: Any) -> Any:
     """Plain data for ruamel with every string kubectl would misread marked as double-quoted."""
-    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString  # startup: as in _dump
 
     if isinstance(value, dict):
         return {_quoted(k): _quoted(v) for k, v in value.items()}

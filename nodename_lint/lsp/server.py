@@ -169,7 +169,7 @@ class NodenameLintServer(LanguageServer):
         if config.exclude and is_excluded(path, config.exclude):
             return result
         catalogue = all_rules()
-        severities = resolve_severities({rule.id: rule.severity for rule in catalogue.values()}, config, [], [])
+        severities = resolve_severities(catalogue, config, [], [])
         namespace = config.namespace or self.state.live_namespace or "default"
         linter = Linter(severities, Context(cluster=self.state.cluster, default_namespace=namespace))
         result.linter = linter

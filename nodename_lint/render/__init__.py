@@ -8,38 +8,142 @@ documents, each carrying an Origin that places findings back in the file the use
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .base import (
-    CHART_FILE,
-    HELM,
-    KUSTOMIZATION_FILES,
-    KUSTOMIZE,
-    ChartSettings,
-    Origin,
-    Rendering,
-    RenderOptions,
-    RenderProblem,
-    enclosing_rendered_folder,
-    folder_render_kind,
-    joined,
-)
+from ..documents import Document, iter_documents
 
 if TYPE_CHECKING:
-    from ..sources import Source
+    from ..model import Manifest, Path
 
-__all__ = [
-    "CHART_FILE", "HELM", "KUSTOMIZATION_FILES", "KUSTOMIZE", "ChartSettings", "Origin", "RenderOptions",
-    "RenderProblem", "Rendering", "enclosing_rendered_folder", "folder_render_kind", "joined", "render",
-]
+HELM = "helm"
+KUSTOMIZE = "kustomize"
+CHART_FILE = "Chart.yaml"
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
-def render(source: Source, options: RenderOptions, default_namespace: str) -> Rendering:
-    """Build a chart or kustomization folder (see helm.py and kustomize.py)."""
-    if source.render == HELM:
-        from .helm import render_chart
+class Origin:
+    """Where a built document came from: the file findings are reported at, and their lines there."""
 
-        return render_chart(source.path, source.display, options, default_namespace)
-    from .kustomize import build_kustomization
+    file: str  # the path reported (as the user named it)
+    text: str  # that file's text, '' when there is none to read
+    template: str | None = None  # the Helm template name (Finding.template), for templates only
+    namespace: str | None = None  # where objects without metadata.namespace go (helm install -n)
 
-    return build_kustomization(source.path, source.display)
+    def place(self, obj: Manifest, path: Path) -> tuple[str, int, int, str]:
+        """(file, line, column, note) of `path` of `obj`; the note says why a line is approximate."""
+        raise NotImplementedError
+
+    def text_of(self, file: str) -> str:
+        """The text of a file `place` reported at, whose `# nodename-lint: ignore` comments apply."""
+        return self.text if file == self.file else ""
+
+
+@dataclass
+class RenderProblem:
+    """Why a folder could not be built, at the file and line the tool names."""
+
+    rule: str
+    file: str
+    line: int
+    column: int
+    message: str
+    fix: str
+
+
+@dataclass
+class Rendering:
+    """What building one folder gave: documents with origins, problems, and notes for the summary."""
+
+    documents: list[Document] = field(default_factory=list)
+    problems: list[RenderProblem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    built_from: list[str] = field(default_factory=list)  # real paths of the files a kustomize build read
+
+    def add(self, text: str, origin: Origin) -> None:
+        for document in iter_documents([text]):
+            document.origin = origin
+            self.documents.append(document)
+
+
+@dataclass(frozen=True)
+class ChartSettings:
+    """Per-chart settings from the config file (`helm: {charts/web: {values: [...]}}`)."""
+
+    values: tuple[str, ...] = ()  # absolute paths
+    release: str | None = None
+    namespace: str | None = None
+
+
+@dataclass(frozen=True)
+class RenderOptions:
+    """How to build folders: Helm values, release and namespace; per-chart settings by real path."""
+
+    helm_values: tuple[str, ...] = ()  # --helm-values, in order (absolute paths)
+    helm_release: str = "release-name"  # helm template's default release name
+    helm_namespace: str | None = None  # None: the run's default namespace
+    charts: tuple[tuple[str, ChartSettings], ...] = ()
+
+    def chart_settings(self, chart_folder: str) -> ChartSettings:
+        real = os.path.realpath(chart_folder)
+        return next((settings for folder, settings in self.charts if folder == real), ChartSettings())
+
+
+def folder_render_kind(names: Iterable[str]) -> str:
+    """HELM for a chart folder, KUSTOMIZE for a kustomization, '' for an ordinary folder."""
+    names = set(names)
+    if CHART_FILE in names:
+        return HELM
+    if names.intersection(KUSTOMIZATION_FILES):
+        return KUSTOMIZE
+    return ""
+
+
+def enclosing_rendered_folder(path: str, cache: dict[str, tuple[str, str]]) -> tuple[str, str]:
+    """(folder, kind) of the chart or kustomization a file belongs to, else ('', '').
+
+    The search goes up from the file's folder to the repository root (a folder holding .git).
+
+    A subchart under a chart's charts/ folder belongs to the outer chart, which renders it.
+    """
+    folder = os.path.dirname(os.path.abspath(path))
+    walked: list[str] = []
+    found = ("", "")
+    while True:
+        if folder in cache:
+            found = cache[folder]
+            break
+        walked.append(folder)
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            names = []
+        kind = folder_render_kind(names)
+        if kind:
+            found = (folder, kind)
+            break
+        parent = os.path.dirname(folder)
+        if parent == folder or ".git" in names:  # never past the repository's root
+            break
+        folder = parent
+    if found[1] == HELM:
+        found = (_outermost_chart(found[0]), HELM)
+    for folder in walked:
+        cache[folder] = found
+    return found
+
+
+def _outermost_chart(chart: str) -> str:
+    while os.path.basename(os.path.dirname(chart)) == "charts":
+        parent = os.path.dirname(os.path.dirname(chart))
+        if not os.path.isfile(os.path.join(parent, CHART_FILE)):
+            break
+        chart = parent
+    return chart
+
+
+def joined(display: str, relative: str) -> str:
+    """A path inside a folder as the user named it: `templates/x.yaml` for `.`, not `./templates/x.yaml`."""
+    return relative if display in (".", "") else os.path.join(display, relative)

@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 from typing import TYPE_CHECKING, Any
 
-from .base import CHART_FILE, Origin, Rendering, RenderOptions, RenderProblem, joined
+from . import CHART_FILE, Origin, Rendering, RenderOptions, RenderProblem, joined
 from .template_lines import TemplateDocument, find_line, outline, pick_document
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from yaml import Node
 
 from ..documents import Document, compose, iter_documents
 from ..yamlnodes import child, to_python
-from .base import KUSTOMIZATION_FILES, Origin, Rendering, joined
+from . import KUSTOMIZATION_FILES, Origin, Rendering, joined
 
 if TYPE_CHECKING:
     from ..model import Manifest, Path

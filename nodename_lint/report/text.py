@@ -45,7 +45,7 @@ def _finding_lines(result: RunResult, color: bool, show_source: bool) -> list[st
 
 def statistics_lines(result: RunResult) -> list[str]:
     """`COUNT RULE SUMMARY` per rule, most frequent first (ruff's --statistics)."""
-    from ..registry import all_rules
+    from ..registry import all_rules  # startup: only --statistics loads the catalogue here
 
     catalogue = all_rules()
     counts = Counter(finding.rule for finding in result.findings)
@@ -78,6 +78,7 @@ class _SourceLines:
 
     @staticmethod
     def _read(file: str) -> list[str] | None:
+        # startup: only --show-source reads the files again
         from ..documents import decode
         from ..sources import STDIN_NAME
 

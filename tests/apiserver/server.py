@@ -79,7 +79,8 @@ class Fault:
 
     action: "status:<code>" (a Status error, with Retry-After for 429), "hang" (read the request,
     never answer), "truncate" (promise more bytes than sent, then close), "malformed" (200 with a
-    body that is not JSON), "not-utf8" (200 with JSON bytes that are not UTF-8), "gone" (410 Expired, only for requests that carry a continue token).
+    body that is not JSON), "not-utf8" (200 with JSON bytes that are not UTF-8), "gone" (410 Expired,
+    only for requests that carry a continue token).
     """
 
     action: str

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from nodename_lint.fix import runner
-from tests.conftest import run_cli
+from tests.conftest import require_tool, run_cli
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -37,9 +37,8 @@ def test_diff_prints_a_patch_and_writes_nothing(tmp_path: Path) -> None:
     assert "would fix 1 problem in 1 file" in completed.stderr
     assert (target.read_bytes(), target.stat().st_mtime_ns) == (before, mtime)
     # the diff is a real patch: applying it gives exactly what --fix writes
-    if shutil.which("patch") is None:
-        pytest.skip("patch is not installed")
-    subprocess.run(["patch", "-s", "-p0"], input=completed.stdout.encode(), cwd=tmp_path, check=True)
+    patch = require_tool("patch", "apt-get install patch")
+    subprocess.run([patch, "-s", "-p0"], input=completed.stdout.encode(), cwd=tmp_path, check=True)
     assert target.read_bytes() == after("template-comments")
 
 
