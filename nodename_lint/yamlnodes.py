@@ -224,11 +224,11 @@ def child(node: Node | None, step: str | int) -> tuple[Node, Node | None] | None
     return pair
 
 
-def to_python(node: Node | None) -> Any:
+def to_python(node: Node | None, max_nodes: int = MAX_EXPANDED_NODES) -> Any:
     """Convert a node subtree to plain JSON-compatible values, bounding alias expansion."""
     if node is None:
         return None
-    budget = [MAX_EXPANDED_NODES - 1]  # the node itself; each collection counts its children
+    budget = [max_nodes - 1, max_nodes]  # left (the node itself counted; each collection counts its children), limit
     try:
         return _convert(node, budget, 0)
     except RecursionError:  # called from deep in a caller's stack: still a finding, never a crash
@@ -267,12 +267,14 @@ def _convert(node: Node, budget: list[int], depth: int) -> Any:
 
 
 def _spend(budget: list[int], nodes: int, parent: Node) -> None:
-    """Count the children a collection expands to; aliases can make a small file expand exponentially."""
+    """Count the children a collection expands to; aliases can make a small file expand exponentially.
+
+    A document with aliases has been measured whole by find_unconvertible, so only one without
+    them can get here: it is simply too large.
+    """
     budget[0] -= nodes
     if budget[0] < 0:
-        raise ConversionError(
-            f"document expands to more than {MAX_EXPANDED_NODES:,} nodes through aliases (alias bomb?)", parent
-        )
+        raise ConversionError(f"the object is too large (more than {budget[1]:,} nodes, limit: --max-nodes)", parent)
 
 
 # Plain scalars that resolve to themselves: they start with a letter that begins no YAML 1.1
@@ -344,19 +346,20 @@ def _has_explicit_key(text: str) -> bool:
     return False
 
 
-def find_unconvertible(text: str, root: Node | None) -> tuple[Node, str] | None:
+def find_unconvertible(text: str, root: Node | None, max_nodes: int = MAX_EXPANDED_NODES) -> tuple[Node, str] | None:
     """The first node that makes kubectl's YAML-to-JSON conversion fail, with the reason.
 
     Decoding fails (in any part, even one a later duplicate key overrides) on collection keys,
     values that do not fit their explicit tag, a merge key that holds no mapping, an alias inside
-    its own anchor, aliases expanding to more than MAX_EXPANDED_NODES nodes; the JSON step fails
-    on null keys and .nan/.inf in the values that survive. The text is screened first so that
-    ordinary documents are never walked node by node.
+    its own anchor; the JSON step fails on null keys and .nan/.inf in the values that survive.
+    A document that expands to more than `max_nodes` nodes is not checked (an alias bomb, or
+    simply too large). The text is screened first so that ordinary documents are never walked
+    node by node.
     """
     if root is None:
         return None
     if _may_hold(_MAY_NOT_DECODE, text):
-        found = _first_undecodable(root)
+        found = _first_undecodable(root, max_nodes)
         if found is not None:
             return found
     if _may_hold(_MAY_NOT_BE_JSON, text):
@@ -364,7 +367,7 @@ def find_unconvertible(text: str, root: Node | None) -> tuple[Node, str] | None:
     return None
 
 
-def _first_undecodable(root: Node) -> tuple[Node, str] | None:
+def _first_undecodable(root: Node, max_nodes: int) -> tuple[Node, str] | None:
     """Walk every node once (aliases are not re-entered), in document order."""
     sizes: dict[int, int] = {}  # expanded node count of every finished node
     open_nodes: set[int] = set()  # the path from the root: an alias to one of them is a cycle
@@ -376,8 +379,8 @@ def _first_undecodable(root: Node) -> tuple[Node, str] | None:
             open_nodes.discard(ident)
             children = [part for pair in node.value for part in pair] if isinstance(node, MappingNode) else node.value
             size = 1 + sum(sizes[id(child)] for child in children)
-            if size > MAX_EXPANDED_NODES:
-                return node, f"aliases expand this to more than {MAX_EXPANDED_NODES:,} nodes (an alias bomb?)"
+            if size > max_nodes:
+                return node, _too_many_nodes(node, max_nodes)
             sizes[ident] = size
             continue
         if ident in sizes:
@@ -399,6 +402,24 @@ def _first_undecodable(root: Node) -> tuple[Node, str] | None:
         else:
             stack.extend((item, False, False) for item in reversed(node.value))
     return None
+
+
+def _too_many_nodes(node: Node, max_nodes: int) -> str:
+    """Why a collection that expands past the limit is not checked: its own size, or its aliases."""
+    seen: set[int] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if id(current) not in seen:
+            seen.add(id(current))
+            if isinstance(current, MappingNode):
+                stack.extend(part for pair in current.value for part in pair)
+            elif isinstance(current, SequenceNode):
+                stack.extend(current.value)
+    if len(seen) > max_nodes:
+        return f"this collection is too large to check ({len(seen):,} nodes, limit {max_nodes:,}: --max-nodes)"
+    return (f"aliases expand this to more than {max_nodes:,} nodes from {len(seen):,} written ones "
+            f"(an alias bomb; limit: --max-nodes)")
 
 
 def _first_not_json(root: Node) -> tuple[Node, str] | None:

