@@ -88,12 +88,17 @@ def main() -> None:
         (out / "manifests" / f"m{i:04d}.yaml").write_text(manifest(i, options.nodes, rng), encoding="utf-8")
     load = "import sys; from nodename_lint.cluster.from_file import load_state_file as l; l(sys.argv[1])"
     lint = ["-m", "nodename_lint", str(out / "manifests"), "--format", "json"]
+    snapshot = out / "state.snapshot.json"
+    convert = ["-m", "nodename_lint", "snapshot", "--cluster-state", str(out / "state.json"), "-o", str(snapshot)]
+    print(f"{'snapshot --cluster-state state.json':34} {timed(convert):6.2f} s")
     for name, args in (
         ("load state.json", ["-c", load, str(out / "state.json")]),
         ("load state.yaml", ["-c", load, str(out / "state.yaml")]),
+        ("load state.snapshot.json", ["-c", load, str(snapshot)]),
         ("lint offline", lint),
         ("lint --cluster-state state.json", [*lint, "--cluster-state", str(out / "state.json")]),
         ("lint --cluster-state state.yaml", [*lint, "--cluster-state", str(out / "state.yaml")]),
+        ("lint --cluster-state snapshot", [*lint, "--cluster-state", str(snapshot)]),
     ):
         print(f"{name:34} {min(timed(args) for _ in range(2)):6.2f} s")
 

@@ -6,8 +6,8 @@ Serves a generated kind-shaped cluster from the loopback HTTPS API server of the
 1. the API requests one live lint makes when 1,000 manifests reference 1, 10 and 100 distinct
    nodes, on this cluster and on one ten times smaller (the count must follow the manifests, not
    the cluster);
-2. the wall time of `nodename-lint` on the 1,000 manifests offline, against the cluster saved as a
-   file (`snapshot`, JSON and YAML), and live, each a fresh process (best of --repeat).
+2. the wall time of `nodename-lint` on the 1,000 manifests offline, against the cluster saved by
+   `snapshot`, and live, each a fresh process (best of --repeat).
 
     python bench/live_scale.py [--nodes 5000] [--pods 150000] [--manifests 1000] [--repeat 3] [--timing-only]
 """
@@ -145,23 +145,20 @@ def main() -> None:
                 continue
             folder = work / "timing"
             write_manifests(folder, options.manifests, 100, nodes, options.bare_pods)
-            for suffix in ("json", "yaml"):
-                seconds, _ = cli("snapshot", "--kubeconfig", str(kubeconfig), "-o", str(work / f"state.{suffix}"))
-                size = (work / f"state.{suffix}").stat().st_size / 1e6
-                print(f"snapshot -o state.{suffix}: {seconds:.1f} s, {size:.0f} MB, "
-                      f"{len(server.requests)} requests so far")
+            snapshot = work / "state.snapshot.json"
+            seconds, _ = cli("snapshot", "--kubeconfig", str(kubeconfig), "-o", str(snapshot))
+            print(f"snapshot -o {snapshot.name}: {seconds:.1f} s, {snapshot.stat().st_size / 1e6:.1f} MB, "
+                  f"{len(server.requests)} requests so far")
             report = ["-o", str(work / "out.txt")]
             offline = best(options.repeat, str(folder), *report)
             timings = {"offline": offline}
-            for suffix in ("json", "yaml"):
-                timings[f"--cluster-state state.{suffix}"] = best(
-                    options.repeat, str(folder), "--cluster-state", str(work / f"state.{suffix}"), *report)
+            timings[f"--cluster-state {snapshot.name}"] = best(
+                options.repeat, str(folder), "--cluster-state", str(snapshot), *report)
             timings["live (--kubeconfig)"] = best(options.repeat, str(folder), "--kubeconfig", str(kubeconfig), *report)
             load = "import sys; from nodename_lint.cluster.from_file import load_state_file; load_state_file(sys.argv[1])"
-            for suffix in ("json", "yaml"):
-                start = time.perf_counter()
-                subprocess.run([sys.executable, "-c", load, str(work / f"state.{suffix}")], check=True, cwd=ROOT)
-                timings[f"(loading state.{suffix} alone)"] = time.perf_counter() - start
+            start = time.perf_counter()
+            subprocess.run([sys.executable, "-c", load, str(snapshot)], check=True, cwd=ROOT)
+            timings[f"(loading {snapshot.name} alone)"] = time.perf_counter() - start
             print(f"\nlint {options.manifests} manifests (best of {options.repeat}, fresh process each):")
             for name, seconds in timings.items():
                 print(f"  {name:32} {seconds:6.2f} s   {seconds / offline:4.2f}x offline")

@@ -125,6 +125,10 @@ def _format_output_options(command: Any) -> Any:
               help="Namespace charts are rendered in [default: --namespace, else default].")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
               help="Worker processes [default: one per core for large inputs (2 MB or more), else 1].")
+@click.option("--max-document-size", type=click.IntRange(min=1), default=None, metavar="BYTES",
+              help="Largest document read; a List's items count each [default: 3145728, the API server's 3 MiB].")
+@click.option("--max-nodes", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Most YAML nodes a document may hold or expand to through aliases [default: 1000000].")
 @click.option("--exit-zero", is_flag=True, help="Exit with 0 even when there are findings (2 still means a usage error).")
 @click.option("--statistics", is_flag=True, help="Text output: one `COUNT RULE SUMMARY` line per rule instead of each finding.")
 @click.option("--quiet", "-q", is_flag=True, help="Text output: only the findings, no summary and no skipped-rules line.")
@@ -139,7 +143,7 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
                  cluster_state: str | None,
                  exit_zero: bool, statistics: bool, quiet: bool, show_source: bool, offline: bool,
                  helm_values: tuple[str, ...], helm_release: str | None, helm_namespace: str | None,
-                 **format_outputs: str | None) -> None:
+                 max_document_size: int | None, max_nodes: int | None, **format_outputs: str | None) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
     outputs: dict[str, str] = {name: file for name in FORMATS if (file := format_outputs[f"output_{name}"])}
     try:
@@ -155,6 +159,7 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
             fix=fix, diff=diff, jobs=jobs, text=TextOptions(quiet=quiet, statistics=statistics, show_source=show_source),
             static_pod_node=static_pod_node,
             helm=HelmFlags(tuple(os.path.abspath(path) for path in helm_values), helm_release, helm_namespace),
+            limits=_limits(max_document_size, max_nodes),
         )
         if exit_zero and code == EXIT_FINDINGS:
             code = EXIT_CLEAN
@@ -216,12 +221,19 @@ class _Group:
     sources: list[Any] = field(default_factory=list)
 
 
+def _limits(max_document_size: int | None, max_nodes: int | None) -> Any:
+    """The documents.Limits of the options (their defaults where not given)."""
+    from .documents import DEFAULT_MAX_DOCUMENT_BYTES, DEFAULT_MAX_NODES, Limits
+
+    return Limits(max_document_size or DEFAULT_MAX_DOCUMENT_BYTES, max_nodes or DEFAULT_MAX_NODES)
+
+
 def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_on: str | None, config_path: str | None,
              select: list[str], ignore: list[str], namespace: str | None, static_pod_dirs: list[str],
              color: bool | None, cluster: Any = None, outputs: dict[str, str] | None = None,
              changed_since: str | None = None, live: Any = None, fix: bool = False, diff: bool = False,
              jobs: int | None = None, cluster_state: str | None = None, text: TextOptions = TextOptions(),
-             static_pod_node: str | None = None, helm: HelmFlags = HelmFlags()) -> int:
+             static_pod_node: str | None = None, helm: HelmFlags = HelmFlags(), limits: Any = None) -> int:
     """The whole lint run; returns the exit code. Raises UsageError for exit code 2.
 
     FORMATS go to OUTPUT (stdout when None); OUTPUTS sends a format to its own file. LIVE
@@ -264,11 +276,12 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
     results: list[RunResult] = []
     complete: list[RunResult] = []  # before --changed-since: SARIF always holds every finding
     failing = False
+    thresholds: dict[int, int] = {}  # a finding -> its group's fail-on (a finding another group makes moot is dropped)
     try:
         for group in groups:
             context = Context(cluster=cluster, default_namespace=_namespace(namespace, group.config, live_cluster),
                               static_pod_node=static_pod_node)
-            linter = Linter(group.severities, context, helm.options(group.config))
+            linter = Linter(group.severities, context, helm.options(group.config), limits=limits)
             if fix or diff:
                 from .fix.command import fix_sources
                 from .sources import roots_of
@@ -287,13 +300,14 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
             else:
                 complete.append(result)
             threshold = SEVERITY_RANK[fail_on or group.config.fail_on or "error"]
-            failing = failing or any(SEVERITY_RANK[finding.severity] >= threshold for finding in result.findings)
+            thresholds.update((id(finding), threshold) for finding in result.findings)
             results.append(result)
     finally:
         progress.close()
     if diff and not fix:
         return EXIT_FINDINGS if failing else EXIT_CLEAN
     result = _merged(results, notes)
+    failing = failing or any(SEVERITY_RANK[finding.severity] >= thresholds[id(finding)] for finding in result.findings)
     for message in result.notes:
         note(message)
     _write_reports(result, formats, output, outputs or {}, color, text, sarif_result=_merged(complete, notes))
@@ -381,6 +395,9 @@ def _merged(results: list[Any], notes: list[str]) -> Any:
         merged.notes.extend(result.notes)
         merged.internal_errors.extend(result.internal_errors)
     if len(results) > 1:
+        created = set().union(*(result.created for result in results))
+        moot = {id(finding) for result in results for finding, needed in result.conditional if needed in created}
+        merged.findings = [finding for finding in merged.findings if id(finding) not in moot]
         merged.findings.sort(key=lambda f: (f.file, *f.sort_key()))
     return merged
 
@@ -523,30 +540,50 @@ def _audit_objects(cluster_state: str | None, live: Any, request_timeout: float,
 
 @main.command("snapshot")
 @live_options
+@click.option("--cluster-state", "cluster_state", type=click.Path(dir_okay=False), metavar="DUMP",
+              help="Convert this saved cluster state (a kubectl dump) instead of reading a live cluster.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
-              help="Write the List to FILE (JSON when it ends in .json, else YAML) [default: stdout].")
+              help="Write the snapshot to FILE [default: stdout].")
 @click.option("--workloads", is_flag=True,
-              help="Also save every Pod (Failed ones too) and the workloads, for `audit --cluster-state FILE`.")
+              help="Save every Pod (Failed ones too) and the workloads instead, for `audit --cluster-state FILE`.")
 def snapshot_command(kube_context: str | None, kubeconfig: str | None, in_cluster: bool, request_timeout: float,
-                     max_response_bytes: int, output: str | None, workloads: bool) -> None:
-    """Save nodes, namespaces and non-terminated Pods of a live cluster for --cluster-state."""
-    from .cluster.live import LiveCluster
-    from .cluster.snapshot import write_snapshot
+                     max_response_bytes: int, cluster_state: str | None, output: str | None,
+                     workloads: bool) -> None:
+    """Save what the cluster rules read (nodes, namespaces, usage per node, Pods) for --cluster-state."""
+    from .cluster.snapshot import snapshot_text
 
     try:
-        live = LiveCluster(_live(kube_context, kubeconfig, in_cluster, request_timeout, max_response_bytes))
-        if workloads:
-            _snapshot_workloads(live, output)
-            return
-        state = live.snapshot()
-        write_snapshot(state, output, live.source)
+        live_options = _live(kube_context, kubeconfig, in_cluster, request_timeout, max_response_bytes,
+                             live=cluster_state is None)
+        if cluster_state is not None:
+            if workloads:
+                raise UsageError("--workloads reads a live cluster: it cannot be combined with --cluster-state")
+            state = _cluster_from_file(cluster_state, live_options)
+            source = state.source
+        else:
+            from .cluster.live import LiveCluster
+
+            live = LiveCluster(live_options)
+            if workloads:
+                _snapshot_workloads(live, output)
+                return
+            state = live.snapshot()
+            source = live.source
+        text = snapshot_text(state, source)
+        if output:
+            with open(output, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        else:
+            sys.stdout.write(text)
+    except OSError as exc:
+        note(f"{output}: cannot write the snapshot: {exc.strerror or exc}")
+        sys.exit(EXIT_USAGE)
     except UsageError as exc:
         _usage_error(exc)
         sys.exit(EXIT_USAGE)
     if output:
-        counts = {kind: sum(1 for item in state["items"] if item["kind"] == kind) for kind in ("Node", "Namespace", "Pod")}
-        note(f"wrote {output} from {live.source}: {counts['Node']} nodes, "
-             f"{counts['Namespace']} namespaces, {counts['Pod']} non-terminated Pods")
+        note(f"wrote {output} from {source}: {len(state.nodes or ())} nodes, "
+             f"{len(state.namespaces or ())} namespaces, {len(state.pods or ())} Pods")
 
 
 @main.command("lsp")

@@ -183,17 +183,14 @@ def _line_of(root: Any, steps: list[Any]) -> tuple[int, Any]:
 def _chart_settings(path: str, base: str, chart: str, settings: dict[str, Any], root: Any) -> tuple[str, ChartSettings]:
     """A chart's settings; its values files are relative to the chart folder and must stay in the
     config file's folder (a repository's config cannot make Helm read files outside it)."""
-    from .yamlnodes import child
+    from .yamlnodes import follow
 
     folder = os.path.realpath(os.path.join(base, chart))
     values = []
     for index, name in enumerate(settings.get("values") or []):
         file = os.path.realpath(os.path.join(folder, name))
         if not file.startswith(os.path.realpath(base) + os.sep):
-            node = root
-            for step in ("helm", chart, "values", index):
-                found = child(node, step)
-                node = found[1] if found else node
+            _, node = follow(root, ("helm", chart, "values", index))
             line = node.start_mark.line + 1 if node is not None else 1
             raise UsageError(f"{path}:{line}: values file {name!r} of helm/{chart} is outside the config file's "
                              "folder; values files must be in the repository")
@@ -203,14 +200,10 @@ def _chart_settings(path: str, base: str, chart: str, settings: dict[str, Any], 
 
 def _problems(error: Any, root: Any, rule_ids: list[str]) -> list[tuple[int, str]]:
     """(line, message) for one schema error, at the line of the key or value that is wrong."""
-    from .yamlnodes import child  # startup: as in load_config
+    from .yamlnodes import child, follow  # startup: as in load_config
 
-    node, line = root, (root.start_mark.line + 1 if root is not None else 1)
-    for step in error.absolute_path:
-        found = child(node, step)
-        if found is None:
-            break
-        line, node = found[0].start_mark.line + 1, found[1]
+    mark, node = follow(root, error.absolute_path)
+    line = mark.start_mark.line + 1 if mark is not None else 1
     steps = [str(step) for step in error.absolute_path]
     where = "/".join(steps) or "the top level"
 

@@ -12,13 +12,14 @@ import gc
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 import yaml
-from yaml import MappingNode, Node, ScalarNode
+from yaml import MappingNode, Node, ScalarNode, SequenceNode
 
-from .yamlnodes import PLAIN_TAG, QUOTED_TAG, YAML_TAG, find_unconvertible
+from .yamlnodes import PLAIN_TAG, QUOTED_TAG, YAML_TAG, find_unconvertible, lookup, scalar_value
 
 try:
     from yaml import CSafeLoader as _BaseLoader
@@ -59,6 +60,24 @@ class SyntaxProblem:
     hint: str = ""
 
 
+# The API server refuses request bodies over 3 MiB (etcd keeps objects up to 1.5 MiB), so a bigger
+# document can never be applied; composing it would cost about 20 s and 700 MB per million keys.
+DEFAULT_MAX_DOCUMENT_BYTES = 3 * 1024 * 1024
+# Aliases can make a small file expand exponentially; a document of more nodes is not checked either.
+DEFAULT_MAX_NODES = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """How big a document nodename-lint reads (`--max-document-size`, `--max-nodes`)."""
+
+    max_document_chars: int = DEFAULT_MAX_DOCUMENT_BYTES  # a List's items each, not the List
+    max_nodes: int = DEFAULT_MAX_NODES  # nodes of a document, counting what aliases expand to
+
+
+DEFAULT_LIMITS = Limits()
+
+
 @dataclass(slots=True)
 class Document:
     """One YAML document: its composed root node, or the problem that stopped it."""
@@ -69,6 +88,15 @@ class Document:
     root: Node | None
     error: SyntaxProblem | None = None
     template: str | None = None  # the Helm template named by a `# Source:` comment
+    # (apiVersion, kind) of the List whose consecutive items this document holds (root: a sequence
+    # of them), see _list_items
+    list_of: tuple[str, str] | None = None
+    # the List's items before this document's first: of a piece of a List, or of a List composed
+    # whole after its first items came in pieces (whose items objects_in then skips)
+    first_item: int = 0
+    limits: Limits = DEFAULT_LIMITS
+    # line -> rule ids of its `# nodename-lint: ignore` comment, found once (suppress.comment_directives)
+    directives: dict[int, frozenset[str]] | None = field(default=None, repr=False, compare=False)
     origin: Any = None  # render.Origin of a document built from a chart or kustomization
 
 
@@ -89,10 +117,19 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8")
 
 
-def iter_documents(blocks: Iterable[str]) -> Iterator[Document]:
-    """The documents of a stream given as consecutive text blocks (a file is one block)."""
+def iter_documents(blocks: Iterable[str], *, split_lists: bool = False, limits: Limits = DEFAULT_LIMITS
+                   ) -> Iterator[Document]:
+    """The documents of a stream given as consecutive text blocks (a file is one block).
+
+    With `split_lists`, a large block-style List (`kubectl get -A -o yaml`) comes as one document
+    per item (see _list_items), so that its items are composed and linted one at a time.
+    """
     for index, (line_offset, text) in enumerate(_split(_whole_lines(blocks))):
-        yield compose(text, index, line_offset)
+        shape = _list_items(text) if split_lists and len(text) >= SPLIT_LIST_CHARS else None
+        if shape is None:
+            yield compose(text, index, line_offset, limits)
+        else:
+            yield from _compose_items(text, index, line_offset, shape, limits)
 
 
 @contextmanager
@@ -112,26 +149,26 @@ def without_cycle_collection() -> Iterator[None]:
             gc.enable()
 
 
-def compose(text: str, index: int = 0, line_offset: int = 0) -> Document:
+def compose(text: str, index: int = 0, line_offset: int = 0, limits: Limits = DEFAULT_LIMITS) -> Document:
     """Compose one document's text; a syntax error becomes the document's `error`."""
     template = None
     if "# Source:" in text:
         match = _HELM_SOURCE.match(text)
         template = match.group(1).strip() if match else None
-    beyond = _beyond_limits(text)
+    beyond = _beyond_limits(text, limits)
     if beyond is not None:
         offset, reason = beyond
         line = text.count("\n", 0, offset)
         column = offset - (text.rfind("\n", 0, offset) + 1)
         problem = SyntaxProblem(reason, line_offset + line + 1, column + 1, _hint(text))
-        return Document(index, line_offset, text, None, problem, template)
+        return Document(index, line_offset, text, None, problem, template, limits=limits)
     loader = _Loader(text)
     try:
         with without_cycle_collection():
             root = loader.get_single_node()
-        unconvertible = find_unconvertible(text, root)
+        unconvertible = find_unconvertible(text, root, limits.max_nodes)
         if unconvertible is None:
-            return Document(index, line_offset, text, root, None, template)
+            return Document(index, line_offset, text, root, None, template, limits=limits)
         node, reason = unconvertible
         mark = node.start_mark
         problem = SyntaxProblem(
@@ -150,13 +187,10 @@ def compose(text: str, index: int = 0, line_offset: int = 0) -> Document:
         problem = SyntaxProblem(str(exc).splitlines()[0], line_offset + 1, 1, _hint(text))
     finally:
         loader.dispose()
-    return Document(index, line_offset, text, None, problem, template)
+    return Document(index, line_offset, text, None, problem, template, limits=limits)
 
 
-# Limits checked on the text, before libyaml sees it. The API server refuses request bodies over
-# 3 MiB (etcd keeps objects up to 1.5 MiB), so a bigger document can never be applied; composing
-# it would cost about 20 s and 700 MB per million keys.
-MAX_DOCUMENT_CHARS = 3 * 1024 * 1024
+# Limits checked on the text, before libyaml sees it (the size: Limits.max_document_chars).
 # A List (`kubectl get deploy -A -o yaml`) is applied item by item, so only its items have that limit.
 _LIST_KIND = re.compile(r"^kind:[ \t]*[\"']?[A-Za-z]*List[\"']?[ \t]*(?:#.*)?\r?$|\"kind\"[ \t]*:[ \t]*\"[A-Za-z]*List\"", re.M)
 # Nesting limits. libyaml's composer recurses on the
@@ -170,7 +204,7 @@ _FLOW_BRACKET = re.compile(r"[\[\]{}]")
 _DEEP_INDENT = re.compile(rf"^[ \t?:-]{{{MAX_BLOCK_INDENT}}}", re.M)
 
 
-def _beyond_limits(text: str) -> tuple[int, str] | None:
+def _beyond_limits(text: str, limits: Limits) -> tuple[int, str] | None:
     """(offset, reason) when the document is bigger or nests deeper than nodename-lint parses, else None.
 
     Brackets inside quoted strings are counted too: only a document with more than
@@ -178,10 +212,11 @@ def _beyond_limits(text: str) -> tuple[int, str] | None:
     """
     if len(text) <= MAX_BLOCK_INDENT:
         return None
-    if len(text) > MAX_DOCUMENT_CHARS and not _LIST_KIND.search(text):
+    if len(text) > limits.max_document_chars and not _LIST_KIND.search(text):
         return 0, (
-            f"the document is {len(text) / 1024 / 1024:.1f} MiB: the API server refuses requests over 3 MiB "
-            "(request entity too large) and etcd objects over 1.5 MiB, so nodename-lint does not parse it"
+            f"the document is too large ({len(text) / 1024 / 1024:.1f} MiB, limit "
+            f"{limits.max_document_chars / 1024 / 1024:.1f} MiB: --max-document-size): the API server refuses requests "
+            "over 3 MiB (request entity too large) and etcd objects over 1.5 MiB, so nodename-lint does not parse it"
         )
     deep_line = _DEEP_INDENT.search(text)
     if deep_line is not None:
@@ -244,3 +279,114 @@ def _split(blocks: Iterable[str]) -> Iterator[tuple[int, str]]:
     text = "".join(parts)
     if text.strip():
         yield line_offset, text
+
+
+# --- a large List, item by item -------------------------------------------------------------------
+# A List smaller than this is composed whole; a bigger one (kubectl prints every item of
+# `get -A -o yaml` into one document) item by item: memory stays that of one item, and each item
+# has the API server's size limit, as kubectl applies a List item by item.
+SPLIT_LIST_CHARS = 256 * 1024
+SPLIT_CHUNK_CHARS = 32 * 1024
+_ITEMS_KEY = re.compile(r"^items:[ \t]*(?:#[^\n]*)?\r?\n", re.M)
+# An anchor or alias (after a space, a flow indicator or the line start): items may share nodes.
+_ANCHOR_OR_ALIAS = re.compile(r"[&*](?<![^\s\[{,:?-][&*])[^\s,\[\]{}]")
+_FIRST_CONTENT = re.compile(r"^( *)(?!#)\S", re.M)
+
+
+@dataclass(slots=True)
+class _ListShape:
+    """Where the parts of a List document are (see _list_items)."""
+
+    header: str  # the List without its items: apiVersion, kind, metadata
+    items_start: int  # right after `items:`
+    item: re.Pattern[str]  # a line that starts an item
+    first_item: int
+    end: int  # where the items end
+
+
+def _list_items(text: str) -> _ListShape | None:
+    """The parts of a List document that can be composed item by item, or None.
+
+    Only the plain shape kubectl prints qualifies: one top-level `items:` key followed by a block
+    sequence, no anchors or aliases (items could share nodes), and a List kind. Each item then
+    starts at a `- ` line at the sequence's indentation (with the comment lines right above it),
+    and ends where the next one starts. A cut that is wrong after all (a quoted scalar continued
+    on a line that looks like an item) makes that piece fail to compose, and the List is then
+    composed whole (_compose_items).
+    """
+    keys = _ITEMS_KEY.findall(text)
+    if len(keys) != 1 or not _LIST_KIND.search(text) or _ANCHOR_OR_ALIAS.search(text):
+        return None
+    body = _ITEMS_KEY.search(text)
+    assert body is not None
+    first = _FIRST_CONTENT.search(text, body.end())
+    if first is None:
+        return None
+    indent = len(first.group(1))
+    item = re.compile(rf"^ {{{indent}}}-(?=[ \t\r\n]|$)", re.M)
+    if not item.match(text, first.start()):
+        return None
+    outside = re.compile(
+        rf"^(?: {{0,{indent - 1}}}[^ \t\r\n#]|{' ' * indent}(?!-(?:[ \t\r\n]|$))[^ \t\r\n#])" if indent
+        else r"^(?!-(?:[ \t\r\n]|$))[^ \t\r\n#]", re.M)
+    after = outside.search(text, first.start())
+    end = after.start() if after else len(text)
+    return _ListShape(text[: body.start()] + text[end:], body.end(), item, first.start(), end)
+
+
+def _with_comments_above(text: str, start: int, floor: int) -> int:
+    """Move an item's start up over the comment lines right above it (a directive for its first line)."""
+    while start > floor:
+        line_start = text.rfind("\n", 0, start - 1) + 1
+        if not text[line_start:start].lstrip(" \t").startswith("#"):
+            break
+        start = line_start
+    return start
+
+
+def _compose_items(text: str, index: int, line_offset: int, shape: _ListShape, limits: Limits
+                   ) -> Iterator[Document]:
+    """The items of a List (see _list_items) as documents of a few consecutive items each.
+
+    Composing each item on its own would cost a parser each (10 µs: a List of two million `{}`
+    would pay 20 s for that alone); SPLIT_CHUNK_CHARS at a time keep the memory of one item. If a
+    piece fails to compose, the whole List is composed and says what is wrong (or, after a wrong
+    cut, gives the remaining items).
+    """
+    head = compose(shape.header, index, line_offset, limits)
+    api_version, kind = _string_at(head.root, "apiVersion"), _string_at(head.root, "kind")
+    if head.error is not None or not api_version or not kind or not kind.endswith("List"):
+        yield compose(text, index, line_offset, limits)
+        return
+    lines = line_offset + text.count("\n", 0, shape.items_start)
+    done = 0  # items yielded
+    start, count = shape.items_start, 0
+    cuts = (_with_comments_above(text, match.start(), shape.items_start)
+            for match in shape.item.finditer(text, shape.first_item + 1, shape.end))
+    for cut in chain(cuts, (shape.end,)):
+        count += 1
+        if cut - start < SPLIT_CHUNK_CHARS and cut != shape.end:
+            continue
+        piece = text[start:cut]
+        chunk = compose(piece, index, lines, limits)
+        root = chunk.root
+        if chunk.error is not None or not (isinstance(root, SequenceNode) and len(root.value) == count):
+            # what the whole List says: the same syntax error, or (a cut inside a quoted scalar) its items
+            whole = compose(text, index, line_offset, limits)
+            whole.first_item = done
+            yield whole
+            return
+        chunk.list_of, chunk.template, chunk.first_item = (api_version, kind), head.template, done
+        yield chunk
+        done += count
+        lines += piece.count("\n")
+        start, count = cut, 0
+
+
+def _string_at(node: Node | None, key: str) -> str | None:
+    """A string scalar of a mapping, read the go-yaml way (model.scalar_at, which imports this module)."""
+    pair = lookup(node, key)
+    if pair is None or not isinstance(pair[1], ScalarNode):
+        return None
+    value = scalar_value(pair[1])
+    return value if isinstance(value, str) else None

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Generic, TypeVar
 
-from .documents import Document, SyntaxProblem, iter_documents
+from .documents import DEFAULT_LIMITS, Document, Limits, SyntaxProblem, iter_documents, without_cycle_collection
 from .findings import Finding, RunResult
 from .model import CLUSTER_SCOPED_KINDS, Manifest, live_list_fields, objects_in
 from .registry import all_rules
@@ -76,11 +76,12 @@ class Linter:
     """
 
     def __init__(self, severities: Mapping[str, Severity | None], context: Context,
-                 render_options: RenderOptions | None = None) -> None:
+                 render_options: RenderOptions | None = None, *, limits: Limits | None = None) -> None:
         catalogue = all_rules()
         self.context = context
         self.severities = severities
         self.render_options = render_options or RenderOptions()
+        self.limits = limits or DEFAULT_LIMITS
         self.skipped: dict[str, str] = {}
         self.object_checks: dict[ObjectKind, list[ActiveCheck[ObjectCheck]]] = {"object": [], "static-pod": []}
         self.group_checks: dict[GroupKind, list[ActiveCheck[GroupCheck]]] = {"file": [], "folder": []}
@@ -117,7 +118,7 @@ class Linter:
             result.findings.sort(key=Finding.sort_key)
             return result
         try:
-            self._lint_documents(result, iter_documents(read_blocks(source)))
+            self._lint_documents(result, iter_documents(read_blocks(source), split_lists=True, limits=self.limits))
         except UnicodeDecodeError as exc:
             self._syntax(result, None, SyntaxProblem(
                 _decode_message(exc), getattr(exc, "line", 1), 1,
@@ -141,7 +142,7 @@ class Linter:
                 write_chart(folder, {"templates/example.yaml": text})
                 return self.lint_source(Source(folder, render="helm"))
         result = FileResult(Source(display, is_static_pod))
-        self._lint_documents(result, iter_documents([text]))
+        self._lint_documents(result, iter_documents([text], split_lists=True, limits=self.limits))
         result.findings.sort(key=Finding.sort_key)
         return result
 
@@ -168,37 +169,52 @@ class Linter:
     def _lint_documents(self, result: FileResult, documents: Iterable[Document]) -> None:
         source = result.source
         file_objects: list[Manifest] = []
-        for document in documents:
-            if document.error is not None:
-                self._syntax(result, document, document.error)
-                continue
-            origin = document.origin
-            if self.suppression_severity is not None and origin is None:
-                self._check_suppression_comments(result, document)
-            live_fields = live_list_fields(document)
-            if live_fields and document.root is not None:
-                line = document.line_offset + document.root.start_mark.line + 1
-                result.notes.append(
-                    f"{source.display}:{line}: skipped a List of live objects ({', '.join(live_fields)}: saved from "
-                    "a cluster with kubectl get -o yaml); it describes a cluster, so give it with --cluster-state "
-                    "instead of linting it")
-                continue
-            for obj in objects_in(
-                origin.file if origin is not None else source.display, document,
-                default_namespace=(origin and origin.namespace) or self.context.default_namespace,
-                is_static_pod=source.is_static_pod,
-            ):
-                result.objects += 1
-                if obj.kind in CLUSTER_SCOPED_KINDS and obj.name:
-                    result.created.add((obj.kind, obj.name))
-                self._check_object(result, obj)
-                if source.is_static_pod:
-                    file_objects.append(obj)
+        skipped_list = -1  # the index of a List of live objects whose pieces are skipped
+        # The cyclic GC is paused for the whole source: each full collection would rescan the node
+        # tree of the document at hand (quadratic in a List of thousands of items), and composed
+        # documents, objects and findings hold no reference cycles, so reference counting frees
+        # each document when the next one replaces it (bench/memory.py: flat over a 1 GB stream).
+        with without_cycle_collection():
+            for document in documents:
+                if document.list_of is not None and document.index == skipped_list:
+                    continue  # the other pieces of a List of live objects
+                if self._lint_document(result, document, file_objects):
+                    skipped_list = document.index
         if source.is_static_pod:
             result.static_pods.extend(o for o in file_objects if o.is_pod)
             for group_check in self.group_checks["file"]:
                 self._run(result, group_check.rule, partial(group_check.function, file_objects, self.context), None,
                           group_check.configured)
+
+    def _lint_document(self, result: FileResult, document: Document, file_objects: list[Manifest]) -> bool:
+        """Check the objects of one document; True when it is a List of live objects, skipped with a note."""
+        source = result.source
+        if document.error is not None:
+            self._syntax(result, document, document.error)
+            return False
+        origin = document.origin
+        if self.suppression_severity is not None and origin is None:
+            self._check_suppression_comments(result, document)
+        live_fields = live_list_fields(document)
+        if live_fields and document.root is not None:
+            line = document.line_offset + document.root.start_mark.line + 1
+            result.notes.append(
+                f"{source.display}:{line}: skipped a List of live objects ({', '.join(live_fields)}: saved from "
+                "a cluster with kubectl get -o yaml); it describes a cluster, so give it with --cluster-state "
+                "instead of linting it")
+            return True
+        for obj in objects_in(
+            origin.file if origin is not None else source.display, document,
+            default_namespace=(origin and origin.namespace) or self.context.default_namespace,
+            is_static_pod=source.is_static_pod,
+        ):
+            result.objects += 1
+            if obj.kind in CLUSTER_SCOPED_KINDS and obj.name:
+                result.created.add((obj.kind, obj.name))
+            self._check_object(result, obj)
+            if source.is_static_pod:
+                file_objects.append(obj)
+        return False
 
     def _check_object(self, result: FileResult, obj: Manifest) -> None:
         checks = self.object_checks["object"]
@@ -349,7 +365,9 @@ class Linter:
                 except Exception as exc:  # as in _run: the run goes on and exits 2
                     run.internal_errors.append(internal_error(check.rule, exc, folder or ".", None))
         run.notes.extend(run.internal_errors)
-        run.findings.extend(finding for finding, needed in conditional if needed not in created)
+        run.created = created
+        run.conditional = [(finding, needed) for finding, needed in conditional if needed not in created]
+        run.findings.extend(finding for finding, _ in run.conditional)
         # a kustomization's patches and resources are reported as built (with the overlay's names and
         # namespace), not also on their own
         run.findings.extend(f for f in plain if not built_from or os.path.realpath(f.file) not in built_from)

@@ -86,6 +86,10 @@ class RunResult:
     notes: list[str] = field(default_factory=list)  # run-level messages for the summary
     internal_errors: list[str] = field(default_factory=list)  # rules that raised: also in notes; exit code 2
     cluster: str | None = None  # audit: the cluster whose objects were checked (there are no files)
+    # cluster-scoped objects the run's manifests create (kind, name), and the findings kept because
+    # none of them did: another config group's manifests may still create them (cli._merged)
+    created: set[tuple[str, str]] = field(default_factory=set, repr=False)
+    conditional: list[tuple[Finding, tuple[str, str]]] = field(default_factory=list, repr=False)
 
     def counts(self) -> dict[str, int]:
         counts = {"error": 0, "warning": 0, "info": 0}

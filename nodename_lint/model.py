@@ -14,7 +14,7 @@ from typing import Any
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
 
 from .documents import Document
-from .yamlnodes import child, lookup, scalar_value, to_python
+from .yamlnodes import child, follow, lookup, scalar_value, to_python
 
 Path = tuple[str | int, ...]
 
@@ -94,7 +94,7 @@ class Manifest:
             if found is None:
                 return None
             node = found[1]
-        return to_python(node)
+        return to_python(node, self.document.limits.max_nodes)
 
     def _cached(self, key: str, path: Path) -> Any:
         if key not in self._cache:
@@ -172,13 +172,8 @@ class Manifest:
 
         For a mapping key the key itself is pointed at (`nodeName:`), for a list item its start.
         """
-        node: Node | None = self.node
-        mark_node: Node = self.node
-        for step in path:
-            found = child(node, step)
-            if found is None:
-                break
-            mark_node, node = found
+        mark_node, _ = follow(self.node, path)
+        assert mark_node is not None
         mark = mark_node.start_mark
         return self.document.line_offset + mark.line + 1, mark.column + 1
 
@@ -200,14 +195,20 @@ def live_list_fields(document: Document) -> list[str]:
     with trimmed objects (a snapshot's Namespaces) is still recognised.
     """
     root = document.root
-    kind = scalar_at(root, "kind")
-    if not kind or not kind.endswith("List"):
-        return []
-    items = lookup(root, "items")
-    if items is None or not isinstance(items[1], SequenceNode):
-        return []
+    if document.list_of is not None:  # a piece of a List (documents._list_items): its first one decides
+        if document.first_item or not isinstance(root, SequenceNode):
+            return []
+        listed = root.value
+    else:
+        kind = scalar_at(root, "kind")
+        if not kind or not kind.endswith("List"):
+            return []
+        items = lookup(root, "items")
+        if items is None or not isinstance(items[1], SequenceNode):
+            return []
+        listed = items[1].value
     found: set[str] = set()
-    for item in [node for node in items[1].value[:_LIVE_ITEMS_LOOKED_AT] if isinstance(node, MappingNode)]:
+    for item in [node for node in listed[:_LIVE_ITEMS_LOOKED_AT] if isinstance(node, MappingNode)]:
         metadata = lookup(item, "metadata")
         found.update(key for key in ("resourceVersion", "managedFields") if metadata and lookup(metadata[1], key))
         if lookup(item, "status"):
@@ -226,23 +227,29 @@ def objects_in(
     A document without a string apiVersion and kind (Helm values, CI configs) yields nothing.
     """
     root = document.root
-    api_version = scalar_at(root, "apiVersion")
-    kind = scalar_at(root, "kind")
-    if not api_version or not kind:
-        return
-    assert isinstance(root, MappingNode)
-    if kind.endswith("List"):
-        items = lookup(root, "items")
-        if items is not None and isinstance(items[1], SequenceNode):
-            item_kind = kind[: -len("List")] or None
-            for item in items[1].value:
-                if isinstance(item, MappingNode):
-                    item_api = scalar_at(item, "apiVersion") or (api_version if item_kind else None)
-                    kind_of_item = scalar_at(item, "kind") or item_kind
-                    if item_api and kind_of_item:
-                        yield Manifest(
-                            path, document, item, item_api, kind_of_item,
-                            default_namespace=default_namespace, is_static_pod=is_static_pod,
-                        )
+    if document.list_of is not None:  # items of a List, split out of it (documents._list_items)
+        assert isinstance(root, SequenceNode)
+        items: list[Node] = root.value
+        api_version, kind = document.list_of
+    else:
+        found_api, found_kind = scalar_at(root, "apiVersion"), scalar_at(root, "kind")
+        if not found_api or not found_kind:
             return
-    yield Manifest(path, document, root, api_version, kind, default_namespace=default_namespace, is_static_pod=is_static_pod)
+        api_version, kind = found_api, found_kind
+        assert isinstance(root, MappingNode)
+        found = lookup(root, "items") if kind.endswith("List") else None
+        if found is None or not isinstance(found[1], SequenceNode):
+            yield Manifest(path, document, root, api_version, kind,
+                           default_namespace=default_namespace, is_static_pod=is_static_pod)
+            return
+        items = found[1].value[document.first_item :]
+    item_kind = kind[: -len("List")] or None
+    for item in items:
+        if isinstance(item, MappingNode):
+            item_api = scalar_at(item, "apiVersion") or (api_version if item_kind else None)
+            kind_of_item = scalar_at(item, "kind") or item_kind
+            if item_api and kind_of_item:
+                yield Manifest(
+                    path, document, item, item_api, kind_of_item,
+                    default_namespace=default_namespace, is_static_pod=is_static_pod,
+                )

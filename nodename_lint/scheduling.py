@@ -90,7 +90,8 @@ def pod_requests(spec: dict[str, Any], *, lenient: bool = False,
     `overhead` replaces spec.overhead: what the RuntimeClass admission plugin sets from the
     Pod's RuntimeClass.
     """
-    if lenient and overhead is None and "initContainers" not in spec and "overhead" not in spec and "resources" not in spec:
+    plain = "initContainers" not in spec and "overhead" not in spec and "resources" not in spec
+    if lenient and overhead is None and plain:
         return _running_pod_requests(spec)
     total: dict[str, int] = {}
     for index, container in _containers(spec, "containers"):
@@ -112,7 +113,8 @@ def pod_requests(spec: dict[str, Any], *, lenient: bool = False,
         if is_pod_level_resource(resource):
             total[resource] = amount
     own_overhead = {"requests": spec.get("overhead")}
-    add_into(total, _resource_list(own_overhead if overhead is None else {"requests": overhead}, ("overhead",), lenient))
+    counted_overhead = own_overhead if overhead is None else {"requests": overhead}
+    add_into(total, _resource_list(counted_overhead, ("overhead",), lenient))
     return {resource: amount for resource, amount in total.items() if amount}
 
 
@@ -548,7 +550,8 @@ def host_ports(spec: dict[str, Any], *, default_from_host_network: bool = False)
     return found
 
 
-def port_conflict(wanted: list[tuple[Path, HostPort]], in_use: dict[HostPort, str]) -> tuple[Path, HostPort, str] | None:
+def port_conflict(wanted: list[tuple[Path, HostPort]],
+                  in_use: dict[HostPort, str]) -> tuple[Path, HostPort, str] | None:
     """HostPortInfo.CheckConflict for each wanted port: (path, port, holder) of the first conflict.
 
     0.0.0.0 conflicts with the same protocol and port on any address; another address conflicts
@@ -556,7 +559,8 @@ def port_conflict(wanted: list[tuple[Path, HostPort]], in_use: dict[HostPort, st
     """
     for path, (address, protocol, number) in wanted:
         if address == BIND_ALL:
-            holder = next((who for (ip, proto, port), who in in_use.items() if proto == protocol and port == number), None)
+            holder = next((who for (_, proto, port), who in in_use.items() if proto == protocol and port == number),
+                          None)
         else:
             holder = in_use.get((BIND_ALL, protocol, number)) or in_use.get((address, protocol, number))
         if holder is not None:
@@ -635,7 +639,8 @@ def prefilter_node_names(spec: dict[str, Any]) -> frozenset[str] | None:
     """
     affinity = spec.get("affinity")
     node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
-    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node_affinity, dict) else None
+    required = (node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+                if isinstance(node_affinity, dict) else None)
     terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
     if not isinstance(terms, list) or not terms:
         return None

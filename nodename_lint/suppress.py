@@ -10,7 +10,8 @@ from .model import Manifest
 
 IGNORE_ANNOTATION = "nodename-lint.io/ignore"
 ALL = "*"
-_DIRECTIVE = re.compile(r"#\s*nodename-lint:\s*ignore(?:\[([^\]]*)\])?")
+# within one line: a directive covers its own line and the next
+_DIRECTIVE = re.compile(r"#[^\S\n]*nodename-lint:[^\S\n]*ignore(?:\[([^\]\n]*)\])?")
 
 
 def rule_set(text: str | None) -> frozenset[str]:
@@ -20,20 +21,24 @@ def rule_set(text: str | None) -> frozenset[str]:
 
 
 def comment_directives(document: Document) -> dict[int, frozenset[str]]:
-    """Stream line (1-based) -> rule ids ignored by a directive comment on that line."""
-    return directives_in(document.text, document.line_offset + 1)
+    """Stream line (1-based) -> rule ids ignored by a directive comment on that line.
+
+    Found once per document and kept on it: a List of 100,000 items is one document with as many
+    findings, and rescanning its text per finding made a run quadratic.
+    """
+    if document.directives is None:
+        document.directives = directives_in(document.text, document.line_offset + 1)
+    return document.directives
 
 
 def directives_in(text: str, first_line: int = 1) -> dict[int, frozenset[str]]:
     """Directive comments of TEXT by line (e.g. a Helm template, for the documents it renders to)."""
-    if "nodename-lint:" not in text:
-        return {}
     found: dict[int, frozenset[str]] = {}
-    for number, line in enumerate(text.split("\n"), start=first_line):
-        if "nodename-lint:" in line:
-            match = _DIRECTIVE.search(line)
-            if match:
-                found[number] = rule_set(match.group(1))
+    line, counted_to = first_line, 0
+    for match in _DIRECTIVE.finditer(text):
+        line += text.count("\n", counted_to, match.start())
+        counted_to = match.start()
+        found.setdefault(line, rule_set(match.group(1)))
     return found
 
 

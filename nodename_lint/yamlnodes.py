@@ -118,19 +118,39 @@ def scalar_value(node: ScalarNode) -> Any:
     and scalars with a tag go-yaml does not resolve (`!!str 1`, `!foo 1`), are strings; `!!int "12"`
     is 12. A value that does not fit its tag is reported by the document check (`find_unconvertible`).
     """
-    tag = node.tag
+    return scalar_of(node.tag, node.value)
+
+
+def scalar_of(tag: str, text: str) -> Any:
+    """scalar_value of a scalar given by its tag (PLAIN_TAG, QUOTED_TAG or explicit) and text."""
     if tag == PLAIN_TAG:
-        return resolve_plain(node.value)
+        return resolve_plain(text)
     if tag == QUOTED_TAG:
-        return node.value
-    return tagged_value(tag, node.value)[0]
+        return text
+    return tagged_value(tag, text)[0]
+
+
+def scalar_problem(tag: str, text: str, *, as_key: bool = False) -> str:
+    """Why go-yaml and JSON cannot take this scalar ("" when they can): a value that does not fit its
+    explicit tag (`!!int abc`), or, as a value, .nan/.inf (the checks find_unconvertible makes)."""
+    if tag not in (PLAIN_TAG, QUOTED_TAG) and not tagged_value(tag, text)[1]:
+        return f"{text!r} is not a valid {tag.replace(YAML_TAG, '!!')}"
+    if as_key:
+        return ""
+    value = scalar_of(tag, text)
+    return _NOT_FINITE if value.__class__ is float and not math.isfinite(value) else ""
 
 
 def key_text(node: Node) -> str | None:
     """A mapping key as the string JSON will carry; None for keys JSON cannot hold (null, collections)."""
     if not isinstance(node, ScalarNode):
         return None
-    value = scalar_value(node)
+    return key_of(node.tag, node.value)
+
+
+def key_of(tag: str, text: str) -> str | None:
+    """key_text of a scalar key given by its tag and text."""
+    value = scalar_of(tag, text)
     if isinstance(value, str):
         return value
     if value is None:
@@ -224,11 +244,26 @@ def child(node: Node | None, step: str | int) -> tuple[Node, Node | None] | None
     return pair
 
 
-def to_python(node: Node | None) -> Any:
+def follow(node: Node | None, path: Iterable[str | int]) -> tuple[Node | None, Node | None]:
+    """(the node to point at, the node reached) for the deepest part of `path` that exists.
+
+    For a mapping entry the key is pointed at (`nodeName:`), for a list item the item itself. The
+    one walk from a path to a line: findings, config errors and cluster state errors all use it.
+    """
+    mark = node
+    for step in path:
+        found = child(node, step)
+        if found is None:
+            break
+        mark, node = found
+    return mark, node
+
+
+def to_python(node: Node | None, max_nodes: int = MAX_EXPANDED_NODES) -> Any:
     """Convert a node subtree to plain JSON-compatible values, bounding alias expansion."""
     if node is None:
         return None
-    budget = [MAX_EXPANDED_NODES - 1]  # the node itself; each collection counts its children
+    budget = [max_nodes - 1, max_nodes]  # left (the node itself counted; each collection counts its children), limit
     try:
         return _convert(node, budget, 0)
     except RecursionError:  # called from deep in a caller's stack: still a finding, never a crash
@@ -267,12 +302,14 @@ def _convert(node: Node, budget: list[int], depth: int) -> Any:
 
 
 def _spend(budget: list[int], nodes: int, parent: Node) -> None:
-    """Count the children a collection expands to; aliases can make a small file expand exponentially."""
+    """Count the children a collection expands to; aliases can make a small file expand exponentially.
+
+    A document with aliases has been measured whole by find_unconvertible, so only one without
+    them can get here: it is simply too large.
+    """
     budget[0] -= nodes
     if budget[0] < 0:
-        raise ConversionError(
-            f"document expands to more than {MAX_EXPANDED_NODES:,} nodes through aliases (alias bomb?)", parent
-        )
+        raise ConversionError(f"the object is too large (more than {budget[1]:,} nodes, limit: --max-nodes)", parent)
 
 
 # Plain scalars that resolve to themselves: they start with a letter that begins no YAML 1.1
@@ -344,19 +381,20 @@ def _has_explicit_key(text: str) -> bool:
     return False
 
 
-def find_unconvertible(text: str, root: Node | None) -> tuple[Node, str] | None:
+def find_unconvertible(text: str, root: Node | None, max_nodes: int = MAX_EXPANDED_NODES) -> tuple[Node, str] | None:
     """The first node that makes kubectl's YAML-to-JSON conversion fail, with the reason.
 
     Decoding fails (in any part, even one a later duplicate key overrides) on collection keys,
     values that do not fit their explicit tag, a merge key that holds no mapping, an alias inside
-    its own anchor, aliases expanding to more than MAX_EXPANDED_NODES nodes; the JSON step fails
-    on null keys and .nan/.inf in the values that survive. The text is screened first so that
-    ordinary documents are never walked node by node.
+    its own anchor; the JSON step fails on null keys and .nan/.inf in the values that survive.
+    A document that expands to more than `max_nodes` nodes is not checked (an alias bomb, or
+    simply too large). The text is screened first so that ordinary documents are never walked
+    node by node.
     """
     if root is None:
         return None
     if _may_hold(_MAY_NOT_DECODE, text):
-        found = _first_undecodable(root)
+        found = _first_undecodable(root, max_nodes)
         if found is not None:
             return found
     if _may_hold(_MAY_NOT_BE_JSON, text):
@@ -364,7 +402,7 @@ def find_unconvertible(text: str, root: Node | None) -> tuple[Node, str] | None:
     return None
 
 
-def _first_undecodable(root: Node) -> tuple[Node, str] | None:
+def _first_undecodable(root: Node, max_nodes: int) -> tuple[Node, str] | None:
     """Walk every node once (aliases are not re-entered), in document order."""
     sizes: dict[int, int] = {}  # expanded node count of every finished node
     open_nodes: set[int] = set()  # the path from the root: an alias to one of them is a cycle
@@ -376,8 +414,8 @@ def _first_undecodable(root: Node) -> tuple[Node, str] | None:
             open_nodes.discard(ident)
             children = [part for pair in node.value for part in pair] if isinstance(node, MappingNode) else node.value
             size = 1 + sum(sizes[id(child)] for child in children)
-            if size > MAX_EXPANDED_NODES:
-                return node, f"aliases expand this to more than {MAX_EXPANDED_NODES:,} nodes (an alias bomb?)"
+            if size > max_nodes:
+                return node, _too_many_nodes(node, max_nodes)
             sizes[ident] = size
             continue
         if ident in sizes:
@@ -399,6 +437,24 @@ def _first_undecodable(root: Node) -> tuple[Node, str] | None:
         else:
             stack.extend((item, False, False) for item in reversed(node.value))
     return None
+
+
+def _too_many_nodes(node: Node, max_nodes: int) -> str:
+    """Why a collection that expands past the limit is not checked: its own size, or its aliases."""
+    seen: set[int] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if id(current) not in seen:
+            seen.add(id(current))
+            if isinstance(current, MappingNode):
+                stack.extend(part for pair in current.value for part in pair)
+            elif isinstance(current, SequenceNode):
+                stack.extend(current.value)
+    if len(seen) > max_nodes:
+        return f"this collection is too large to check ({len(seen):,} nodes, limit {max_nodes:,}: --max-nodes)"
+    return (f"aliases expand this to more than {max_nodes:,} nodes from {len(seen):,} written ones "
+            f"(an alias bomb; limit: --max-nodes)")
 
 
 def _first_not_json(root: Node) -> tuple[Node, str] | None:

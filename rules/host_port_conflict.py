@@ -94,18 +94,19 @@ _KUBELET = ("(kubelet: \"Pod was rejected: Predicate NodePorts failed: node(s) d
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     from nodename_lint.cluster.targets import (
+        admission_reasons,
         admission_target,
         other_pods_ports,
         pods_noun,
         rejection_fate,
         replica_count,
     )
-    from nodename_lint.scheduling import host_ports, port_conflict, port_text
+    from nodename_lint.scheduling import host_ports, port_conflict, port_text, reported_first
 
     target = admission_target(obj, context)
     if target is None:
         return
-    name, _, cluster = target
+    name, node, cluster = target
     spec = obj.pod_spec or {}
     wanted = host_ports(spec, default_from_host_network=True)
     in_use = other_pods_ports(obj, name, cluster)
@@ -115,9 +116,11 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     conflict = port_conflict(wanted, in_use)
     if conflict is not None:
         path, port, holder = conflict
+        first = reported_first(admission_reasons(obj, node, cluster), "NodePorts")
         yield Violation(
             spec_path(obj, *_port_field(spec, path)),
-            f"{pods_noun(obj)} would be rejected by the kubelet on {name} with NodePorts: host port {port_text(port)} "
+            f"{pods_noun(obj)} would be rejected by the kubelet on {name} with NodePorts{first}: host port "
+            f"{port_text(port)} "
             f"is already used by Pod {holder}; {fate} {_KUBELET}",
             fix="use another hostPort or another node, or drop hostPort and expose the Pod with a Service",
         )

@@ -106,6 +106,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
     from nodename_lint.cluster.records import NodeUsage
     from nodename_lint.cluster.targets import (
+        admission_reasons,
         admission_target,
         pods_noun,
         rejection_fate,
@@ -118,6 +119,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         RequestError,
         add_into,
         pod_requests,
+        reported_first,
         request_path,
         shortages,
     )
@@ -146,8 +148,11 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     shortage = found[0]
     resource = shortage.resource
     reason = shortage.kubelet_reason
+    first = reported_first(admission_reasons(obj, node, cluster), reason)  # pressure or OS may come first
     if resource not in ("pods", *NATIVE_ORDER) and len(found) > 1:  # scalar resources: Go map order
         reason = f"one of {', '.join(s.kubelet_reason for s in found)} (the kubelet checks these in no fixed order)"
+        first = reported_first(admission_reasons(obj, node, cluster), shortage.kubelet_reason)
+    reason += first
     if obj.is_static_pod:
         if not shortage.never_fits:
             return  # the critical Pod admission handler evicts other Pods to make room

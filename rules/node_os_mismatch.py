@@ -78,6 +78,7 @@ RULE = Rule(
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     from nodename_lint.cluster.targets import (
+        admission_reasons,
         admission_target,
         pod_labels,
         pods_noun,
@@ -88,18 +89,20 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         OS_LABEL,
         OS_MESSAGES,
         os_rejection,
+        reported_first,
     )
 
     target = admission_target(obj, context)
     if target is None:
         return
-    name, node, _ = target
+    name, node, cluster = target
     spec = obj.pod_spec or {}
     labels = pod_labels(obj)
     reason = os_rejection(spec, labels, node)
     if reason is None:
         return
     node_os = node.labels[OS_LABEL]
+    first = reported_first(admission_reasons(obj, node, cluster), reason)  # node pressure comes first
     if reason == OS_FIELD_REASON:
         pod_os = spec["os"]["name"]
         path = spec_path(obj, "os", "name")
@@ -114,7 +117,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     fate = ("the kubelet never runs the static Pod" if obj.is_static_pod else rejection_fate(obj))
     yield Violation(
         path,
-        f"{pods_noun(obj)} would be rejected by the kubelet on {name} with {reason}: {what} and the node runs "
+        f"{pods_noun(obj)} would be rejected by the kubelet on {name} with {reason}{first}: {what} and the node runs "
         f"{node_os} ({OS_LABEL}); {fate} (kubelet: \"Pod was rejected: {OS_MESSAGES[reason]}\")",
         fix=fix + ", or drop nodeName and use a nodeSelector on kubernetes.io/os",
     )

@@ -140,9 +140,11 @@ _FIX = ("remove this {kind} reference: a static Pod runs without the API server;
 def _refusal(what: str) -> str:
     """What the kubelet does with a static Pod that references `what`, by version."""
     resource = what.split(" ")[0]
-    older = (f"kubelets before 1.34 refuse it too (\"{_OLD_KUBELET_ERRORS[resource]}\")"
-             if resource in _OLD_KUBELET_ERRORS else "kubelets before 1.34 run it, but the API server refuses its mirror Pod (NodeRestriction: \"node "
-             f"... can not create pods that reference {what}\"), so kubectl never shows it")
+    if resource in _OLD_KUBELET_ERRORS:
+        older = f"kubelets before 1.34 refuse it too (\"{_OLD_KUBELET_ERRORS[resource]}\")"
+    else:
+        older = ("kubelets before 1.34 run it, but the API server refuses its mirror Pod (NodeRestriction: \"node "
+                 f"... can not create pods that reference {what}\"), so kubectl never shows it")
     return (f"the kubelet refuses this static Pod (\"static pods may not reference {what}\": "
             f"PreventStaticPodAPIReferences, on by default from 1.34 and always from 1.37); {older}")
 
@@ -289,7 +291,8 @@ def _configmap_references(spec: dict[str, Any]) -> Iterator[tuple[Path, str]]:
                 yield ("volumes", index, "projected", "sources", s_index, "configMap"), "configmaps"
 
 
-def _container_references(spec: dict[str, Any], key_ref: str, env_from_ref: str, what: str) -> Iterator[tuple[Path, str]]:
+def _container_references(spec: dict[str, Any], key_ref: str, env_from_ref: str,
+                          what: str) -> Iterator[tuple[Path, str]]:
     for group in ("initContainers", "containers", "ephemeralContainers"):
         for c_index, container in enumerate(_list(spec.get(group))):
             container = _mapping(container)

@@ -169,8 +169,30 @@ def test_alias_bombs_end_fast_in_bounded_memory_at_their_line(tmp_path, where, m
     grouped = findings_by_file(result.stdout)
     (bomb,) = grouped["bomb.yaml"]
     assert (bomb["rule"], bomb["line"]) == ("yaml-syntax", line), where
-    assert "more than 1,000,000 nodes (an alias bomb?)" in bomb["message"]
+    assert "aliases expand this to more than 1,000,000 nodes from" in bomb["message"]
+    assert "(an alias bomb; limit: --max-nodes)" in bomb["message"]
     assert any(f["rule"] == "invalid-node-name" for f in grouped["z-good.yaml"]), "the next file is still checked"
+
+
+def test_a_large_document_without_aliases_is_too_large_not_an_alias_bomb(tmp_path):
+    """A flow List of 1.2 million `{}`: its size is the problem, and --max-nodes lifts the limit."""
+    (tmp_path / "big.yaml").write_text("apiVersion: v1\nkind: List\nitems: [" + "{}, " * 1_200_000 + "{}]\n")
+    result, _ = run_limited(str(tmp_path), "--format", "json", timeout=120)
+    (finding,) = json.loads(result.stdout)["findings"]
+    assert finding["rule"] == "yaml-syntax" and finding["line"] == 3, finding
+    assert "this collection is too large to check (1,200,002 nodes, limit 1,000,000: --max-nodes)" in finding["message"]
+    assert "alias" not in finding["message"]
+    lifted, _ = run_limited(str(tmp_path), "--format", "json", "--max-nodes", "3000000", timeout=120)
+    assert lifted.returncode == 0 and json.loads(lifted.stdout)["findings"] == [], lifted.stderr
+
+
+def test_the_document_size_limit_is_an_option(tmp_path):
+    config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata:\n  k: " + "x" * 70_000 + "\n"
+    (tmp_path / "cm.yaml").write_text(config_map)
+    assert json.loads(run_limited(str(tmp_path), "--format", "json")[0].stdout)["findings"] == []
+    result, _ = run_limited(str(tmp_path), "--format", "json", "--max-document-size", "65536")
+    (finding,) = json.loads(result.stdout)["findings"]
+    assert "the document is too large (0.1 MiB, limit 0.1 MiB: --max-document-size)" in finding["message"]
 
 
 def test_deep_flow_nesting_in_a_pod_spec_is_a_finding_not_a_recursion_error(tmp_path):
@@ -217,6 +239,7 @@ def test_huge_documents_are_refused_fast_in_bounded_memory(tmp_path, what):
     grouped = findings_by_file(result.stdout)
     (huge,) = grouped["huge.yaml"]
     assert huge["line"] == 1 and "the API server refuses requests over 3 MiB" in huge["message"], what
+    assert "too large" in huge["message"] and "limit 3.0 MiB: --max-document-size" in huge["message"]
     assert grouped["small.yaml"]
     assert seconds < 15
 

@@ -161,8 +161,9 @@ def test_nodes_only_state_skips_the_rules_that_need_more(tmp_path):
          ":7:", "spec.taints is not a list"),
         ("apiVersion: v1\nkind: List\nitems: []\n", "", "has no Node objects"),
         ("- just\n- a list\n", "", "not a Kubernetes object or List"),
-        ("kind: List\nitems:\n  - kind: Node\n    metadata: {name: !!python/object:os.system x}\n", ":4:",
-         "unsupported tag"),  # loading is safe: no Python objects
+        # as kubectl reads it (tests/test_kubectl_yaml_oracle.py): a value that does not fit its tag is an error,
+        # an unknown tag such as !!python/object:os.system leaves a plain string (nothing is ever constructed)
+        ("kind: List\nitems:\n  - kind: Node\n    metadata: {name: !!int x}\n", ":4:", "'x' is not a valid !!int"),
         ("kind: List\nx: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\ny: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
          "items:\n  - kind: Node\n    metadata:\n      name: node-a\n      labels: {bomb: *b}\n", ":8:", "is not a string"),
     ],
@@ -313,3 +314,27 @@ def test_snapshot_shaped_yaml_with_one_json_item_per_line_reads_like_block_yaml(
     assert from_flow.nodes == from_block.nodes and from_flow.namespaces == from_block.namespaces
     assert [p.name for p in from_flow.pods] == [p.name for p in from_block.pods]
     assert from_flow.usage("kind-worker") == from_block.usage("kind-worker")
+
+
+@pytest.mark.parametrize("text, where", [
+    # the second document's item has no name: pointed at its metadata key
+    ("apiVersion: v1\nkind: NodeList\nitems:\n- metadata: {name: a}\n---\n# a comment\napiVersion: v1\nkind: List\n"
+     "items:\n- kind: Node\n  metadata:\n    labels: {x: y}\n", "state.yaml:11:3"),
+    # JSON reads as YAML for the position
+    ('{"apiVersion": "v1", "kind": "List",\n "items": [\n  {"kind": "Node", "metadata": {"name": ""}}]}\n',
+     "state.yaml:3:20"),
+])
+def test_a_bad_cluster_state_names_the_line_of_the_wrong_key(tmp_path, text, where):
+    """from_file._locate walks the path as findings do (yamlnodes.follow), pointing at the key."""
+    state = tmp_path / "state.yaml"
+    state.write_text(text)
+    result = run_cli(str(tmp_path / "none.yaml"), "--cluster-state", str(state))
+    assert result.returncode == 2, result.stderr
+    assert f"{tmp_path}/{where}: bad cluster state" in result.stderr and "has no metadata.name" in result.stderr
+
+
+def test_an_unknown_tag_in_a_state_file_is_a_plain_string_as_kubectl_reads_it():
+    """Nothing is ever constructed from a tag: `!!python/object:os.system x` is the string "x" (go-yaml)."""
+    state = load_state_text("kind: List\nitems:\n  - kind: Node\n    metadata: {name: !!python/object:os.system x}\n",
+                            "state.yaml")
+    assert state.nodes is not None and list(state.nodes) == ["x"]

@@ -135,14 +135,37 @@ def test_go_yaml_scalars_keys_tags_and_merges(kubectl_json):
     assert_agree(kubectl_json, [("scalars", SCALARS)])
 
 
-@pytest.mark.parametrize("document", [
+UNCONVERTIBLE = [
     "~: a", "? \n: a", "a: .nan", "a: [-.inf]", "a: !!int abc", "a: !!bool maybe", "<<: 1", "<<: [a]",
     "? [a]\n: b", "{a: 1}: b", "a: {{ .Values.x }}", "a: &x [*x]", "a: 1\n  b: 2", "a: \"unterminated",
     "a: b\n\tc: d", "k: !!float 12abc", "k: !!timestamp nope",
-])
+]
+
+
+@pytest.mark.parametrize("document", UNCONVERTIBLE)
 def test_documents_kubectl_cannot_convert_are_errors(kubectl_json, document):
     assert kubectl_json([document]) == [FAILED]
     assert nodename_view(document) is FAILED
+
+
+def state_view(text: str) -> object:
+    """What the cluster state reader (from_file._load_yaml, straight from libyaml's events) reads, or FAILED."""
+    import yaml
+
+    from nodename_lint.cluster.from_file import _BadYaml, _load_yaml
+
+    try:
+        documents = _load_yaml(text)
+    except (_BadYaml, yaml.YAMLError, RecursionError):
+        return FAILED
+    return documents[0] if documents else None
+
+
+@pytest.mark.parametrize("document", [SCALARS, *UNCONVERTIBLE])
+def test_cluster_state_files_are_read_by_the_same_rules(kubectl_json, document):
+    """One set of scalar, key and tag rules: a saved cluster state reads as a manifest does (issue 14)."""
+    (theirs,) = kubectl_json([document])
+    assert differences(state_view(document), theirs) == []
 
 
 def test_the_rules_documented_examples_and_the_test_fixtures(kubectl_json):

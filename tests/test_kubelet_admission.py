@@ -204,18 +204,21 @@ def test_an_invalid_nodename_in_a_template_is_refused_with_the_deployment():
 
 # --- findNodesThatFitPod with a matchFields metadata.name term -------------------------------------------
 def match_fields(*terms: list[str]) -> str:
-    listed = "".join(f"        - matchFields: [{{key: metadata.name, operator: In, values: {values}}}]\n" for values in terms)
+    listed = "".join(f"        - matchFields: [{{key: metadata.name, operator: In, values: {values}}}]\n"
+                     for values in terms)
     return ("  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
             "        nodeSelectorTerms:\n" + listed)
 
 
-THREE_NODES = state(node("kind-control-plane", taints="{key: node-role.kubernetes.io/control-plane, effect: NoSchedule}"),
+CONTROL_PLANE_TAINT = "{key: node-role.kubernetes.io/control-plane, effect: NoSchedule}"
+THREE_NODES = state(node("kind-control-plane", taints=CONTROL_PLANE_TAINT),
                     node("kind-worker"), node("kind-worker2"))
 BIG = "  containers:\n    - name: app\n      image: busybox\n      resources: {requests: {cpu: \"8\"}}\n"
 
 
 @pytest.mark.parametrize("terms, event", [
-    ((["kind-worker"],), "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]."),
+    ((["kind-worker"],),
+     "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]."),
     ((["gone-node"],), "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity]."),
     ((["kind-control-plane", "kind-worker"],),
      ("0/3 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy plugin(s) [NodeAffinity], "
@@ -231,7 +234,8 @@ def test_conflicting_matchfields_requirements_fail_the_prefilter():
         {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]},
                          {"key": "metadata.name", "operator": "In", "values": ["b"]}]}]}}}}
     assert prefilter_node_names(spec) == frozenset()
-    text = pod("  affinity:\n" + textwrap.indent(json.dumps(spec["affinity"]), "    ") + "\n" + CONTAINER, node_name=None)
+    affinity = textwrap.indent(json.dumps(spec["affinity"]), "    ")
+    text = pod("  affinity:\n" + affinity + "\n" + CONTAINER, node_name=None)
     found = findings(text, THREE_NODES, "no-node-fits")
     assert len(found) == 1 and '"0/3 nodes are available: pod affinity terms conflict."' in found[0].message
 
@@ -248,7 +252,8 @@ PRESSURED = state(
     node("kind-worker", conditions=", {type: DiskPressure, status: \"True\"}",
          taints="{key: node.kubernetes.io/disk-pressure, effect: NoSchedule}"),
     node("kind-worker2", conditions=", {type: MemoryPressure, status: \"True\"}"),
-    node("kind-worker3", conditions=", {type: MemoryPressure, status: \"True\"}, {type: PIDPressure, status: \"True\"}"),
+    node("kind-worker3",
+         conditions=", {type: MemoryPressure, status: \"True\"}, {type: PIDPressure, status: \"True\"}"),
 )
 BURSTABLE = "  containers:\n    - name: app\n      image: busybox\n      resources: {requests: {cpu: 100m}}\n"
 
@@ -275,7 +280,8 @@ def test_memory_pressure_rejects_only_best_effort_pods():
 
 def test_memory_pressure_with_another_condition_rejects_every_pod():
     found = findings(pod(BURSTABLE, node_name="kind-worker3"), PRESSURED, "node-pressure")
-    assert len(found) == 1 and "[MemoryPressure PIDPressure]" in found[0].message and "no fixed order" in found[0].message
+    assert len(found) == 1 and "[MemoryPressure PIDPressure]" in found[0].message
+    assert "no fixed order" in found[0].message
 
 
 def test_pressure_is_reported_before_resources():
@@ -286,7 +292,8 @@ def test_pressure_is_reported_before_resources():
 
 
 # --- the kubelet's OS checks ---------------------------------------------------------------------------
-OS_NODES = state(node("kind-worker"), node("win-1", labels="").replace("kubernetes.io/os: linux", "kubernetes.io/os: windows"))
+OS_NODES = state(node("kind-worker"),
+                 node("win-1").replace("kubernetes.io/os: linux", "kubernetes.io/os: windows"))
 
 
 def test_the_pod_os_label_is_checked_before_spec_os():
@@ -321,7 +328,8 @@ def test_host_ports_conflict_as_check_conflict_compares_them(held, wanted, confl
 def test_host_network_makes_container_ports_host_ports_and_only_sidecars_count_among_init_containers():
     spec = {"hostNetwork": True, "containers": [{"name": "a", "ports": [{"containerPort": 9100}]}],
             "initContainers": [{"name": "i", "ports": [{"hostPort": 1, "containerPort": 1}]},
-                               {"name": "s", "restartPolicy": "Always", "ports": [{"hostPort": 2, "containerPort": 2}]}]}
+                               {"name": "s", "restartPolicy": "Always",
+                                "ports": [{"hostPort": 2, "containerPort": 2}]}]}
     assert [port for _, port in host_ports(spec, default_from_host_network=True)] == [
         ("0.0.0.0", "TCP", 2), ("0.0.0.0", "TCP", 9100)]
     assert [port for _, port in host_ports(spec)] == [("0.0.0.0", "TCP", 2)]  # a stored Pod is already defaulted
@@ -350,7 +358,8 @@ def test_the_scheduler_counts_nodes_without_free_ports():
     cluster = state(node("kind-worker"), running_pod("ingress", "kind-worker", HOLDER))
     found = findings(pod(WANTS_80, node_name=None), cluster, "no-node-fits")
     assert len(found) == 1
-    assert '"0/1 nodes are available: 1 node(s) didn\'t have free ports for the requested pod ports."' in found[0].message
+    event = "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod ports."
+    assert f'"{event}"' in found[0].message
 
 
 # --- NamespaceLifecycle --------------------------------------------------------------------------------
@@ -406,7 +415,8 @@ def test_overhead_by_hand_and_unknown_runtime_classes_are_refused():
     assert len(found) == 1 and 'RuntimeClass \\"kata\\" not found' in found[0].message
     offline = pod("  overhead: {cpu: 100m}\n" + CONTAINER)
     found = findings(offline, None, "runtime-class-overhead")
-    assert len(found) == 1 and "Pod Overhead set without corresponding RuntimeClass defined Overhead" in found[0].message
+    assert len(found) == 1
+    assert "Pod Overhead set without corresponding RuntimeClass defined Overhead" in found[0].message
 
 
 # --- noderesources.Fits: scalar resources in Go map order ----------------------------------------------
@@ -437,7 +447,8 @@ def test_static_pods_are_checked_against_the_static_pod_node(tmp_path: Path):
     (folder / "huge.yaml").write_text(pod("  containers:\n    - name: app\n      image: busybox\n"
                                           "      resources: {requests: {cpu: \"64\"}}\n", name="huge", node_name=None))
     (folder / "medium.yaml").write_text(pod("  containers:\n    - name: app\n      image: busybox\n"
-                                            "      resources: {requests: {cpu: 3900m}}\n", name="medium", node_name=None))
+                                            "      resources: {requests: {cpu: 3900m}}\n", name="medium",
+                                            node_name=None))
     (tmp_path / "state.yaml").write_text(state(node("kind-control-plane"), running_pod("etcd", "kind-control-plane",
                                                                                        cpu="500m")))
     args = ["--static-pod-dir", str(folder), "--cluster-state", str(tmp_path / "state.yaml"), "--format", "json",
@@ -448,7 +459,8 @@ def test_static_pods_are_checked_against_the_static_pod_node(tmp_path: Path):
     found = json.loads(result.stdout)["findings"]
     # 64 cpu can never fit; 3900m does not fit now, but the kubelet evicts other Pods for a critical static Pod
     assert [Path(f["file"]).name for f in found] == ["huge.yaml"]
-    assert "static Pod huge would be rejected by the kubelet on kind-control-plane (--static-pod-node)" in found[0]["message"]
+    expected = "static Pod huge would be rejected by the kubelet on kind-control-plane (--static-pod-node)"
+    assert expected in found[0]["message"]
 
 
 def test_kubelet_reasons_follow_the_admit_handlers_order():
@@ -486,14 +498,16 @@ def test_a_static_pod_does_not_conflict_with_its_own_mirror_pod():
     assert lint_yaml(static, rules=catalogue_rules, cluster=cluster, static_pod=True,
                      static_pod_node="kind-control-plane") == []
     cluster = load_state_text(state(node("kind-control-plane"), mirror, other), "state.yaml")
-    found = lint_yaml(static, rules=catalogue_rules, cluster=cluster, static_pod=True, static_pod_node="kind-control-plane")
+    found = lint_yaml(static, rules=catalogue_rules, cluster=cluster, static_pod=True,
+                      static_pod_node="kind-control-plane")
     assert len(found) == 1 and "already used by Pod default/ingress" in found[0].message
 
 
 SANDBOX_CLASS = ("- apiVersion: node.k8s.io/v1\n  kind: RuntimeClass\n  metadata: {name: gvisor}\n  handler: runsc\n"
                  "  scheduling:\n    nodeSelector: {sandbox: gvisor}\n"
                  "    tolerations: [{key: sandbox, operator: Exists, effect: NoExecute}]\n")
-SANDBOX_STATE = state(node("kind-worker", labels=", sandbox: gvisor", taints="{key: sandbox, value: \"true\", effect: NoExecute}"),
+SANDBOX_TAINT = "{key: sandbox, value: \"true\", effect: NoExecute}"
+SANDBOX_STATE = state(node("kind-worker", labels=", sandbox: gvisor", taints=SANDBOX_TAINT),
                       node("kind-worker2"), SANDBOX_CLASS)
 
 
@@ -505,7 +519,8 @@ def test_the_runtime_class_scheduling_is_merged_into_the_pod():
     elsewhere = pod("  runtimeClassName: gvisor\n" + CONTAINER, node_name="kind-worker2")
     found = findings(elsewhere, SANDBOX_STATE, "node-selector-mismatch")
     assert len(found) == 1 and "node kind-worker2 has no label sandbox" in found[0].message
-    assert findings(pod("  runtimeClassName: gvisor\n" + CONTAINER, node_name=None), SANDBOX_STATE, "no-node-fits") == []
+    scheduled = pod("  runtimeClassName: gvisor\n" + CONTAINER, node_name=None)
+    assert findings(scheduled, SANDBOX_STATE, "no-node-fits") == []
 
 
 def test_a_node_selector_that_contradicts_the_runtime_class_is_refused():
@@ -514,3 +529,41 @@ def test_a_node_selector_that_contradicts_the_runtime_class_is_refused():
     assert len(found) == 1
     assert ("conflict: runtimeClass.scheduling.nodeSelector[sandbox] = gvisor; pod.spec.nodeSelector[sandbox] = kata"
             in found[0].message)
+
+
+@pytest.mark.parametrize("reason, rule", [
+    ("NodePorts", "host-port-conflict"), ("PodOSNotSupported", "node-os-mismatch"),
+    ("PodOSSelectorNodeLabelDoesNotMatch", "node-os-mismatch"), ("OutOfnvidia.com/gpu", "insufficient-resources"),
+])
+def test_audit_names_the_rule_a_kubelet_rejection_confirms(reason, rule):
+    from nodename_lint.scheduling import OS_MESSAGES, reason_rule
+
+    assert reason_rule(reason) == rule
+    assert set(OS_MESSAGES) == {"PodOSNotSupported", "PodOSSelectorNodeLabelDoesNotMatch"}
+
+
+def test_each_rule_says_which_reason_the_kubelet_reports_first():
+    windows = state(node("win-1").replace("kubernetes.io/os: linux", "kubernetes.io/os: windows"),
+                    running_pod("ingress", "win-1", HOLDER))
+    text = pod("  os: {name: linux}\n" + WANTS_80, node_name="win-1")
+    found = findings(text, windows, "host-port-conflict")
+    assert "with NodePorts (it reports PodOSNotSupported first: see node-os-mismatch)" in found[0].message
+    pressured = state(node("kind-worker", cpu="1", conditions=", {type: DiskPressure, status: \"True\"}"))
+    big = pod("  containers:\n    - name: app\n      image: busybox\n      resources: {requests: {cpu: \"2\"}}\n")
+    found = findings(big, pressured, "insufficient-resources")
+    assert "with OutOfcpu (it reports Evicted first: see node-pressure)" in found[0].message
+
+
+def test_a_namespace_created_under_another_config_file_counts_too(tmp_path: Path):
+    """Each PATH is linted with its nearest config; the run as a whole is one apply."""
+    for folder in ("namespaces", "apps"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / ".nodename-lint.yaml").write_text("fail-on: error\n")
+    (tmp_path / "namespaces" / "shop.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n")
+    (tmp_path / "apps" / "service.yaml").write_text(SERVICE)
+    (tmp_path / "state.yaml").write_text(NS_STATE)
+    args = ["--cluster-state", str(tmp_path / "state.yaml"), "--format", "json", "--select", "missing-namespace"]
+    together = run_cli(str(tmp_path / "namespaces"), str(tmp_path / "apps"), *args)
+    assert together.returncode == 0 and json.loads(together.stdout)["findings"] == [], together.stderr
+    alone = run_cli(str(tmp_path / "apps"), *args)
+    assert alone.returncode == 1 and [f["rule"] for f in json.loads(alone.stdout)["findings"]] == ["missing-namespace"]

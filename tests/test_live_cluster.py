@@ -143,22 +143,20 @@ def test_insecure_skip_tls_verify_only_from_the_kubeconfig_and_with_a_warning(tm
     assert "InsecureRequestWarning" not in result.stderr
 
 
-def test_snapshot_is_a_trimmed_list_that_cluster_state_reads_back(tmp_path: Path, api_server: ApiServer,
-                                                                  kubeconfig: Path) -> None:
-    snapshot = tmp_path / "cluster.yaml"
+def test_snapshot_holds_what_the_rules_read_and_cluster_state_reads_it_back(tmp_path: Path, api_server: ApiServer,
+                                                                          kubeconfig: Path) -> None:
+    snapshot = tmp_path / "cluster.json"
     result = run_cli("snapshot", "--kubeconfig", str(kubeconfig), "-o", str(snapshot))
     assert result.returncode == 0, result.stderr
-    assert "3 nodes, 5 namespaces, 7 non-terminated Pods" in result.stderr
-    data = yaml.safe_load(snapshot.read_text())
-    assert data["apiVersion"] == "v1" and data["kind"] == "List"
-    kinds = [item["kind"] for item in data["items"]]
-    assert kinds.count("Node") == 3 and kinds.count("Namespace") == 5 and kinds.count("Pod") == 7
-    pods = [item for item in data["items"] if item["kind"] == "Pod"]
-    assert "done-job-x7k2p" not in {pod["metadata"]["name"] for pod in pods}  # Succeeded Pods use nothing
-    assert all(set(pod["spec"]) <= {"nodeName", "containers", "initContainers", "overhead", "resources"} for pod in pods)
-    node = next(item for item in data["items"] if item["kind"] == "Node")
-    assert set(node["status"]) == {"allocatable", "conditions"}  # capacity, images, addresses: unused
-    assert node["status"]["conditions"][-1] == {"type": "Ready", "status": "True"}
+    assert "3 nodes, 5 namespaces, 7 Pods" in result.stderr
+    data = json.loads(snapshot.read_text())
+    assert data["format"] == "nodename-lint.io/cluster-snapshot" and data["source"] == "context kind-kind"
+    assert len(data["nodes"]) == 3 and len(data["namespaces"]) == 5
+    assert "done-job-x7k2p" not in {row[1] for row in data["pods"]}  # Succeeded Pods use nothing
+    assert set(data["usage"]) == {node["name"] for node in data["nodes"]}  # summed requests, no Pod specs
+    node = data["nodes"][0]
+    assert set(node) == {"name", "labels", "taints", "unschedulable", "allocatable", "conditions"}
+    assert node["conditions"]["Ready"] == "True"
     assert api_server.methods == {"GET"}
     assert [r.query.get("fieldSelector", "") for r in api_server.requests if r.path == "/api/v1/pods"] == [NON_TERMINATED]
 
@@ -169,13 +167,10 @@ def test_snapshot_is_a_trimmed_list_that_cluster_state_reads_back(tmp_path: Path
     assert _comparable(live.stdout, "")  # not vacuous
 
 
-def test_snapshot_to_stdout_as_yaml_and_to_json(tmp_path: Path, api_server: ApiServer, kubeconfig: Path) -> None:
+def test_snapshot_to_stdout(tmp_path: Path, api_server: ApiServer, kubeconfig: Path) -> None:
     result = run_cli("snapshot", "--kubeconfig", str(kubeconfig))
     assert result.returncode == 0
-    assert yaml.safe_load(result.stdout)["kind"] == "List"
-    target = tmp_path / "state.json"
-    assert run_cli("snapshot", "--kubeconfig", str(kubeconfig), "-o", str(target)).returncode == 0
-    assert json.loads(target.read_text())["kind"] == "List"
+    assert json.loads(result.stdout)["format"] == "nodename-lint.io/cluster-snapshot"
 
 
 def _comparable(report: str, source: str) -> list[tuple[str, str, int, int, str, str]]:

@@ -125,8 +125,9 @@ def _issue_11_cases() -> list[Any]:
         pytest.param(cases.pod(cases.CONTAINER, node_name="kind-worker2"), cases.PRESSURED, [], id="memory-pressure"),
         pytest.param(cases.pod("  os: {name: windows}\n" + cases.CONTAINER), cases.OS_NODES, [], id="os"),
         pytest.param(cases.pod(cases.WANTS_80), cases.PORT_STATE, [], id="host-port"),
-        pytest.param(cases.pod(cases.WANTS_80, node_name=None), cases.state(
-            cases.node("kind-worker"), cases.running_pod("ingress", "kind-worker", cases.HOLDER)), [], id="scheduler-ports"),
+        pytest.param(cases.pod(cases.WANTS_80, node_name=None),
+                     cases.state(cases.node("kind-worker"), cases.running_pod("ingress", "kind-worker", cases.HOLDER)),
+                     [], id="scheduler-ports"),
         pytest.param(cases.SERVICE, cases.NS_STATE, [], id="missing-namespace"),
         pytest.param(cases.SANDBOXED, cases.RC_STATE, [], id="runtime-class-overhead-counted"),
         pytest.param(sandboxed_by_hand, cases.RC_STATE, [], id="runtime-class-overhead-by-hand"),

@@ -83,7 +83,8 @@ def _return_type(function) -> str:
 def test_every_check_is_typed_and_registered_with_its_kind(rule):
     """A rule is one typed module: each check says what it yields (mypy checks the types in CI)."""
     for check in rule.checks:
-        expected = "Iterator[Violation]" if isinstance(check, ObjectRuleCheck) else "Iterator[tuple[Manifest, Violation]]"
+        yields = "Violation" if isinstance(check, ObjectRuleCheck) else "tuple[Manifest, Violation]"
+        expected = f"Iterator[{yields}]"
         assert _return_type(check.function) == expected, (rule.id, check.kind)
     if rule.fixer_function is not None:
         assert _return_type(rule.fixer_function) == "Iterator[FixStep]", rule.id

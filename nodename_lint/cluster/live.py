@@ -19,8 +19,8 @@ from urllib.parse import quote
 from ..sources import STDIN, Source
 from .connection import ApiConnection, LiveOptions
 from .errors import ClusterUnavailable, Forbidden
-from .snapshot import trim_namespace, trim_node, trim_pod, trim_runtime_class
 from .state import ClusterState
+from .trimming import trim_pod
 
 __all__ = ["ClusterUnavailable", "LiveCluster", "LiveOptions", "Referenced", "referenced"]
 
@@ -229,25 +229,29 @@ class LiveCluster:
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
-    def snapshot(self) -> dict[str, Any]:
-        """Every node, namespace and non-terminated Pod as a v1 List, trimmed to what the rules read."""
+    def snapshot(self) -> ClusterState:
+        """Every node, namespace and non-terminated Pod, for `nodename-lint snapshot`."""
+        from .from_file import StateError, state_from_objects
+
         conn = self.connection
         try:
             nodes = conn.list_all("/api/v1/nodes")
             namespaces = conn.list_all("/api/v1/namespaces")
-            pods = conn.list_all("/api/v1/pods", NON_TERMINATED)
+            pods = conn.list_all("/api/v1/pods", NON_TERMINATED, keep=trim_pod)  # trimmed as pages arrive
             runtime_classes = conn.list_all(RUNTIME_CLASSES)
         except Forbidden as exc:
             raise ClusterUnavailable(f"cannot snapshot {self.source}: {exc.reason()}") from None
         finally:
             conn.close()
-        items = [
-            *map(trim_node, nodes),
-            *map(trim_namespace, namespaces),
-            *map(trim_pod, pods),
-            *map(trim_runtime_class, runtime_classes),
-        ]
-        return {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}
+        try:
+            return state_from_objects(
+                self.source, nodes=nodes, namespaces=namespaces, pods=pods, runtime_classes=runtime_classes
+            )
+        except StateError as exc:
+            raise ClusterUnavailable(
+                f"the API server at {conn.host} returned an object nodename-lint cannot read "
+                f"({exc}); the cluster state cannot be trusted"
+            ) from None
 
 
 def _segment(namespace: str) -> str:

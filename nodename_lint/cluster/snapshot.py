@@ -1,90 +1,156 @@
-"""`nodename-lint snapshot`: a live cluster saved as a v1 List, trimmed to the fields the rules read."""
+"""The cluster snapshot file: what the cluster rules read, saved once, loaded in a fraction of a dump's time.
+
+`nodename-lint snapshot` (live) and `nodename-lint snapshot --cluster-state DUMP` write it;
+`--cluster-state FILE` recognises it by its first key. A kubectl dump of 150,000 Pods holds every
+Pod's spec so that the run can sum each node's requests; the snapshot holds the sums instead.
+It is JSON, one record per line (a change to one node is a one-line diff), made only of the
+cluster model (records.py, state.py), so a field added there travels without a change here:
+
+    {"format": "nodename-lint.io/cluster-snapshot", "version": 1, "source": "context prod",
+     "nodes": [NodeInfo, ...],               every public field of records.NodeInfo
+     "usage": {"node": NodeUsage, ...},       every node whose Pods are known: Pod count, summed requests
+     "ports": {"node": [["0.0.0.0", "TCP", 8080, "ns/pod"], ...]},   host ports in use, and by which Pod
+     "runtimeClasses": {"name": RuntimeClassInfo, ...},
+     "namespaces": ["default", ...],
+     "pods": [["namespace", "name", "node", "phase"], ...],   every Pod (node and phase may be null)
+     "podNodes": null,                        or the nodes whose Pods are all known (a partial state)
+     "unavailable": {"pods": "why", ...}}     data the source could not give, and why
+
+`null` for nodes, namespaces or pods means "not known" (the rules needing it are skipped).
+Another `version` is refused with a message saying how to write the file again.
+"""
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import Iterable
+import dataclasses
+import re
 from typing import Any
 
+import msgspec
 
-# --- snapshot trimming: keep what the rules read, drop the rest ---------------------------------
-def _pick(source: Any, keys: Iterable[str]) -> dict[str, Any]:
-    if not isinstance(source, dict):
-        return {}
-    return {key: source[key] for key in keys if source.get(key) not in (None, {}, [])}
+from ..sources import UsageError
+from .records import NodeInfo, NodeUsage, PodInfo, RuntimeClassInfo
+from .state import ClusterState
 
+FORMAT = "nodename-lint.io/cluster-snapshot"
+VERSION = 1
+_HEAD = re.compile(r'\A\s*\{\s*"format"\s*:\s*"' + re.escape(FORMAT) + '"')
 
-def trim_node(node: dict[str, Any]) -> dict[str, Any]:
-    status = node.get("status") or {}
-    conditions = [_pick(c, ("type", "status")) for c in status.get("conditions") or [] if isinstance(c, dict)]
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": _pick(node.get("metadata"), ("name", "labels")),
-        "spec": _pick(node.get("spec"), ("taints", "unschedulable")),
-        "status": {**_pick(status, ("allocatable",)), **({"conditions": conditions} if conditions else {})},
-    }
+PodRow = tuple[str, str, str | None, str | None]  # namespace, name, node, phase
+PortRow = tuple[str, str, int, str]  # hostIP, protocol, hostPort (scheduling.HostPort), "namespace/name" of the Pod
 
 
-def trim_namespace(namespace: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": _pick(namespace.get("metadata"), ("name",)),
-        "status": _pick(namespace.get("status"), ("phase",)),
-    }
+class _Header(msgspec.Struct):
+    format: str
+    version: int
 
 
-def trim_pod(pod: dict[str, Any]) -> dict[str, Any]:
-    spec = pod.get("spec") or {}
-
-    def containers(key: str, fields: tuple[str, ...]) -> dict[str, Any]:
-        listed = [_pick(c, fields) for c in spec.get(key) or [] if isinstance(c, dict)]
-        return {key: listed} if listed else {}
-
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": _pick(pod.get("metadata"), ("name", "namespace")),
-        "spec": {
-            **_pick(spec, ("nodeName", "overhead", "resources")),
-            **containers("initContainers", ("name", "resources", "restartPolicy", "ports")),
-            **containers("containers", ("name", "resources", "ports")),
-        },
-        "status": _pick(pod.get("status"), ("phase",)),
-    }
+class _Snapshot(msgspec.Struct, rename={"pod_nodes": "podNodes", "runtime_classes": "runtimeClasses"}):
+    format: str
+    version: int
+    source: str
+    nodes: list[NodeInfo] | None
+    usage: dict[str, NodeUsage]
+    ports: dict[str, list[PortRow]]
+    namespaces: list[str] | None
+    pods: list[PodRow] | None
+    pod_nodes: list[str] | None
+    runtime_classes: dict[str, RuntimeClassInfo] | None
+    unavailable: dict[str, str]
 
 
-def trim_runtime_class(runtime_class: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "node.k8s.io/v1",
-        "kind": "RuntimeClass",
-        "metadata": _pick(runtime_class.get("metadata"), ("name",)),
-        **_pick(runtime_class, ("handler", "overhead", "scheduling")),
-    }
+def is_snapshot(text: str) -> bool:
+    """Whether a cluster state file is a snapshot (its first key names the format)."""
+    return _HEAD.match(text[:200]) is not None
 
 
-def write_snapshot(snapshot: dict[str, Any], output: str | None, source: str) -> None:
-    """JSON when the file name ends in .json, else YAML with one object per line, to a file or stdout.
+def _public(record: Any) -> dict[str, Any]:
+    """A model dataclass as its public fields (caches such as NodeInfo._capacity are not data)."""
+    return {f.name: getattr(record, f.name) for f in dataclasses.fields(record) if not f.name.startswith("_")}
 
-    Each item is a JSON flow mapping on its own line: valid YAML, written a hundred times faster
-    than a block-style dump, and a change to one object is a one-line diff in a snapshot branch.
-    """
-    if output and output.endswith(".json"):
-        text = json.dumps(snapshot, separators=(",", ":")) + "\n"
-    else:
-        lines = [
-            f"# nodename-lint snapshot of {source}; lint against it with --cluster-state FILE",
-            "apiVersion: v1",
-            "kind: List",
-            'metadata: {resourceVersion: ""}',
-            "items:" if snapshot["items"] else "items: []",
-        ]
-        lines += [f"- {json.dumps(item, ensure_ascii=False, separators=(', ', ': '))}" for item in snapshot["items"]]
-        text = "\n".join(lines) + "\n"
-    if output:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
-    else:
-        sys.stdout.write(text)
+
+def snapshot_text(state: ClusterState, source: str) -> str:
+    """The snapshot of a cluster state, one node, usage or Pod per line."""
+    encode = msgspec.json.Encoder().encode
+    nodes = state.nodes
+    usage: dict[str, NodeUsage] = {}
+    ports: dict[str, list[PortRow]] = {}
+    for name in nodes or ():
+        summed, in_use = state.usage(name), state.ports_in_use(name)
+        if summed is not None:
+            usage[name] = summed
+        if in_use:
+            ports[name] = [(*port, holder) for port, holder in sorted(in_use.items())]
+    pods = None if state.pods is None else [(p.namespace, p.name, p.node_name, p.phase) for p in state.pods]
+
+    def listed(values: Any) -> str:
+        if values is None:
+            return "null"
+        return "[" + ",".join("\n" + encode(value).decode() for value in values) + ("\n]" if values else "]")
+
+    fields = [
+        f'"format":{encode(FORMAT).decode()}', f'"version":{VERSION}', f'"source":{encode(source).decode()}',
+        f'"nodes":{listed(None if nodes is None else [_public(node) for node in nodes.values()])}',
+        '"usage":{' + ",".join(f"\n{encode(name).decode()}:{encode(value).decode()}" for name, value in usage.items())
+        + ("\n}" if usage else "}"),
+        '"ports":{' + ",".join(f"\n{encode(name).decode()}:{encode(rows).decode()}" for name, rows in ports.items())
+        + ("\n}" if ports else "}"),
+        f'"namespaces":{encode(None if state.namespaces is None else sorted(state.namespaces)).decode()}',
+        f'"pods":{listed(pods)}',
+        f'"podNodes":{encode(None if state.pod_nodes is None else sorted(state.pod_nodes)).decode()}',
+        f'"runtimeClasses":{encode(state.runtime_classes).decode()}',
+        f'"unavailable":{encode(state.unavailable).decode()}',
+    ]
+    return "{" + ",\n".join(fields) + "}\n"
+
+
+def load_snapshot(text: str, display: str) -> ClusterState:
+    """The ClusterState a snapshot holds; a file of another version or shape is a UsageError."""
+    data = text.encode()
+    try:
+        header = msgspec.json.decode(data, type=_Header)
+    except msgspec.DecodeError as exc:
+        raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: {exc}") from None
+    if header.version != VERSION:
+        raise UsageError(
+            f"{display}: this cluster snapshot has format version {header.version}, and this nodename-lint reads "
+            f"version {VERSION}; write it again with `nodename-lint snapshot` of this version (from the live cluster, "
+            "or `--cluster-state DUMP` from a kubectl dump), or lint with the version that wrote it"
+        )
+    try:
+        snapshot = msgspec.json.decode(data, type=_Snapshot)
+    except msgspec.DecodeError as exc:
+        raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: {exc}") from None
+    nodes = None
+    if snapshot.nodes is not None:
+        nodes = {}
+        for node in snapshot.nodes:
+            _reset_private(node)
+            nodes[node.name] = node
+    unknown = sorted((set(snapshot.usage) | set(snapshot.ports)) - set(nodes or ()))
+    if unknown:
+        raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: usage of unknown node {unknown[0]!r}")
+    state = ClusterState(
+        source=f"file {display}",
+        nodes=nodes,
+        namespaces=None if snapshot.namespaces is None else frozenset(snapshot.namespaces),
+        pods=None if snapshot.pods is None else [PodInfo(*row) for row in snapshot.pods],
+        unavailable=snapshot.unavailable,
+        pod_nodes=None if snapshot.pod_nodes is None else frozenset(snapshot.pod_nodes),
+        runtime_classes=snapshot.runtime_classes,
+    )
+    known = [name for name in nodes or () if state.pods_known_on(name)]
+    state.set_node_summaries(
+        {name: snapshot.usage.get(name) or NodeUsage(0, {}) for name in known},
+        {name: {(ip, protocol, port): holder for ip, protocol, port, holder in snapshot.ports.get(name, ())}
+         for name in known},
+    )
+    return state
+
+
+def _reset_private(record: Any) -> None:
+    """A cache field (leading underscore) read from a file would bypass the model: back to its default."""
+    for field in dataclasses.fields(record):
+        if field.name.startswith("_"):
+            default = field.default_factory() if field.default_factory is not dataclasses.MISSING else field.default
+            setattr(record, field.name, default)

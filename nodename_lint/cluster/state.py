@@ -74,15 +74,15 @@ class ClusterState:
     def why_missing(self, data: str) -> str:
         return self.unavailable.get(data, f"the cluster state from {self.source} has no {data}")
 
-    # --- indexes, built on first use ----------------------------------------------------------
-    def _index(self) -> None:
-        by_node: dict[str, list[PodInfo]] = {}
-        by_name: dict[tuple[str, str], PodInfo] = {}
-        for pod in self.pods or ():
-            by_name[(pod.namespace, pod.name)] = pod
-            if pod.node_name and not pod.is_terminated:
-                by_node.setdefault(pod.node_name, []).append(pod)
-        self._by_node, self._by_name = by_node, by_name
+    # --- indexes, built on first use (each on its own: a snapshot's usage is summed already) --------
+    def _pods_by_node(self) -> dict[str, list[PodInfo]]:
+        if self._by_node is None:
+            by_node: dict[str, list[PodInfo]] = {}
+            for pod in self.pods or ():
+                if pod.node_name and not pod.is_terminated:
+                    by_node.setdefault(pod.node_name, []).append(pod)
+            self._by_node = by_node
+        return self._by_node
 
     def pods_known_on(self, node: str) -> bool:
         """Whether every non-terminated Pod on `node` is known (so its usage can be summed)."""
@@ -94,10 +94,7 @@ class ClusterState:
             return None
         cached = self._usage.get(node)
         if cached is None:
-            if self._by_node is None:
-                self._index()
-            assert self._by_node is not None
-            running = self._by_node.get(node, [])
+            running = self._pods_by_node().get(node, [])
             requested: dict[str, int] = {}
             for pod in running:
                 add_into(requested, pod_requests(pod.spec, lenient=True))
@@ -110,20 +107,16 @@ class ClusterState:
             return None
         cached = self._ports.get(node)
         if cached is None:
-            if self._by_node is None:
-                self._index()
-            assert self._by_node is not None
             cached = self._ports[node] = {
                 port: f"{pod.namespace}/{pod.name}"
-                for pod in self._by_node.get(node, []) for _, port in host_ports(pod.spec)
+                for pod in self._pods_by_node().get(node, []) for _, port in host_ports(pod.spec)
             }
         return cached
 
     def live_pod(self, namespace: str, name: str) -> PodInfo | None:
         """The Pod with this namespace and name in the cluster, if any."""
         if self._by_name is None:
-            self._index()
-        assert self._by_name is not None
+            self._by_name = {(pod.namespace, pod.name): pod for pod in self.pods or ()}
         return self._by_name.get((namespace, name))
 
     def node_suggestions(self, name: str) -> tuple[str, ...]:
@@ -167,3 +160,8 @@ class ClusterState:
         if len(candidates) < len(nodes):
             counts[absent_nodes_reason()] = len(nodes) - len(candidates)
         return NoNodeFits(counts, unknown_usage)
+
+    def set_node_summaries(self, usage: dict[str, NodeUsage], ports: dict[str, dict[HostPort, str]]) -> None:
+        """Usage and host ports in use, summed elsewhere (a snapshot holds them, not the Pods' specs)."""
+        self._usage.update(usage)
+        self._ports.update(ports)

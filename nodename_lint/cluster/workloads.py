@@ -303,7 +303,7 @@ def read_live(live: Any, progress: ListProgress | None = None, *, keep_all: bool
     raises ClusterUnavailable.
     """
     from .errors import Forbidden
-    from .snapshot import trim_namespace, trim_node
+    from .trimming import trim_namespace, trim_node
 
     progress = progress or ListProgress()
     connection = live.connection
@@ -334,7 +334,7 @@ def read_live(live: Any, progress: ListProgress | None = None, *, keep_all: bool
 
 def write_workload_snapshot(found: ClusterObjects, output: str | None) -> None:
     """`snapshot --workloads`: the same objects audit reads live, as a v1 List for --cluster-state."""
-    from .snapshot import write_snapshot
+    from .trimming import write_snapshot
 
     items = [obj for kind in (*CORE, *WORKLOADS) for obj in found.of(kind)]
     write_snapshot({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items},
@@ -354,6 +354,11 @@ def load_objects_file(path: str) -> ClusterObjects:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise UsageError(f"{path}:{line}: the cluster state is not UTF-8 or UTF-16 text") from None
+    from .snapshot import is_snapshot
+
+    if is_snapshot(text):
+        raise UsageError(f"{path} is a `nodename-lint snapshot` for linting: it holds usage sums, not the workloads "
+                         f"and Pods audit reads; save those with `nodename-lint snapshot --workloads -o FILE`")
     with without_cycle_collection():
         items = _items(_parse(text, path), path)
         found = ClusterObjects(source=f"file {path}")

@@ -1,0 +1,158 @@
+"""The cluster snapshot format (issue 12): written from a dump, read back with the same findings, versioned."""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from nodename_lint.cluster.from_file import load_state_file
+from nodename_lint.cluster.snapshot import FORMAT, VERSION, is_snapshot
+
+from .conftest import run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE_STATE = ROOT / "examples" / "cluster" / "state.yaml"
+EXAMPLE_MANIFESTS = ROOT / "examples" / "cluster" / "manifests"
+sys.path.insert(0, str(ROOT / "bench"))
+
+from cluster_scale import manifest, node, pod  # noqa: E402  (the benchmark's own generator)
+
+
+def _findings(report: str, source: str) -> list[dict]:
+    """Findings with the name of the state file replaced: the one thing that may differ."""
+    found = json.loads(report)["findings"]
+    assert found, "the comparison would be vacuous"
+    return [{**f, "message": f["message"].replace(source, "<state>")} for f in found]
+
+
+def _convert(dump: Path, target: Path) -> None:
+    result = run_cli("snapshot", "--cluster-state", str(dump), "-o", str(target))
+    assert result.returncode == 0, result.stderr
+    assert f"wrote {target}" in result.stderr
+
+
+def _lint(manifests: Path, state: Path) -> str:
+    result = run_cli(str(manifests), "--cluster-state", str(state), "--format", "json")
+    assert result.returncode == 1, result.stderr
+    return result.stdout
+
+
+def test_snapshot_of_the_example_dump_gives_the_same_findings(tmp_path: Path) -> None:
+    snapshot = tmp_path / "state.snapshot.json"
+    _convert(EXAMPLE_STATE, snapshot)
+    text = snapshot.read_text()
+    assert is_snapshot(text) and json.loads(text)["version"] == VERSION
+    from_dump = _findings(_lint(EXAMPLE_MANIFESTS, EXAMPLE_STATE), f"file {EXAMPLE_STATE}")
+    from_snapshot = _findings(_lint(EXAMPLE_MANIFESTS, snapshot), f"file {snapshot}")
+    assert from_snapshot == from_dump
+    rules = {f["rule"] for f in from_dump}
+    assert {"insufficient-resources", "no-node-fits", "nodename-immutable", "unknown-node", "node-not-ready",
+            "untolerated-taint", "node-selector-mismatch", "static-pod-missing-namespace"} <= rules
+
+
+def test_snapshot_of_a_generated_cluster_gives_the_same_findings(tmp_path: Path) -> None:
+    """The benchmark's cluster, smaller: usage sums decide insufficient-resources and no-node-fits."""
+    rng = random.Random(12)
+    nodes = 60
+    items = [node(i) for i in range(nodes)]
+    items += [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"team-{i}"}} for i in range(20)]
+    pods = [pod(i, nodes, rng) for i in range(3000)]
+    for index, item in enumerate(pods[:300]):  # terminated Pods count for nodename-immutable, not for usage
+        item["status"]["phase"] = "Succeeded" if index % 2 else "Failed"
+    items += pods
+    # host ports in use (host-port-conflict) and a RuntimeClass (runtime-class-overhead): summaries the snapshot keeps
+    items.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "proxy", "namespace": "team-1"},
+                  "spec": {"nodeName": "node-00002", "containers": [
+                      {"name": "c", "image": "i", "ports": [{"containerPort": 80, "hostPort": 8080}]}]},
+                  "status": {"phase": "Running"}})
+    items.append({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "gvisor"},
+                  "handler": "runsc", "overhead": {"podFixed": {"cpu": "250m"}}})
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    manifests = tmp_path / "manifests"
+    manifests.mkdir()
+    for i in range(150):
+        (manifests / f"m{i:03d}.yaml").write_text(manifest(i, nodes, rng))
+    (manifests / "live.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: app-7, namespace: team-7}\n"
+        "spec: {nodeName: node-00001, containers: [{name: c, image: busybox}]}\n")
+    (manifests / "ports.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: team-2}\nspec:\n  nodeName: node-00002\n"
+        "  containers: [{name: c, image: i, ports: [{containerPort: 80, hostPort: 8080}]}]\n")
+    (manifests / "runtime.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: sandboxed, namespace: team-2}\nspec:\n"
+        "  runtimeClassName: gvisor\n  overhead: {cpu: 100m}\n  containers: [{name: c, image: i}]\n")
+    snapshot = tmp_path / "snap.json"
+    _convert(dump, snapshot)
+    from_dump = _findings(_lint(manifests, dump), f"file {dump}")
+    assert _findings(_lint(manifests, snapshot), f"file {snapshot}") == from_dump
+    rules = {f["rule"] for f in from_dump}
+    assert {"insufficient-resources", "no-node-fits", "unknown-node", "nodename-immutable", "host-port-conflict",
+            "runtime-class-overhead"} <= rules
+
+
+def test_snapshot_of_another_version_is_refused(tmp_path: Path) -> None:
+    snapshot = tmp_path / "snap.json"
+    _convert(EXAMPLE_STATE, snapshot)
+    snapshot.write_text(snapshot.read_text().replace(f'"version":{VERSION}', '"version":99', 1))
+    result = run_cli(str(EXAMPLE_MANIFESTS), "--cluster-state", str(snapshot))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"{snapshot}: this cluster snapshot has format version 99, and this nodename-lint reads version {VERSION}" \
+        in result.stderr
+    assert "write it again with `nodename-lint snapshot`" in result.stderr
+
+
+@pytest.mark.parametrize("change, problem", [
+    (('"taints":[]', '"taints":"none"'), "Expected `array`, got `str` - at `$.nodes[1].taints`"),
+    (('"pods":[', '"pods":{'), "not a valid nodename-lint cluster snapshot"),
+])
+def test_a_damaged_snapshot_is_a_clear_error(tmp_path: Path, change: tuple[str, str], problem: str) -> None:
+    snapshot = tmp_path / "snap.json"
+    _convert(EXAMPLE_STATE, snapshot)
+    text = snapshot.read_text()
+    assert change[0] in text
+    snapshot.write_text(text.replace(change[0], change[1], 1))
+    result = run_cli(str(EXAMPLE_MANIFESTS), "--cluster-state", str(snapshot))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"nodename-lint: {snapshot}: not a valid nodename-lint cluster snapshot" in result.stderr
+    assert problem in result.stderr
+
+
+def test_a_snapshot_cannot_set_the_models_caches(tmp_path: Path) -> None:
+    """Only data fields are read: a `_capacity` in the file would bypass the allocatable quantities."""
+    snapshot = tmp_path / "snap.json"
+    _convert(EXAMPLE_STATE, snapshot)
+    text = snapshot.read_text().replace('{"name":"kind-worker",', '{"name":"kind-worker","_capacity":{"cpu":1},', 1)
+    snapshot.write_text(text)
+    state = load_state_file(str(snapshot))
+    assert state.nodes is not None and state.nodes["kind-worker"].capacity["cpu"] == 4000
+
+
+def test_the_snapshot_is_one_record_per_line_and_starts_with_its_format(tmp_path: Path) -> None:
+    result = run_cli("snapshot", "--cluster-state", str(EXAMPLE_STATE))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == f'{{"format":"{FORMAT}",'
+    state = load_state_file(str(EXAMPLE_STATE))
+    assert state.nodes is not None and state.pods is not None
+    assert sum(line.startswith('{"name":"kind-') for line in lines) == len(state.nodes) == 5
+    assert sum(line.startswith('["') for line in lines) == len(state.pods)  # the Pod table
+
+
+def test_snapshot_options_are_checked(tmp_path: Path) -> None:
+    both = run_cli("snapshot", "--cluster-state", str(EXAMPLE_STATE), "--context", "x")
+    assert both.returncode == 2 and "cannot be combined" in both.stderr
+    missing = run_cli("snapshot", "--cluster-state", str(tmp_path / "nope.json"))
+    assert missing.returncode == 2 and "cannot read the cluster state" in missing.stderr
+
+
+def test_audit_says_a_lint_snapshot_lacks_the_workloads(tmp_path: Path) -> None:
+    snapshot = tmp_path / "snap.json"
+    _convert(EXAMPLE_STATE, snapshot)
+    result = run_cli("audit", "--cluster-state", str(snapshot))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "snapshot --workloads" in result.stderr
