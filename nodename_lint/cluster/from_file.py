@@ -395,7 +395,7 @@ def load_state_text(text: str, source: str) -> ClusterState:
     """
     with without_cycle_collection():
         state = load_snapshot(text, source) if is_snapshot(text) else _load_state_text(text, source)
-    gc.freeze()
+        gc.freeze()  # before the GC runs again: its first collection would scan everything built here
     return state
 
 
