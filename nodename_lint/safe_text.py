@@ -31,6 +31,18 @@ def one_line(text: str) -> str:
     return _UNSAFE.sub(_escape_char, text)
 
 
+def printable_path(path: str) -> str:
+    """A path safe for every report and log: valid UTF-8 (bytes that are not appear as \\xff), no control
+    character (a newline appears as \\x0a), and never starting with `:` (`::cmd::` at the start of a line
+    is a CI workflow command), so a file name cannot inject lines or commands into the output."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        path = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    path = one_line(path)
+    return "./" + path if path.startswith(":") else path
+
+
 def note(text: str) -> None:
     """Write `nodename-lint: TEXT` to stderr as one line: a workflow command can never start it."""
     sys.stderr.write(PREFIX + one_line(text) + "\n")

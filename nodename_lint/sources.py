@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from .safe_text import note, one_line
+from .safe_text import note, printable_path
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STATIC_POD_MARKER = "etc/kubernetes/manifests/"  # a file directly in a folder with this path is a static Pod
@@ -36,18 +36,6 @@ class Source:
     @property
     def display(self) -> str:
         return STDIN_NAME if self.path == STDIN else printable_path(self.path)
-
-
-def printable_path(path: str) -> str:
-    """A path safe for every report and log: valid UTF-8 (bytes that are not appear as \\xff), no control
-    character (a newline appears as \\x0a), and never starting with `:` (`::cmd::` at the start of a line
-    is a CI workflow command), so a file name cannot inject lines or commands into the output."""
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        path = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    path = one_line(path)
-    return "./" + path if path.startswith(":") else path
 
 
 def is_static_pod_path(path: str, static_dirs: Iterable[str]) -> bool:

@@ -362,3 +362,12 @@ def test_helm_config_is_validated(tmp_path: Path, bad: str):
     (tmp_path / ".nodename-lint.yaml").write_text(f"helm:\n  web:\n    {bad}\n", encoding="utf-8")
     result = run_cli("web", cwd=tmp_path)
     assert result.returncode == 2 and ".nodename-lint.yaml:" in result.stderr and "helm/web" in result.stderr
+
+
+def test_a_template_file_name_cannot_inject_lines_into_the_text_report(tmp_path: Path):
+    pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  nodeName: worker-1\n"
+    make_chart(tmp_path / "web", files={"templates/a\n::error::injected.yaml": pod})
+    result = run_cli("web", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "web/templates/a\\x0a::error::injected.yaml:6:3: info[nodename-on-pod]" in result.stdout
+    assert not any(line.startswith("::") for line in (result.stdout + result.stderr).splitlines())

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..documents import Document, iter_documents
+from ..safe_text import printable_path
 
 if TYPE_CHECKING:
     from ..model import Manifest, Path
@@ -145,5 +146,6 @@ def _outermost_chart(chart: str) -> str:
 
 
 def joined(display: str, relative: str) -> str:
-    """A path inside a folder as the user named it: `templates/x.yaml` for `.`, not `./templates/x.yaml`."""
-    return relative if display in (".", "") else os.path.join(display, relative)
+    """A path inside a folder as the user named it: `templates/x.yaml` for `.`, not `./templates/x.yaml`;
+    printable (sources.printable_path), as a file name inside a chart or overlay is the pull request's to choose."""
+    return printable_path(relative if display in (".", "") else os.path.join(display, relative))

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from yaml import Node
 
 from ..documents import Document, compose, iter_documents
+from ..safe_text import printable_path
 from ..yamlnodes import child, to_python
 from . import KUSTOMIZATION_FILES, Origin, Rendering, joined
 
@@ -168,7 +169,8 @@ class BuiltOrigin(Origin):
     def _shown(self, path: str) -> str:
         """A path as the user sees it: under the folder they named, or relative to the current folder."""
         relative = os.path.relpath(path, os.path.realpath(self.folder))
-        shown = joined(self.display, relative) if not relative.startswith("..") else os.path.relpath(path)
+        outside = printable_path(os.path.relpath(path))
+        shown = joined(self.display, relative) if not relative.startswith("..") else outside
         self.shown = getattr(self, "shown", {})
         self.shown[shown] = path
         return shown
