@@ -128,6 +128,10 @@ def fix(obj: Manifest, context: Context) -> Iterator[FixStep]:
     node, spec = pinned_node(obj), obj.pod_spec
     if node is None or spec is None or not obj.is_workload_template:
         return
+    nodes = context.cluster.nodes if context.cluster is not None else None
+    if nodes is not None and node not in nodes:  # a selector on a misspelt name matches no node: unknown-node first
+        yield Unfixable(f"node {node} is not in the cluster state: correct the name first (unknown-node)")
+        return
     selector = spec.get("nodeSelector")
     if selector is not None and not isinstance(selector, dict):
         yield Unfixable("spec.nodeSelector is not a mapping")

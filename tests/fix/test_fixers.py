@@ -89,3 +89,11 @@ def test_a_suppressed_finding_is_not_fixed() -> None:
     text = deployment("# nodename-lint: ignore[nodename-in-template]\nnodeName: worker-2\ncontainers: []")
     fixed, applied, notes = fix(text)
     assert (fixed, applied, notes) == (textwrap.dedent(text).lstrip("\n"), [], [])
+
+
+def test_a_misspelt_node_in_a_template_is_corrected_before_it_becomes_a_selector() -> None:
+    cluster = ClusterState("file state.yaml", nodes={"kind-worker": NodeInfo("kind-worker")})
+    fixed, applied, _ = fix(deployment("nodeName: kind-wroker\ncontainers: [{name: a, image: b}]"), cluster)
+    assert "kubernetes.io/hostname: kind-worker\n" in fixed, "not a selector no node matches"
+    assert "nodeName" not in fixed and "kind-wroker" not in fixed
+    assert applied == ["m.yaml:8: unknown-node", "m.yaml:8: nodename-in-template"]
