@@ -57,3 +57,31 @@ def test_every_lint_option_is_documented_in_usage() -> None:
     options = {opt for param in main.commands["lint"].params for opt in getattr(param, "opts", [])
                if opt.startswith("--") and opt != "--help" and not opt.startswith("--output-")}
     assert sorted(option for option in options if f"`{option}" not in usage and f" {option}" not in usage) == []
+
+
+def test_every_example_run_over_the_bundled_examples_prints_what_its_page_shows() -> None:
+    import shlex
+
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    wrong = []
+    for page in pages:
+        for block in re.findall(r"```[a-z]*\n(\$ nodename-lint .*?)```", page.read_text(encoding="utf-8"), re.S):
+            command, _, shown = block.partition("\n")
+            args = shlex.split(command[2:], comments=True)[1:]
+            if not any(arg.startswith("examples/") for arg in args):
+                continue  # a run over the reader's own folders (deploy/, charts/)
+            result = run_cli(*args, cwd=ROOT)
+            for line in shown.splitlines():
+                expected = line.split("...", 1)[0].rstrip() if "..." in line else line
+                if expected and expected not in result.stdout + result.stderr:
+                    wrong.append(f"{page.name}: {command}: {line}")
+    assert wrong == []
+
+
+def test_the_readme_counts_the_cluster_rules() -> None:
+    from nodename_lint.registry import all_rules
+
+    words = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+             "twelve", "thirteen", "fourteen", "fifteen", "sixteen"]
+    count = sum(1 for rule in all_rules().values() if rule.needs)
+    assert f"The {words[count]} cluster rules need" in README
