@@ -371,3 +371,24 @@ def test_a_template_file_name_cannot_inject_lines_into_the_text_report(tmp_path:
     assert result.returncode == 0, result.stderr
     assert "web/templates/a\\x0a::error::injected.yaml:6:3: info[nodename-on-pod]" in result.stdout
     assert not any(line.startswith("::") for line in (result.stdout + result.stderr).splitlines())
+
+
+@pytest.mark.parametrize("kind", ["fifo", "huge"])
+def test_a_values_file_that_is_no_regular_file_or_too_big_is_a_render_error_not_a_hang(tmp_path: Path, kind: str):
+    import subprocess
+    import sys
+
+    from nodename_lint.render.helm import MAX_CHART_BYTES
+
+    make_chart(tmp_path / "web")
+    if kind == "fifo":
+        os.mkfifo(tmp_path / "values-x.yaml")  # no writer: a blocking open never returns
+    else:
+        with open(tmp_path / "values-x.yaml", "wb") as handle:
+            handle.truncate(MAX_CHART_BYTES + 1)  # sparse: nothing is written to disk
+    (tmp_path / ".nodename-lint.yaml").write_text("helm:\n  web:\n    values: [../values-x.yaml]\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "nodename_lint", "web", "--format", "json"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=30)
+    [finding] = findings(json.loads(done.stdout), "helm-render")
+    reason = "not a regular file" if kind == "fifo" else f"larger than {MAX_CHART_BYTES >> 20} MiB"
+    assert reason in finding["message"], finding["message"]

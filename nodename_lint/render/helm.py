@@ -211,9 +211,15 @@ def _render_sdk(chart_folder: str, values_files: list[str], release: str, namesp
 
 
 def _read_values(path: str) -> str:
+    """A values file's text: a regular file (a FIFO with no writer would hang the run) of chart size at most."""
     try:
-        with open(path, encoding="utf-8-sig") as handle:
-            return handle.read()
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise _RenderFailed(f"values file {path}: not a regular file, not read")
+            data = handle.read(MAX_CHART_BYTES + 1)
+        if len(data) > MAX_CHART_BYTES:
+            raise _RenderFailed(f"values file {path}: larger than {MAX_CHART_BYTES >> 20} MiB, not read")
+        return data.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise _RenderFailed(f"values file {path}: cannot read it: {exc}") from None
 
