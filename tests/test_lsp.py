@@ -387,3 +387,20 @@ def test_the_ignore_comment_edit_is_one_the_engine_reads(line: str, expected: st
     assert edited == expected
     directive = edited[edited.index("#"):].split("ignore")[1].strip("[]")
     assert ignored_by_comment({3: rule_set(directive)}, 3, "unknown-node")
+
+
+def test_hover_resource_amounts_cannot_break_out_of_the_markdown_table() -> None:
+    from nodename_lint.cluster.records import NodeInfo
+    from nodename_lint.cluster.state import ClusterState
+    from nodename_lint.lsp.hover import hover_markdown
+
+    resource = "example.com/x|<img src=https://e.example/t>*y*"
+    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: n1\n  containers:\n"
+            f"    - name: c\n      resources:\n        requests: {{cpu: 100m, '{resource}': 1}}\n")
+    node = NodeInfo("n1", allocatable={"cpu": "4", resource: "2"})
+    for cluster in (ClusterState("file s.yaml", nodes={"n1": node}, pods=[]), ClusterState("file s.yaml",
+                                                                                          nodes={"n1": node})):
+        shown = hover_markdown(text, (8, 10), cluster, "default")
+        assert shown is not None
+        assert shown.count("<img") == 1, "only inside the resource's code span"
+        assert "&lt;img src=https://e.example/t&gt;\\*y\\*" in shown, shown

@@ -15,6 +15,7 @@ from ..documents import iter_documents
 from ..model import Manifest, objects_in
 from ..podspec import pinned_node
 from ..quantity import describe
+from ..safe_text import markdown_text
 from ..scheduling import pod_requests, taint_text, tolerates, tolerations_of
 from .spans import Point, path_at
 
@@ -87,7 +88,7 @@ def _resources(node: NodeInfo, spec: dict[str, Any], cluster: ClusterState) -> l
     requests = pod_requests(spec, lenient=True)
     if usage is None:
         header = ["Allocatable (the Pods on this node are not in the cluster state, so what is used is unknown):"]
-        return header + [f"- {code(resource)}: {describe(resource, amount)}"
+        return header + [f"- {code(resource)}: {_amount(resource, amount)}"
                          for resource, amount in sorted(node.capacity.items())]
     lines = [f"Allocatable minus used ({usage.pods} Pods on the node):", "",
              "| resource | allocatable | used | free | this Pod |", "| --- | --- | --- | --- | --- |"]
@@ -96,10 +97,15 @@ def _resources(node: NodeInfo, spec: dict[str, Any], cluster: ClusterState) -> l
         used = usage.requested.get(resource, 0) + (usage.pods if resource == "pods" else 0)
         asked = requests.get(resource, 1 if resource == "pods" else 0)
         free = allocatable - used
-        lines.append(f"| {code(resource, cell=True)} | {describe(resource, allocatable)} | "
-                     f"{describe(resource, used)} | {describe(resource, free) if free >= 0 else 'none'} | "
-                     f"{describe(resource, asked)}{' ✗' if asked > free else ''} |")
+        lines.append(f"| {code(resource, cell=True)} | {_amount(resource, allocatable)} | "
+                     f"{_amount(resource, used)} | {_amount(resource, free) if free >= 0 else 'none'} | "
+                     f"{_amount(resource, asked)}{' ✗' if asked > free else ''} |")
     return lines
+
+
+def _amount(resource: str, amount: int) -> str:
+    """An amount as Markdown text: an extended resource's amount names it, and the name is the manifest's."""
+    return markdown_text(describe(resource, amount))
 
 
 def code(value: object, cell: bool = False) -> str:
