@@ -107,20 +107,12 @@ def snapshot_text(state: ClusterState, source: str) -> str:
 def load_snapshot(text: str, display: str) -> ClusterState:
     """The ClusterState a snapshot holds; a file of another version or shape is a UsageError."""
     data = text.encode()
-    try:
-        header = msgspec.json.decode(data, type=_Header)
-    except msgspec.DecodeError as exc:
-        raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: {exc}") from None
-    if header.version != VERSION:
-        raise UsageError(
-            f"{display}: this cluster snapshot has format version {header.version}, and this nodename-lint reads "
-            f"version {VERSION}; write it again with `nodename-lint snapshot` of this version (from the live cluster, "
-            "or `--cluster-state DUMP` from a kubectl dump), or lint with the version that wrote it"
-        )
-    try:
+    try:  # one decoding when the file is of this version and shape; the header alone says why not
         snapshot = msgspec.json.decode(data, type=_Snapshot)
     except msgspec.DecodeError as exc:
+        _refuse_other_version(_header_version(data, display), display)
         raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: {exc}") from None
+    _refuse_other_version(snapshot.version, display)
     nodes = None
     if snapshot.nodes is not None:
         nodes = {}
@@ -146,6 +138,23 @@ def load_snapshot(text: str, display: str) -> ClusterState:
          for name in known},
     )
     return state
+
+
+def _header_version(data: bytes, display: str) -> int:
+    """The version a snapshot's header gives, whatever the shape of the rest."""
+    try:
+        return msgspec.json.decode(data, type=_Header).version
+    except msgspec.DecodeError as exc:
+        raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: {exc}") from None
+
+
+def _refuse_other_version(version: int, display: str) -> None:
+    if version != VERSION:
+        raise UsageError(
+            f"{display}: this cluster snapshot has format version {version}, and this nodename-lint reads "
+            f"version {VERSION}; write it again with `nodename-lint snapshot` of this version (from the live cluster, "
+            "or `--cluster-state DUMP` from a kubectl dump), or lint with the version that wrote it"
+        )
 
 
 def _reset_private(record: Any) -> None:

@@ -12,10 +12,12 @@ one more manifest costs the same in a cluster of 5 nodes or 5,000.
 
 from __future__ import annotations
 
+import gc
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from ..scheduling import (
     AFFINITY_CONFLICT,
@@ -29,6 +31,23 @@ from ..scheduling import (
 )
 from .names import closest_node_names
 from .records import NodeInfo, NodeUsage, PodInfo, RuntimeClassInfo
+
+_Index = TypeVar("_Index")
+
+
+def _frozen(build: Callable[[], _Index]) -> _Index:
+    """Build an index over the whole cluster with the cyclic GC paused, then freeze it out of the GC.
+
+    The state itself is frozen once loaded (from_file.load_state_text); an index built later during
+    the linting (150,000 tuple keys for the Pods by name) would otherwise be rescanned by every
+    collection the linting triggers. It lives as long as the state, and holds no cycle.
+    """
+    from ..documents import without_cycle_collection
+
+    with without_cycle_collection():
+        index = build()
+        gc.freeze()
+    return index
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,12 +96,15 @@ class ClusterState:
     # --- indexes, built on first use (each on its own: a snapshot's usage is summed already) --------
     def _pods_by_node(self) -> dict[str, list[PodInfo]]:
         if self._by_node is None:
-            by_node: dict[str, list[PodInfo]] = {}
-            for pod in self.pods or ():
-                if pod.node_name and not pod.is_terminated:
-                    by_node.setdefault(pod.node_name, []).append(pod)
-            self._by_node = by_node
+            self._by_node = _frozen(self._index_by_node)
         return self._by_node
+
+    def _index_by_node(self) -> dict[str, list[PodInfo]]:
+        by_node: dict[str, list[PodInfo]] = {}
+        for pod in self.pods or ():
+            if pod.node_name and not pod.is_terminated:
+                by_node.setdefault(pod.node_name, []).append(pod)
+        return by_node
 
     def pods_known_on(self, node: str) -> bool:
         """Whether every non-terminated Pod on `node` is known (so its usage can be summed)."""
@@ -116,7 +138,7 @@ class ClusterState:
     def live_pod(self, namespace: str, name: str) -> PodInfo | None:
         """The Pod with this namespace and name in the cluster, if any."""
         if self._by_name is None:
-            self._by_name = {(pod.namespace, pod.name): pod for pod in self.pods or ()}
+            self._by_name = _frozen(lambda: {(pod.namespace, pod.name): pod for pod in self.pods or ()})
         return self._by_name.get((namespace, name))
 
     def node_suggestions(self, name: str) -> tuple[str, ...]:
