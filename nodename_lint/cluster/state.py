@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
@@ -30,7 +30,7 @@ from ..scheduling import (
     scheduler_rejections,
 )
 from .names import closest_node_names
-from .records import NodeInfo, NodeUsage, PodInfo, RuntimeClassInfo
+from .records import NodeInfo, NodeUsage, PodInfo, PodRow, PodTable, RuntimeClassInfo
 
 _Index = TypeVar("_Index")
 
@@ -71,12 +71,12 @@ class ClusterState:
     source: str  # "file state.yaml", "context kind-kind": said in messages and the summary
     nodes: dict[str, NodeInfo] | None = None
     namespaces: frozenset[str] | None = None
-    pods: list[PodInfo] | None = None
+    pods: Sequence[PodInfo] | None = None  # a list, or a snapshot's PodTable
     runtime_classes: dict[str, RuntimeClassInfo] | None = None  # by name
     unavailable: dict[str, str] = field(default_factory=dict)  # data kind -> why it is missing
     pod_nodes: frozenset[str] | None = None
     _by_node: dict[str, list[PodInfo]] | None = field(default=None, repr=False)
-    _by_name: dict[tuple[str, str], PodInfo] | None = field(default=None, repr=False)
+    _by_name: dict[tuple[str, str], PodInfo | PodRow] | None = field(default=None, repr=False)
     # the caches of the accessors below, private to this state
     _usage: dict[str, NodeUsage] = field(default_factory=dict, repr=False)
     _ports: dict[str, dict[HostPort, str]] = field(default_factory=dict, repr=False)
@@ -138,8 +138,14 @@ class ClusterState:
     def live_pod(self, namespace: str, name: str) -> PodInfo | None:
         """The Pod with this namespace and name in the cluster, if any."""
         if self._by_name is None:
-            self._by_name = _frozen(lambda: {(pod.namespace, pod.name): pod for pod in self.pods or ()})
-        return self._by_name.get((namespace, name))
+            self._by_name = _frozen(self._index_by_name)
+        found = self._by_name.get((namespace, name))
+        return PodInfo(*found) if isinstance(found, tuple) else found
+
+    def _index_by_name(self) -> dict[tuple[str, str], PodInfo | PodRow]:
+        if isinstance(self.pods, PodTable):  # the rows: a PodInfo only for the Pods looked up
+            return {(row[0], row[1]): row for row in self.pods.rows}
+        return {(pod.namespace, pod.name): pod for pod in self.pods or ()}
 
     def node_suggestions(self, name: str) -> tuple[str, ...]:
         """The existing node names a missing `name` most likely meant, best first (see closest_node_names)."""
