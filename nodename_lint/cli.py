@@ -12,6 +12,7 @@ import click
 from . import __version__
 from .clitypes import Duration, complete_contexts, complete_rule_ids
 from .report import FORMATS
+from .safe_text import note
 from .sources import UsageError
 
 if TYPE_CHECKING:
@@ -56,14 +57,17 @@ def live_options(command: Any) -> Any:
         click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig file [default: KUBECONFIG, else ~/.kube/config]."),
         click.option("--in-cluster", is_flag=True, help="Use the Pod's service account (inside a cluster)."),
         click.option("--request-timeout", type=Duration(minimum=0.1), default="5s", show_default=True, metavar="DURATION",
-                     help="Connect and read timeout of each API request, as kubectl takes it: 5s, 1m, 1m30s, or seconds."),
+                     help="Longest time one API request may take, connecting to last byte, as kubectl takes it: "
+                          "5s, 1m, 1m30s, or seconds."),
+        click.option("--max-response-bytes", type=click.IntRange(min=1024), default=256 << 20, show_default=True,
+                     metavar="BYTES", help="Largest API reply read; a bigger one ends the run (exit 2)."),
     ]):
         command = option(command)
     return command
 
 
 def _live(kube_context: str | None, kubeconfig: str | None, in_cluster: bool, request_timeout: float,
-          live: bool = True) -> Any:
+          max_response_bytes: int, live: bool = True) -> Any:
     """LiveOptions when the user asked for a live cluster, else None (never because KUBECONFIG is set)."""
     if not (live or kube_context or kubeconfig or in_cluster):
         return None
@@ -71,7 +75,8 @@ def _live(kube_context: str | None, kubeconfig: str | None, in_cluster: bool, re
 
     if in_cluster and (kube_context or kubeconfig):
         raise UsageError("--in-cluster cannot be combined with --context or --kubeconfig")
-    return LiveOptions(kubeconfig=kubeconfig, context=kube_context, in_cluster=in_cluster, request_timeout=request_timeout)
+    return LiveOptions(kubeconfig=kubeconfig, context=kube_context, in_cluster=in_cluster,
+                       request_timeout=request_timeout, max_response_bytes=max_response_bytes)
 
 
 def _split_ids(values: tuple[str, ...]) -> list[str]:
@@ -134,7 +139,8 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
                  static_pod_dirs: tuple[str, ...], static_pod_node: str | None, color: bool | None,
                  changed_since: str | None,
                  live: bool, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
-                 request_timeout: float, fix: bool, diff: bool, jobs: int | None, cluster_state: str | None,
+                 request_timeout: float, max_response_bytes: int, fix: bool, diff: bool, jobs: int | None,
+                 cluster_state: str | None,
                  exit_zero: bool, statistics: bool, quiet: bool, show_source: bool, offline: bool,
                  helm_values: tuple[str, ...], helm_release: str | None, helm_namespace: str | None,
                  max_document_size: int | None, max_nodes: int | None, **format_outputs: str | None) -> None:
@@ -144,7 +150,7 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
         if offline and (live or kube_context or kubeconfig or in_cluster or cluster_state):
             raise UsageError("--offline cannot be combined with --cluster-state, --context, --kubeconfig, --live "
                              "or --in-cluster")
-        live_options = _live(kube_context, kubeconfig, in_cluster, request_timeout, live)
+        live_options = _live(kube_context, kubeconfig, in_cluster, request_timeout, max_response_bytes, live)
         code = run_lint(
             live=live_options, cluster=_cluster_from_file(cluster_state, live_options), cluster_state=cluster_state,
             paths=list(paths) or ["."], formats=list(formats) or ["text"], output=output, fail_on=fail_on,
@@ -164,9 +170,9 @@ def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str |
 
 
 def _usage_error(exc: UsageError) -> None:
-    """One stderr line per problem (a config file may have several)."""
+    """One stderr line per problem (a config file may have several), each escaped (safe_text.note)."""
     for line in str(exc).splitlines():
-        click.echo(f"nodename-lint: {line}", err=True)
+        note(line)
 
 
 def _cluster_from_file(path: str | None, live_options: Any) -> Any:
@@ -278,8 +284,10 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
             linter = Linter(group.severities, context, helm.options(group.config), limits=limits)
             if fix or diff:
                 from .fix.command import fix_sources
+                from .sources import roots_of
 
-                would_change = fix_sources(linter, group.sources, write=fix, show_diff=diff)
+                roots = roots_of([*group.paths, *static_pod_dirs, *group.config.static_pod_dirs])
+                would_change = fix_sources(linter, group.sources, write=fix, show_diff=diff, roots=roots)
                 if not fix:  # --diff alone: the diff is the output; exit 1 when there is something to fix
                     failing = failing or would_change
                     continue
@@ -300,9 +308,11 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
         return EXIT_FINDINGS if failing else EXIT_CLEAN
     result = _merged(results, notes)
     failing = failing or any(SEVERITY_RANK[finding.severity] >= thresholds[id(finding)] for finding in result.findings)
-    for note in result.notes:
-        click.echo(f"nodename-lint: {note}", err=True)
+    for message in result.notes:
+        note(message)
     _write_reports(result, formats, output, outputs or {}, color, text, sarif_result=_merged(complete, notes))
+    if result.internal_errors:
+        return EXIT_USAGE  # a rule crashed: the report is incomplete and must not read as clean
     return EXIT_FINDINGS if failing else EXIT_CLEAN
 
 
@@ -383,6 +393,7 @@ def _merged(results: list[Any], notes: list[str]) -> Any:
         merged.objects += result.objects
         merged.skipped_rules.update(result.skipped_rules)
         merged.notes.extend(result.notes)
+        merged.internal_errors.extend(result.internal_errors)
     if len(results) > 1:
         created = set().union(*(result.created for result in results))
         moot = {id(finding) for result in results for finding, needed in result.conditional if needed in created}
@@ -483,9 +494,9 @@ def kubectl_plugin() -> None:
 @click.option("--ignore", multiple=True, help="Do not run these rule ids (comma-separated, repeatable).")
 @click.option("--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set].")
 def audit_command(cluster_state: str | None, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
-                  request_timeout: float, formats: tuple[str, ...], output: str | None, fail_on: str | None,
-                  config_path: str | None, select: tuple[str, ...], ignore: tuple[str, ...], color: bool | None,
-                  **format_outputs: str | None) -> None:
+                  request_timeout: float, max_response_bytes: int, formats: tuple[str, ...], output: str | None,
+                  fail_on: str | None, config_path: str | None, select: tuple[str, ...], ignore: tuple[str, ...],
+                  color: bool | None, **format_outputs: str | None) -> None:
     """Audit a running cluster: Pods pinned by hand, orphaned on a missing node or rejected by the kubelet."""
     outputs = {name: path for name in FORMATS if (path := format_outputs[f"output_{name}"])}
     try:
@@ -493,8 +504,8 @@ def audit_command(cluster_state: str | None, kube_context: str | None, kubeconfi
         from .registry import all_rules
         from .rule import SEVERITY_RANK
 
-        objects = _audit_objects(cluster_state, _live(kube_context, kubeconfig, in_cluster, request_timeout, live=False),
-                                 request_timeout)
+        live = _live(kube_context, kubeconfig, in_cluster, request_timeout, max_response_bytes, live=False)
+        objects = _audit_objects(cluster_state, live, request_timeout, max_response_bytes)
         catalogue = all_rules()
         if config_path is not None and not os.path.isfile(config_path):
             raise UsageError(f"{config_path}: no such config file")
@@ -507,12 +518,12 @@ def audit_command(cluster_state: str | None, kube_context: str | None, kubeconfi
         threshold = SEVERITY_RANK[fail_on or config.fail_on or "error"]
         code = EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in result.findings) else EXIT_CLEAN
     except UsageError as exc:
-        click.echo(f"nodename-lint: {exc}", err=True)
+        _usage_error(exc)
         code = EXIT_USAGE
     sys.exit(code)
 
 
-def _audit_objects(cluster_state: str | None, live: Any, request_timeout: float) -> Any:
+def _audit_objects(cluster_state: str | None, live: Any, request_timeout: float, max_response_bytes: int) -> Any:
     """The cluster objects to audit: from `--cluster-state FILE`, else live (without options: the current context)."""
     if cluster_state is not None:
         if live is not None:
@@ -523,7 +534,8 @@ def _audit_objects(cluster_state: str | None, live: Any, request_timeout: float)
     from .cluster.live import LiveCluster, LiveOptions
     from .cluster.workloads import read_live
 
-    return read_live(LiveCluster(live or LiveOptions(request_timeout=request_timeout)))
+    return read_live(LiveCluster(live or LiveOptions(request_timeout=request_timeout,
+                                                     max_response_bytes=max_response_bytes)))
 
 
 @main.command("snapshot")
@@ -535,12 +547,14 @@ def _audit_objects(cluster_state: str | None, live: Any, request_timeout: float)
 @click.option("--workloads", is_flag=True,
               help="Save every Pod (Failed ones too) and the workloads instead, for `audit --cluster-state FILE`.")
 def snapshot_command(kube_context: str | None, kubeconfig: str | None, in_cluster: bool, request_timeout: float,
-                     cluster_state: str | None, output: str | None, workloads: bool) -> None:
+                     max_response_bytes: int, cluster_state: str | None, output: str | None,
+                     workloads: bool) -> None:
     """Save what the cluster rules read (nodes, namespaces, usage per node, Pods) for --cluster-state."""
     from .cluster.snapshot import snapshot_text
 
     try:
-        live_options = _live(kube_context, kubeconfig, in_cluster, request_timeout, live=cluster_state is None)
+        live_options = _live(kube_context, kubeconfig, in_cluster, request_timeout, max_response_bytes,
+                             live=cluster_state is None)
         if cluster_state is not None:
             if workloads:
                 raise UsageError("--workloads reads a live cluster: it cannot be combined with --cluster-state")
@@ -562,14 +576,14 @@ def snapshot_command(kube_context: str | None, kubeconfig: str | None, in_cluste
         else:
             sys.stdout.write(text)
     except OSError as exc:
-        click.echo(f"nodename-lint: {output}: cannot write the snapshot: {exc.strerror or exc}", err=True)
+        note(f"{output}: cannot write the snapshot: {exc.strerror or exc}")
         sys.exit(EXIT_USAGE)
     except UsageError as exc:
-        click.echo(f"nodename-lint: {exc}", err=True)
+        _usage_error(exc)
         sys.exit(EXIT_USAGE)
     if output:
-        click.echo(f"nodename-lint: wrote {output} from {source}: {len(state.nodes or ())} nodes, "
-                   f"{len(state.namespaces or ())} namespaces, {len(state.pods or ())} Pods", err=True)
+        note(f"wrote {output} from {source}: {len(state.nodes or ())} nodes, "
+             f"{len(state.namespaces or ())} namespaces, {len(state.pods or ())} Pods")
 
 
 @main.command("lsp")
@@ -593,7 +607,7 @@ def _snapshot_workloads(live: Any, output: str | None) -> None:
     write_workload_snapshot(found, output)
     if output:
         counts = ", ".join(f"{len(found.of(kind))} {resource}" for kind, resource in KIND_RESOURCES.items())
-        click.echo(f"nodename-lint: wrote {output} from {found.source}: {counts}", err=True)
+        note(f"wrote {output} from {found.source}: {counts}")
 
 
 @main.command("rules")
@@ -623,6 +637,6 @@ def explain_command(rule_id: str) -> None:
 
     rule = all_rules().get(rule_id)
     if rule is None:
-        click.echo(f"nodename-lint: unknown rule id {rule_id!r} (see `nodename-lint rules`)", err=True)
+        note(f"unknown rule id {rule_id!r} (see `nodename-lint rules`)")
         sys.exit(EXIT_USAGE)
     click.echo(rule.documentation(), nl=False)

@@ -87,7 +87,7 @@ def kubeconfig_contexts(flag: str | None) -> list[str]:
     # startup: as in complete_rule_ids
     import yaml
 
-    from .cluster.live import kubeconfig_paths
+    from .cluster.kubeconfig import kubeconfig_paths
     from .sources import UsageError
 
     try:

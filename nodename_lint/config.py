@@ -43,7 +43,8 @@ def config_schema(rule_ids: list[str]) -> dict[str, Any]:
             },
             "exclude": {"type": "array", "items": {"type": "string"}},
             "static-pod-dirs": {"type": "array", "items": {"type": "string"}},
-            "namespace": {"type": "string", "minLength": 1},
+            # a DNS-1123 label, as the API requires: the live mode puts it into request paths
+            "namespace": {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 63},
             "fail-on": {"enum": list(SEVERITIES)},
             "helm": {  # chart folder (relative to this file) -> how to render it
                 "type": "object",
@@ -131,11 +132,52 @@ def load_config(path: str | None, rule_ids: list[str]) -> Config:
     config = Config(path=path, namespace=data.get("namespace"), fail_on=data.get("fail-on"))
     for rule_id, setting in (data.get("rules") or {}).items():
         config.rules[rule_id] = _severity(setting)
+    for key in ("exclude", "static-pod-dirs"):
+        for index, value in enumerate(data.get(key) or []):
+            problem = _escapes(value, base)
+            if problem:
+                line = _line_of(document.root, [key, index])[0]
+                raise UsageError(f"{path}:{line}: invalid config at {key}/{index}: {value!r} {problem}; paths in a "
+                                 "config file are relative to its folder and stay inside it (use the command-line "
+                                 "flag for a folder elsewhere)")
     config.exclude = [os.path.join(base, pattern) for pattern in data.get("exclude") or []]
     config.static_pod_dirs = [os.path.join(base, folder) for folder in data.get("static-pod-dirs") or []]
     config.helm_charts = [_chart_settings(path, base, chart, settings, document.root)
                           for chart, settings in (data.get("helm") or {}).items()]
     return config
+
+
+def _escapes(value: str, base: str) -> str:
+    """Why a config path leaves the config file's folder ("" when it stays inside).
+
+    A repository's config is as untrusted as its manifests: `static-pod-dirs: [/proc/self]` or
+    `../../etc` would make the run read and quote files outside the repository.
+    """
+    if os.path.isabs(value) or value.startswith("~"):
+        return "is absolute"
+    normalized = os.path.normpath(value)
+    if normalized == ".." or normalized.startswith(".." + os.sep):
+        return "leaves the config file's folder"
+    real_base = os.path.realpath(base)
+    real = os.path.realpath(os.path.join(base, value))
+    if real != real_base and not real.startswith(real_base.rstrip(os.sep) + os.sep):
+        return f"resolves to {real}, outside the config file's folder (a symlink)"
+    return ""
+
+
+def _line_of(root: Any, steps: list[Any]) -> tuple[int, Any]:
+    """The line (1-based) of the deepest node on the path STEPS from ROOT, and that node."""
+    from .yamlnodes import child
+
+    node = root
+    line = node.start_mark.line + 1 if node is not None else 1
+    for step in steps:
+        found = child(node, step)
+        if found is None:
+            break
+        line = found[0].start_mark.line + 1
+        node = found[1]
+    return line, node
 
 
 def _chart_settings(path: str, base: str, chart: str, settings: dict[str, Any], root: Any) -> tuple[str, ChartSettings]:

@@ -237,9 +237,8 @@ class Linter:
                 line = obj.document.line_offset + mark.line + 1
                 self._syntax(result, obj.document, SyntaxProblem(str(exc), line, mark.column + 1))
             return False
-        except Exception as exc:  # a rule bug must not stop the other files from being checked
-            where = f"{result.source.display}" + (f":{obj.locate(())[0]}" if obj is not None else "")
-            result.internal_errors.append(f"internal error in rule {rule.id} at {where}: {exc!r}")
+        except Exception as exc:  # a rule bug must not stop the other files, but the run must not read as clean
+            result.internal_errors.append(internal_error(rule, exc, result.source.display, obj))
         return True
 
     def locate(self, rule: Rule, configured: Severity | None, obj: Manifest, violation: Violation) -> Finding:
@@ -353,15 +352,19 @@ class Linter:
             (run.findings if file_result.source.render else plain).extend(file_result.findings)
             built_from.update(file_result.built_from)
             run.notes.extend(file_result.notes)
-            run.notes.extend(file_result.internal_errors)
+            run.internal_errors.extend(file_result.internal_errors)
             created |= file_result.created
             conditional += file_result.conditional
             for pod in file_result.static_pods:
                 static_by_folder.setdefault(os.path.dirname(pod.path), []).append(pod)
         for check in self.group_checks["folder"]:
-            for pods in static_by_folder.values():
-                for obj, violation in check.function(pods, self.context):
-                    self._report(run.findings, check.rule, check.configured, obj, violation)
+            for folder, pods in static_by_folder.items():
+                try:
+                    for obj, violation in check.function(pods, self.context):
+                        self._report(run.findings, check.rule, check.configured, obj, violation)
+                except Exception as exc:  # as in _run: the run goes on and exits 2
+                    run.internal_errors.append(internal_error(check.rule, exc, folder or ".", None))
+        run.notes.extend(run.internal_errors)
         run.created = created
         run.conditional = [(finding, needed) for finding, needed in conditional if needed not in created]
         run.findings.extend(finding for finding, _ in run.conditional)
@@ -371,6 +374,14 @@ class Linter:
         run.findings = list({_identity(f): f for f in run.findings}.values())  # a base alone and in an overlay
         run.findings.sort(key=lambda f: (f.file, *f.sort_key()))
         return run
+
+
+def internal_error(rule: Rule, exc: Exception, where: str, obj: Manifest | None) -> str:
+    """What a rule that raised did wrong, naming the rule, the object and its place (the run exits 2)."""
+    if obj is not None:
+        where = f"{obj.ref.describe()} at {where}:{obj.locate(())[0]}"
+    return (f"internal error in rule {rule.id} on {where}: {type(exc).__name__}: {exc}; its findings for this "
+            "object are missing and the run exits 2 (please report this bug)")
 
 
 def _identity(finding: Finding) -> tuple[str, int, int, str, str]:

@@ -84,6 +84,7 @@ class RunResult:
     objects: int = 0
     skipped_rules: dict[str, str] = field(default_factory=dict)  # rule id -> why it did not run
     notes: list[str] = field(default_factory=list)  # run-level messages for the summary
+    internal_errors: list[str] = field(default_factory=list)  # rules that raised: also in notes; exit code 2
     cluster: str | None = None  # audit: the cluster whose objects were checked (there are no files)
     # cluster-scoped objects the run's manifests create (kind, name), and the findings kept because
     # none of them did: another config group's manifests may still create them (cli._merged)

@@ -50,10 +50,9 @@ def pull_request_base(event: dict, base_ref: str) -> str | None:
 
 
 def lint_arguments(sarif_file: str, markdown_file: str, json_file: str) -> list[str]:
-    """The nodename-lint command line for the action's inputs."""
-    args = action_input("paths").split() or ["."]
-    args += ["--format", "github", "--output-sarif", sarif_file, "--output-markdown", markdown_file,
-             "--output-json", json_file]
+    """The nodename-lint command line for the action's inputs; the paths come last, after `--`."""
+    args = ["--format", "github", "--output-sarif", sarif_file, "--output-markdown", markdown_file,
+            "--output-json", json_file]
     for name in ("config", "fail-on", "cluster-state", "context", "kubeconfig"):
         value = action_input(name)
         if value:
@@ -67,7 +66,16 @@ def lint_arguments(sarif_file: str, markdown_file: str, json_file: str) -> list[
                   "checkout (use actions/checkout with fetch-depth: 0); reporting every file")
         else:
             args += ["--changed-since", base]
-    return args
+    return [*args, "--", *input_paths()]
+
+
+def input_paths() -> list[str]:
+    """The `paths` input: one path per line, kept whole (spaces included); `.` when empty.
+
+    After `--`, a line such as `x.yaml --fix` is a file name, never an option.
+    """
+    raw = os.environ.get("INPUT_PATHS", "")
+    return [line.strip() for line in raw.splitlines() if line.strip()] or ["."]
 
 
 def _run_cli(args: list[str]) -> int:
@@ -91,7 +99,7 @@ def main() -> int:
         markdown_file, json_file = os.path.join(scratch, "summary.md"), os.path.join(scratch, "report.json")
         code = _run_cli(lint_arguments(sarif_file, markdown_file, json_file))
         outputs = {"exit-code": str(code)}
-        if code != EXIT_USAGE:  # after a usage error there are no reports; stderr says why
+        if os.path.isfile(json_file) and os.path.getsize(json_file):  # no reports after a usage error
             summary = json.loads(Path(json_file).read_text(encoding="utf-8"))["summary"]
             outputs.update({"sarif-file": os.path.abspath(sarif_file), "findings": str(summary["findings"]),
                             "errors": str(summary["errors"]), "warnings": str(summary["warnings"]),

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from .sources import STDIN, Source
@@ -124,11 +125,38 @@ def _default_start_method(available: list[str]) -> str:
 def _pooled(linter: Linter, sources: list[Source], workers: int, start_method: str | None) -> Iterator[FileResult]:
     """Per-file results in input order, linted by a pool (or here, where a pool cannot run)."""
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
 
     chunks = chunked(sources, workers * CHUNKS_PER_WORKER)
     method = start_method or _default_start_method(multiprocessing.get_all_start_methods())
+    with _safe_path_for_children(method):
+        yield from _run_pool(linter, sources, chunks, workers, method)
+
+
+@contextmanager
+def _safe_path_for_children(method: str) -> Iterator[None]:
+    """Keep the current folder off the sys.path of spawned workers while they start.
+
+    A spawned worker is `python -c ...` started in this folder, and `-c` puts the folder first on
+    sys.path: a `multiprocessing/` or `json.py` in the repository being linted would be imported.
+    PYTHONSAFEPATH (Python 3.11+) leaves it out; forked workers start no interpreter.
+    """
+    if method == "fork" or os.environ.get("PYTHONSAFEPATH"):
+        yield
+        return
+    os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        yield
+    finally:
+        del os.environ["PYTHONSAFEPATH"]
+
+
+def _run_pool(linter: Linter, sources: list[Source], chunks: list[list[Source]], workers: int,
+              method: str) -> Iterator[FileResult]:
+    """The pool itself: chunks to workers, results back in input order; a dead worker's share done here."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     try:
         executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method),
                                        initializer=_init_worker, initargs=(linter,))

@@ -11,6 +11,8 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from .safe_text import note, one_line
+
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STATIC_POD_MARKER = "etc/kubernetes/manifests/"  # a file directly in a folder with this path is a static Pod
 STDIN = "-"
@@ -37,12 +39,15 @@ class Source:
 
 
 def printable_path(path: str) -> str:
-    """A path as valid UTF-8 for reports: bytes of a name that are not UTF-8 appear as \\xff."""
+    """A path safe for every report and log: valid UTF-8 (bytes that are not appear as \\xff), no control
+    character (a newline appears as \\x0a), and never starting with `:` (`::cmd::` at the start of a line
+    is a CI workflow command), so a file name cannot inject lines or commands into the output."""
     try:
         path.encode("utf-8")
-        return path
     except UnicodeEncodeError:
-        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        path = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    path = one_line(path)
+    return "./" + path if path.startswith(":") else path
 
 
 def is_static_pod_path(path: str, static_dirs: Iterable[str]) -> bool:
@@ -63,11 +68,28 @@ def is_static_pod_path(path: str, static_dirs: Iterable[str]) -> bool:
     return any(parent == os.path.realpath(folder) for folder in static_dirs)
 
 
+def roots_of(paths: Iterable[str]) -> list[str]:
+    """The real folders a run may read and write: each folder given, and the folder of each file given."""
+    roots = []
+    for path in paths:
+        if path != STDIN:
+            roots.append(os.path.realpath(path if os.path.isdir(path) else os.path.dirname(path) or "."))
+    return roots
+
+
+def is_inside(path: str, roots: Iterable[str]) -> bool:
+    """Whether PATH, with every symlink resolved, is one of ROOTS or below one."""
+    real = os.path.realpath(path)
+    return any(real == root or real.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
 def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Iterable[str] = ()) -> Iterator[Source]:
     """Sources in a stable order; raises UsageError for a path that does not exist.
 
     Folders are walked recursively for *.yaml, *.yml and *.json, skipping hidden entries,
     following symlinks once (a cycle is never entered twice) and never opening FIFOs or devices.
+    A symlink whose target resolves outside the folders given is not followed (a note says so):
+    a repository's `rootfs -> /` must not make the run read the machine's files.
     Static Pod folders yield every non-hidden regular file directly inside, like the kubelet.
     """
     static_dirs = list(static_dirs)
@@ -75,6 +97,7 @@ def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Ite
     seen: set[object] = set()  # (device, inode) of each file yielded: a file reached twice is linted once
     build_folders: dict[str, tuple[str, str]] = {}  # folder -> the chart or kustomization it lies in
     requested = list(paths) + [folder for folder in static_dirs if folder not in paths]
+    roots = [os.path.realpath(path) for path in requested if path != STDIN and os.path.isdir(path)]
     for path in requested:
         if path == STDIN:
             yield Source(STDIN)
@@ -84,7 +107,7 @@ def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Ite
             raise UsageError(f"{path}: no such file or folder")
         found: Iterable[tuple[Source, object]]
         if os.path.isdir(path):
-            found = _walk(path, static_dirs, exclude, set())
+            found = _walk(path, static_dirs, exclude, set(), roots)
         elif exclude and is_excluded(path, exclude):
             continue  # a hook passes every changed file: the config's exclude applies to them too
         else:
@@ -138,7 +161,7 @@ def is_excluded(path: str, patterns: list[str]) -> bool:
 
 
 def _walk(
-    folder: str, static_dirs: list[str], exclude: list[str], visited: set[tuple[int, int]]
+    folder: str, static_dirs: list[str], exclude: list[str], visited: set[tuple[int, int]], roots: list[str]
 ) -> Iterator[tuple[Source, tuple[int, int] | str]]:
     try:
         info = os.stat(folder)
@@ -152,7 +175,7 @@ def _walk(
         with os.scandir(folder) as scan:
             entries = sorted(scan, key=lambda entry: entry.name)
     except OSError as exc:
-        print(f"nodename-lint: {folder}: cannot list folder: {exc.strerror}", file=sys.stderr)
+        note(f"{printable_path(folder)}: cannot list folder: {exc.strerror}")
         return
     static_folder = is_static_pod_path(os.path.join(folder, "x"), static_dirs)
     if not static_folder:
@@ -166,6 +189,10 @@ def _walk(
         if exclude and is_excluded(path, exclude):
             continue
         wanted = static_folder or entry.name.endswith(MANIFEST_SUFFIXES)
+        if entry.is_symlink() and not is_inside(path, roots):
+            if wanted or os.path.isdir(path):
+                _skipped(path, f"a symlink to {os.path.realpath(path)}, outside the folders given; not followed")
+            continue
         try:
             info = os.stat(path)
         except OSError as exc:  # a dangling symlink, a symlink loop, a file that vanished, a path too long
@@ -177,13 +204,13 @@ def _walk(
             if static_folder:
                 _skipped(path, "the kubelet does not recurse into subfolders of its staticPodPath (\"Not recursing "
                          "into manifest path\"): nothing in it runs as a static Pod; its files are linted as ordinary "
-                         "manifests", note=True)
-            yield from _walk(path, static_dirs, exclude, visited)
+                         "manifests", as_note=True)
+            yield from _walk(path, static_dirs, exclude, visited, roots)
         elif stat.S_ISREG(mode):
             if wanted:
                 yield Source(path, static_folder), (info.st_dev, info.st_ino)
         elif wanted:
-            _skipped(path, f"not a regular file ({_file_kind(mode)}), not opened")
+            _skipped(path, f"not a regular file ({file_kind(mode)}), not opened")
 
 
 def _build_source(folder: str, names: list[str], identity: tuple[int, int]) -> Iterator[tuple[Source, tuple[int, int]]]:
@@ -195,11 +222,11 @@ def _build_source(folder: str, names: list[str], identity: tuple[int, int]) -> I
         yield Source(folder, render=kind), identity
 
 
-def _skipped(path: str, reason: str, note: bool = False) -> None:
-    print(f"nodename-lint: {printable_path(path)}: {'note' if note else 'skipped'}: {reason}", file=sys.stderr)
+def _skipped(path: str, reason: str, as_note: bool = False) -> None:
+    note(f"{printable_path(path)}: {'note' if as_note else 'skipped'}: {reason}")
 
 
-def _file_kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
     kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
              (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
     return next((name for test, name in kinds if test(mode)), "not a file")
@@ -218,7 +245,7 @@ def read_blocks(source: Source) -> Iterator[str]:
         if stat.S_ISFIFO(mode):
             os.set_blocking(handle.fileno(), True)  # a pipe named on purpose, e.g. <(helm template .)
         elif not stat.S_ISREG(mode):
-            raise OSError(errno.EINVAL, f"not a regular file ({_file_kind(mode)}), not read")
+            raise OSError(errno.EINVAL, f"not a regular file ({file_kind(mode)}), not read")
         data = handle.read()
     try:
         text = decode(data)

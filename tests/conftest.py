@@ -31,7 +31,9 @@ def lint_yaml(text: str, *, rules: list[str] | None = None, cluster=None, static
     context = Context(cluster=cluster, default_namespace=namespace, static_pod_node=static_pod_node)
     linter = Linter(dict.fromkeys(rules or catalogue), context)
     result = linter.lint_text(textwrap.dedent(text).lstrip("\n"), is_static_pod=static_pod)
-    return linter.collect([result]).findings
+    run = linter.collect([result])
+    assert not run.internal_errors, run.internal_errors  # a rule that raised must never pass as "silent"
+    return run.findings
 
 
 def run_cli(*args: str, cwd: Path | str | None = None, stdin: str | bytes | None = None,

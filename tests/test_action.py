@@ -183,7 +183,7 @@ def test_action_annotates_summarises_and_fails_on_errors(pull_request, tmp_path:
     assert uris == ["deploy/debug-pod.yaml", "deploy/legacy.yaml"]
     assert "Found 2 problems (1 error, 0 warnings, 1 info)" in run.summary
     assert ("| :x: error | [`nodename-in-template`](https://github.com/nodename-lint/nodename-lint/blob/main/docs/"
-            "rules/nodename-in-template.md) | `deploy/legacy.yaml:13:7` |") in run.summary
+            "rules/nodename-in-template.md) | <code>deploy/legacy.yaml:13:7</code> |") in run.summary
 
 
 def test_only_changed_reports_the_files_of_the_pull_request(pull_request, tmp_path: Path):
@@ -235,8 +235,11 @@ def test_install_step_installs_the_action_checkout_into_a_virtualenv(pull_reques
     workspace, event = pull_request
     action_path = tmp_path / "action"
     snapshot_working_tree(action_path)
+    markers = tmp_path / "markers"
+    plant_hostile_modules(workspace, markers)  # the venv and pip modules of the install are not the PR's
     run = run_action(workspace, tmp_path, event, action_path=action_path, paths="deploy",
                      kubeconfig=str(kubeconfig), context="kind-kind")
+    assert sorted(path.name for path in markers.iterdir()) == [], run.stderr
     python = run.step_outputs["install"].get("python", "")
     if not python and any(word in run.stderr for word in ("NewConnectionError", "Could not find a version")):
         unavailable("pip could not reach the package index")
@@ -281,3 +284,53 @@ def test_example_workflow_uses_the_inputs_and_outputs_action_yml_declares():
     assert upload["with"]["sarif_file"] == "${{ steps." + lint["id"] + ".outputs.sarif-file }}"
     assert "sarif-file" in action["outputs"]
     assert workflow["permissions"]["security-events"] == "write"
+
+
+# --- a pull request written by an attacker (issue 10) ------------------------------------------------
+HOSTILE_MODULES = ("json.py", "yaml.py", "click.py", "nodename_lint/__init__.py", "kubernetes/__init__.py",
+                   "venv.py", "pip/__init__.py", "pathlib.py", "encodings/__init__.py", "multiprocessing/__init__.py")
+
+
+def plant_hostile_modules(workspace: Path, markers: Path) -> None:
+    """Modules a pull request can add next to its manifests; each leaves a marker file when imported."""
+    markers.mkdir(exist_ok=True)
+    for name in HOSTILE_MODULES:
+        module = workspace / name
+        module.parent.mkdir(parents=True, exist_ok=True)
+        marker = markers / name.replace("/", "-")
+        module.write_text(f"open({str(marker)!r}, 'w').write('imported from the pull request')\n", encoding="utf-8")
+
+
+def test_modules_in_the_pull_request_never_run(pull_request, tmp_path: Path):
+    """Both steps of action.yml run with the workspace as the current folder: nothing in it may be imported."""
+    workspace, event = pull_request
+    markers = tmp_path / "markers"
+    plant_hostile_modules(workspace, markers)
+    run = run_action(workspace, tmp_path, event, paths="deploy")
+    assert sorted(path.name for path in markers.iterdir()) == [], run.stderr
+    assert run.exit_code == 1 and run.outputs["findings"] == "2", run.stderr
+    assert "nodename-lint is already installed" in run.stdout, "the probe found the real package, not the planted one"
+
+
+def test_paths_input_is_one_path_per_line_and_never_an_option(pull_request, tmp_path: Path):
+    workspace, event = pull_request
+    pinned = DEBUG_POD.replace("kind-worker", "Kind_Worker")
+    _write(workspace, {"deploy/x.yaml --fix": pinned, "deploy/with space.yaml": pinned})
+    run = run_action(workspace, tmp_path, event, paths="deploy/x.yaml --fix\n  deploy/with space.yaml  \n\n")
+    assert (workspace / "deploy" / "x.yaml --fix").read_text(encoding="utf-8") == pinned, "--fix must not run"
+    files = sorted({a.split("file=", 1)[1].split(",line=")[0] for a in run.annotations()})
+    assert files == ["deploy/with space.yaml", "deploy/x.yaml --fix"], run.stdout + run.stderr
+    assert run.exit_code == 1 and run.outputs["errors"] == "2"
+
+
+def test_job_summary_shows_hostile_names_and_values_as_text(pull_request, tmp_path: Path):
+    workspace, event = pull_request
+    hostile = DEBUG_POD.replace("kind-worker", '"<img src=https://evil.example/x.png></details>"')
+    _write(workspace, {"deploy/a`b|c</details>.yaml": hostile})
+    run = run_action(workspace, tmp_path, event, paths="deploy/a`b|c</details>.yaml")
+    assert run.exit_code == 1, run.stderr
+    assert "<img" not in run.summary and "</details>" not in run.summary, run.summary
+    assert "&lt;img src=https://evil.example/x.png&gt;&lt;/details&gt;" in run.summary
+    assert "<code>deploy/a&#96;b&#124;c&lt;/details&gt;.yaml:8:3</code>" in run.summary
+    rows = [line for line in run.summary.splitlines() if line.startswith("| :")]
+    assert rows and all(line.replace("\\|", "").count("|") == 6 for line in rows), run.summary

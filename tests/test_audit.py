@@ -291,7 +291,7 @@ def test_audit_findings_name_the_object_in_every_format(tmp_path: Path) -> None:
     assert github and all("file=" not in line and "line=" not in line for line in github)
     assert any(line.startswith("::error title=nodename-lint unknown-node::Pod/default/ghost: ") for line in github)
     markdown = run_cli(*args, "--format", "markdown", cwd=ROOT).stdout
-    assert "`Pod/default/ghost`" in markdown
+    assert "<code>Pod/default/ghost</code>" in markdown
 
 
 def test_audit_cluster_state_and_live_options_exclude_each_other(tmp_path: Path) -> None:

@@ -138,6 +138,33 @@ def test_clean_manifest_and_non_kubernetes_yaml_pass(project: Path, hook_env: di
     assert hook_line(_commit(project, hook_env, "notes.txt", "nodeName: Worker_2\n")).endswith("(no files to check)Skipped")
 
 
+def test_modules_in_the_repository_never_run_in_the_hook(project: Path, hook_env: dict[str, str], tmp_path: Path):
+    """The hook's console script has its own folder, not the repository, on sys.path (issue 10).
+
+    pre-commit is started through its console script here: `git commit` runs `python -m pre_commit`
+    in the repository, which imports pre-commit's own modules (yaml) from it; that is pre-commit's
+    start-up, not the hook's.
+    """
+    from .test_action import HOSTILE_MODULES, plant_hostile_modules
+
+    markers = tmp_path / "markers"
+    plant_hostile_modules(project, markers)
+    (project / "deploy").mkdir(exist_ok=True)
+    (project / "deploy" / "hostile.yaml").write_text(BROKEN_DEPLOYMENT, encoding="utf-8")
+    pre_commit = os.path.join(os.path.dirname(sys.executable), "pre-commit")
+    try:
+        completed = _run([pre_commit, "run", "--files", "deploy/hostile.yaml"], project, hook_env, check=False)
+    finally:  # the other tests of this module commit in the same repository with `python -m pre_commit`
+        (project / "deploy" / "hostile.yaml").unlink()
+        for name in HOSTILE_MODULES:
+            if "/" in name:
+                shutil.rmtree(project / name.split("/")[0])
+            else:
+                (project / name).unlink()
+    assert "deploy/hostile.yaml:13:7: error[nodename-in-template]" in completed.stdout + completed.stderr
+    assert sorted(path.name for path in markers.iterdir()) == []
+
+
 def _hook_project(root: Path, env: dict[str, str], hook_repo: tuple[Path, str], args: list[str]) -> Path:
     """Another user's repository using the same hook (pre-commit reuses the environment it built) with ARGS."""
     repo_path, commit = hook_repo

@@ -34,6 +34,7 @@ def test_documented_example(rule, example):
     result = linter.collect([linter.lint_text(example.manifest, "example.yaml", is_static_pod=example.static_pod,
                                               helm_chart=example.helm_chart)])
     fired = [finding for finding in result.findings if finding.rule == rule.id]
+    assert not result.internal_errors and not result.notes, result.notes
     assert not result.skipped_rules, result.skipped_rules
     assert bool(fired) == example.fails, [f.message for f in fired]
     for finding in fired:

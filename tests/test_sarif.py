@@ -11,6 +11,7 @@ import shutil
 import subprocess
 from functools import lru_cache
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
@@ -43,16 +44,32 @@ spec:
 
 @lru_cache(maxsize=1)
 def _validator():
+    """The 2.1.0 schema with its formats checked: `uri-reference` needs rfc3987 (a test dependency)."""
     import jsonschema
 
+    checker = jsonschema.FormatChecker()
+    assert "uri-reference" in checker.checkers, "pip install rfc3987: without it uri-reference is not checked"
     schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
-    return jsonschema.Draft4Validator(schema)
+    return jsonschema.Draft4Validator(schema, format_checker=checker)
 
 
 def assert_valid_sarif(text: str) -> dict:
-    """Parse a SARIF log and fail with every schema error it has."""
+    """Parse a SARIF log and fail with every schema or format error it has.
+
+    Beyond the schema, every artifactLocation.uri must be a relative reference that is a path only
+    (a `#` or `?` in a file name must not become a fragment or a query).
+    """
     log = json.loads(text)
     errors = [f"{'/'.join(map(str, error.absolute_path))}: {error.message}" for error in _validator().iter_errors(log)]
+    for run in log["runs"]:
+        for result in run.get("results", []):
+            for location in result.get("locations", []):
+                # an audit finding names a cluster object only: no physical location
+                uri = location.get("physicalLocation", {}).get("artifactLocation", {}).get("uri")
+                if uri is not None:
+                    parts = urlsplit(uri)
+                    if parts.scheme or parts.netloc or parts.query or parts.fragment or "#" in uri or "?" in uri:
+                        errors.append(f"artifactLocation.uri {uri!r} is not a relative path reference")
     assert not errors, "SARIF does not match the 2.1.0 schema:\n" + "\n".join(errors)
     return log
 
@@ -184,7 +201,7 @@ def test_several_formats_in_one_run(repo: Path):
     report = json.loads((repo / "results.json").read_text(encoding="utf-8"))
     assert len(log["runs"][0]["results"]) == report["summary"]["findings"] == 2
     summary = (repo / "summary.md").read_text(encoding="utf-8")
-    assert "[`nodename-in-template`](https://github.com/" in summary and "`deploy/web.yaml:13:7`" in summary
+    assert "[`nodename-in-template`](https://github.com/" in summary and "<code>deploy/web.yaml:13:7</code>" in summary
 
 
 def test_output_sarif_alone_keeps_text_on_stdout_and_formats_cannot_share_a_file(repo: Path):
@@ -227,3 +244,20 @@ def test_rule_docs_in_the_repository_are_generated_from_the_catalogue():
         "regenerate: for id in $(nodename-lint rules | cut -d' ' -f1); "
         'do nodename-lint explain "$id" > "docs/rules/$id.md"; done'
     )
+
+
+HOSTILE_NAMES = ("a b.yaml", "hash#frag.yaml", "what?q=1.yaml", "100%.yaml", "c:colon.yaml", "tab\tname.yaml")
+
+
+def test_sarif_uris_are_percent_encoded_relative_references(tmp_path: Path):
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  nodeName: worker-1\n  containers: []\n"
+    (tmp_path / "deploy").mkdir()
+    for name in HOSTILE_NAMES:
+        (tmp_path / "deploy" / name).write_text(pod, encoding="utf-8")
+    completed = run_cli("--format", "sarif", "deploy", cwd=tmp_path)
+    log = assert_valid_sarif(completed.stdout)
+    uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]]
+    decoded = sorted(unquote(uri) for uri in uris)
+    expected = [f"deploy/{name}" for name in HOSTILE_NAMES if "\t" not in name] + ["deploy/tab\\x09name.yaml"]
+    assert decoded == sorted(expected), "control characters are shown escaped, every other character kept"
+    assert "deploy/hash%23frag.yaml" in uris and "deploy/a%20b.yaml" in uris and "deploy/100%25.yaml" in uris

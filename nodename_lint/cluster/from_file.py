@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 from typing import Any
 
 import yaml
@@ -437,14 +438,42 @@ def load_state_file(path: str) -> ClusterState:
     """Read `--cluster-state FILE`; any problem is a UsageError (exit code 2)."""
     from ..documents import decode
 
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read the cluster state: {exc.strerror or exc}") from None
+    data = read_state_bytes(path)
     try:
         text = decode(data)
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise UsageError(f"{path}:{line}: the cluster state is not UTF-8 or UTF-16 text") from None
     return load_state_text(text, path)
+
+
+MAX_STATE_BYTES = 1 << 30  # 1 GiB: about 25 times a 150,000-Pod cluster saved as JSON
+
+
+def read_state_bytes(path: str) -> bytes:
+    """The bytes of a state file: a regular file or a pipe (`<(kubectl get ...)`), at most MAX_STATE_BYTES.
+
+    A device (/dev/zero) is refused before it is read, and a pipe that keeps going is cut off at the cap
+    rather than read until the machine runs out of memory.
+    """
+    import stat
+
+    from ..sources import file_kind
+
+    limit = f"more than {MAX_STATE_BYTES:,} bytes, the limit for a cluster state"
+    try:
+        with open(path, "rb") as handle:
+            mode = os.fstat(handle.fileno()).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+                raise UsageError(f"{path}: not a cluster state: it is {file_kind(mode)}, not a file")
+            if stat.S_ISREG(mode) and os.fstat(handle.fileno()).st_size > MAX_STATE_BYTES:
+                raise UsageError(f"{path}: the cluster state is {limit}")
+            blocks, size = [], 0
+            while block := handle.read(1 << 20):  # read(cap) would reserve the whole cap up front
+                size += len(block)
+                if size > MAX_STATE_BYTES:
+                    raise UsageError(f"{path}: the cluster state is {limit}")
+                blocks.append(block)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the cluster state: {exc.strerror or exc}") from None
+    return b"".join(blocks)

@@ -302,7 +302,8 @@ def read_live(live: Any, progress: ListProgress | None = None, *, keep_all: bool
     resource leaves it out (with the reason); anything else that makes the cluster unreadable
     raises ClusterUnavailable.
     """
-    from .live import Forbidden, trim_namespace, trim_node
+    from .errors import Forbidden
+    from .trimming import trim_namespace, trim_node
 
     progress = progress or ListProgress()
     connection = live.connection
@@ -333,7 +334,7 @@ def read_live(live: Any, progress: ListProgress | None = None, *, keep_all: bool
 
 def write_workload_snapshot(found: ClusterObjects, output: str | None) -> None:
     """`snapshot --workloads`: the same objects audit reads live, as a v1 List for --cluster-state."""
-    from .live import write_snapshot
+    from .trimming import write_snapshot
 
     items = [obj for kind in (*CORE, *WORKLOADS) for obj in found.of(kind)]
     write_snapshot({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items},
@@ -345,13 +346,9 @@ def load_objects_file(path: str) -> ClusterObjects:
     """The objects of `--cluster-state FILE` for audit; a kind the file lacks is unavailable."""
     from ..documents import decode, without_cycle_collection
     from ..sources import UsageError
-    from .from_file import _items, _parse
+    from .from_file import _items, _parse, read_state_bytes
 
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read the cluster state: {exc.strerror or exc}") from None
+    data = read_state_bytes(path)  # a device is refused, a file or pipe over the cap stops the run
     try:
         text = decode(data)
     except UnicodeDecodeError as exc:

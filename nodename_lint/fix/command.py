@@ -2,25 +2,47 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Iterable
 
 import click
 
 from ..engine import Linter
-from ..sources import STDIN, Source, UsageError
+from ..safe_text import note
+from ..sources import STDIN, Source, UsageError, file_kind, is_inside
 
 
 def check_fix_request(sources: Iterable[Source], *, write: bool) -> None:
-    """Raise UsageError before anything is read when --fix/--diff cannot run."""
-    if write and any(source.path == STDIN for source in sources):
-        raise UsageError(
-            "--fix cannot rewrite standard input: pass the files instead, or use --diff to see the changes"
-        )
+    """Raise UsageError before anything is read when --fix/--diff cannot run.
+
+    Only regular files (and stdin for --diff): `--fix <(cat f.yaml)` would drain a pipe it cannot
+    write back, a FIFO without a writer would hang, and /dev/zero never ends.
+    """
+    option = "--fix" if write else "--diff"
+    for source in sources:
+        if source.path == STDIN:
+            if write:
+                raise UsageError(
+                    "--fix cannot rewrite standard input: pass the files instead, or use --diff to see the changes"
+                )
+            continue
+        if source.render:
+            continue  # a chart or kustomization folder: built, never written (fix_sources says so)
+        try:
+            mode = os.stat(source.path).st_mode
+        except OSError:
+            continue  # the lint run reports why it cannot be read
+        if not stat.S_ISREG(mode):
+            raise UsageError(f"{option} works on regular files only: {source.display} is {file_kind(mode)}; "
+                             "lint it without the option, or save it to a file first")
 
 
-def fix_sources(linter: Linter, sources: Iterable[Source], *, write: bool, show_diff: bool) -> bool:
+def fix_sources(linter: Linter, sources: Iterable[Source], *, write: bool, show_diff: bool,
+                roots: list[str]) -> bool:
     """Fix every source (writing only with `write`); returns whether anything would change.
 
+    A file whose real path (symlinks resolved) is outside ROOTS, the folders given, is never written.
     The diff goes to stdout, what was fixed and what was left (with the reason) to stderr.
     """
     from .runner import fix_source  # startup: --fix/--diff alone load the runner, checked requests fail before
@@ -29,18 +51,22 @@ def fix_sources(linter: Linter, sources: Iterable[Source], *, write: bool, show_
     for source in sources:
         if source.render:  # a template or an overlay is not the object: a fix there could break the render
             kind = "Helm chart templates are" if source.render == "helm" else "a kustomization's build is"
-            click.echo(f"nodename-lint: {source.display}: not fixed: {kind} never changed by --fix; "
-                       "change the template or overlay at the line the lint run reports", err=True)
+            note(f"{source.display}: not fixed: {kind} never changed by --fix; "
+                 "change the template or overlay at the line the lint run reports")
             continue
-        outcome = fix_source(linter, source, write=write)
+        writable = write and (source.path == STDIN or is_inside(source.path, roots))
+        outcome = fix_source(linter, source, write=writable)
+        if write and not writable and outcome.changed:
+            note(f"{source.display}: not fixed: it is a symlink to {os.path.realpath(source.path)}, outside the "
+                 "folders given; fix that file where it lives")
+            continue
         if show_diff and outcome.changed:
             click.echo(outcome.diff(), nl=False)
-        for note in outcome.notes:
-            click.echo(f"nodename-lint: {note}", err=True)
+        for message in outcome.notes:
+            note(message)
         if outcome.changed:
             changed_files += 1
             fixes += len(outcome.applied)
     verb = "fixed" if write else "would fix"
-    click.echo(f"nodename-lint: {verb} {fixes} problem{'s' * (fixes != 1)} in {changed_files} "
-               f"file{'s' * (changed_files != 1)}", err=True)
+    note(f"{verb} {fixes} problem{'s' * (fixes != 1)} in {changed_files} file{'s' * (changed_files != 1)}")
     return changed_files > 0

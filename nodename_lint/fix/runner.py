@@ -133,16 +133,16 @@ class _DocumentEdit:
 
 def _fix_pass(linter: Linter, text: str, display: str, is_static_pod: bool) -> tuple[str, list[str], list[str]]:
     catalogue = all_rules()
-    findings = [f for f in linter.lint_text(text, display, is_static_pod).findings
-                if f.rule in catalogue and catalogue[f.rule].fixer_function is not None]
+    linted = linter.lint_text(text, display, is_static_pod)
+    findings = [f for f in linted.findings if f.rule in catalogue and catalogue[f.rule].fixer_function is not None]
     if not findings:
-        return text, [], []
+        return text, [], linted.internal_errors
     documents = list(iter_documents([text]))
     objects = _objects(linter, documents, display, is_static_pod)
     by_object = _findings_by_object(findings, [obj for _, obj in objects])
     edited: dict[int, _DocumentEdit] = {}
     applied: list[str] = []
-    notes: list[str] = []
+    notes: list[str] = list(linted.internal_errors)
     for index, object_findings in by_object.items():
         document, obj = objects[index]
         for finding in object_findings:

@@ -40,6 +40,13 @@ def repository_path(file: str, root: str) -> str | None:
     return os.path.relpath(os.path.abspath(file), root).replace(os.sep, "/")
 
 
+def relative_uri(path: str) -> str:
+    """A repository path as a relative URI reference: percent-encoded, so `#`, `?`, `%`, `:` and spaces
+    in a file name stay part of the path (RFC 3986 section 4.2; a `:` in the first segment would read as
+    a scheme)."""
+    return quote(path, safe="/")
+
+
 def root_uri(root: str) -> str:
     """ROOT as a file:// URI ending in a slash (SARIF's originalUriBaseIds)."""
     path = root.replace(os.sep, "/").rstrip("/") + "/"

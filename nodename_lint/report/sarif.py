@@ -17,7 +17,7 @@ from .. import __version__
 from ..findings import Finding, RunResult
 from ..registry import all_rules
 from ..rule import Rule
-from .locations import PROJECT_URL, repository_path, repository_root, root_uri, rule_doc_url
+from .locations import PROJECT_URL, relative_uri, repository_path, repository_root, root_uri, rule_doc_url
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -72,7 +72,8 @@ def _section(doc: str, heading: str) -> str:
 def _result(finding: Finding, rule_index: dict[str, int], root: str, fingerprints: _Fingerprints) -> dict[str, Any]:
     message = finding.message + (f" Fix: {finding.fix}" if finding.fix else "")
     file, line, column = finding.code_host_location()  # a rendered stream's finding goes to its template
-    uri = repository_path(file, root) if finding.in_file else None
+    path = repository_path(file, root) if finding.in_file else None
+    uri = path and relative_uri(path)
     location: dict[str, Any] = {}
     if finding.in_file:  # an audit finding names a cluster object only: no file, no region
         artifact: dict[str, Any] = (
@@ -100,7 +101,7 @@ def _result(finding: Finding, rule_index: dict[str, int], root: str, fingerprint
 
 def _invocation(result: RunResult, rule_index: dict[str, int]) -> dict[str, Any]:
     """The run's own messages: rules that did not run and why, internal errors."""
-    invocation: dict[str, Any] = {"executionSuccessful": True}
+    invocation: dict[str, Any] = {"executionSuccessful": not result.internal_errors}
     skipped = [
         {"level": "note", "message": {"text": f"{rule_id} did not run: {reason}"},
          "associatedRule": {"id": rule_id, "index": rule_index[rule_id]}}

@@ -1,10 +1,15 @@
-"""The default format: `path:line:col: severity[rule] message`, a fix hint, a summary."""
+"""The default format: `path:line:col: severity[rule] message`, a fix hint, a summary.
+
+Each finding is one line (and its fix one more): messages quote manifest values and API server
+text, so control characters are escaped (safe_text.one_line) and no value can start a line.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 
 from ..findings import RunResult
+from ..safe_text import one_line
 
 _COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
@@ -16,8 +21,8 @@ def render(result: RunResult, *, color: bool = False, quiet: bool = False, stati
     lines = statistics_lines(result) if statistics else _finding_lines(result, color, show_source)
     if not quiet:
         lines.append(summary_line(result))
-        lines.extend(skipped_lines(result))
-        lines.extend(f"note: {note}" for note in result.notes)
+        lines.extend(one_line(line) for line in skipped_lines(result))
+        lines.extend(f"note: {one_line(note)}" for note in result.notes)
     return "\n".join(lines) + "\n" if lines else ""
 
 
@@ -27,18 +32,18 @@ def _finding_lines(result: RunResult, color: bool, show_source: bool) -> list[st
     for finding in result.findings:
         where = finding.where()
         if finding.template_line:
-            where += f" ({finding.template_file}:{finding.template_line}:{finding.template_column})"
+            where += f" ({one_line(finding.template_file or '')}:{finding.template_line}:{finding.template_column})"
         elif finding.template:
-            where += f" ({finding.template})"
+            where += f" ({one_line(finding.template)})"
         label = f"{finding.severity}[{finding.rule}]"
         if color:
             where = f"{_BOLD}{where}{_RESET}"
             label = f"{_COLORS[finding.severity]}{label}{_RESET}"
-        lines.append(f"{where}: {label} {finding.message}")
+        lines.append(f"{where}: {label} {one_line(finding.message)}")
         if sources is not None:
             lines.extend(sources.excerpt(finding.file, finding.line, finding.column))
         if finding.fix:
-            hint = f"  fix: {finding.fix}"
+            hint = f"  fix: {one_line(finding.fix)}"
             lines.append(f"{_DIM}{hint}{_RESET}" if color else hint)
     return lines
 
@@ -74,7 +79,7 @@ class _SourceLines:
         text = lines[line - 1]
         gutter = " " * len(str(line))
         caret = "".join(c if c == "\t" else " " for c in text[: column - 1]) + "^"
-        return [f"  {line} | {text}", f"  {gutter} | {caret}"]
+        return [f"  {line} | {one_line(text)}", f"  {gutter} | {caret}"]
 
     @staticmethod
     def _read(file: str) -> list[str] | None:

@@ -79,14 +79,18 @@ class Fault:
 
     action: "status:<code>" (a Status error, with Retry-After for 429), "hang" (read the request,
     never answer), "truncate" (promise more bytes than sent, then close), "malformed" (200 with a
-    body that is not JSON), "not-utf8" (200 with JSON bytes that are not UTF-8), "gone" (410 Expired,
-    only for requests that carry a continue token).
+    body that is not JSON), "not-utf8" (200 with JSON bytes that are not UTF-8), "gone" (410 Expired, only for
+    requests that carry a continue token), "drip" (the real reply, one byte per second), "endless" (a chunked
+    200 that never ends). `retry_after` replaces the Retry-After header of a status fault; `message` its
+    Status message.
     """
 
     action: str
     path: str = ""  # a prefix of the request path; "" matches every request
     times: int = 1_000_000
     continue_only: bool = False
+    retry_after: str | None = None
+    message: str | None = None
 
     def matches(self, request: Request) -> bool:
         if self.times <= 0 or not request.path.startswith(self.path):
@@ -217,6 +221,7 @@ class ApiServer:
     def __init__(self, nodes: Iterable[dict[str, Any]] = (), namespaces: Iterable[dict[str, Any]] = (),
                  pods: Iterable[dict[str, Any]] = (), runtimeclasses: Iterable[dict[str, Any]] = (), *,
                  tokens: Iterable[str] = (TOKEN,), ca: trustme.CA | None = None, host: str = "127.0.0.1",
+                 tls: bool = True,
                  workloads: Mapping[str, Iterable[dict[str, Any]]] | None = None) -> None:
         self.stores = {"nodes": Store("nodes", nodes), "namespaces": Store("namespaces", namespaces),
                        "pods": Store("pods", pods), "runtimeclasses": Store("runtimeclasses", runtimeclasses)}
@@ -230,6 +235,7 @@ class ApiServer:
         self.continue_epoch = 0
         self.ca = ca or trustme.CA()
         self.host = host
+        self.tls = tls  # False: plain http:// (for the test that the tool warns before sending a token)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -243,11 +249,12 @@ class ApiServer:
         self.stop()
 
     def start(self) -> None:
-        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-        self.ca.issue_cert("127.0.0.1", "localhost", "kubernetes.default.svc").configure_cert(context)
         server = _Server((self.host, 0), _Handler)
         server.api = self
-        server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
+        if self.tls:
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            self.ca.issue_cert("127.0.0.1", "localhost", "kubernetes.default.svc").configure_cert(context)
+            server.socket = context.wrap_socket(server.socket, server_side=True, do_handshake_on_connect=False)
         self._httpd = server
         threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
 
@@ -264,7 +271,7 @@ class ApiServer:
 
     @property
     def url(self) -> str:
-        return f"https://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     @property
     def ca_pem(self) -> bytes:
@@ -450,10 +457,27 @@ class _Handler(BaseHTTPRequestHandler):
         if action.startswith("status:"):
             code = int(action.split(":")[1])
             reason = {429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable"}.get(code, "InternalError")
-            message = {429: "storage is (re)initializing", 500: "an error on the server (\"etcdserver: request timed out\") "
-                       "has prevented the request from succeeding"}.get(code, "server error")
+            message = fault.message or {429: "storage is (re)initializing", 500: "an error on the server "
+                                        "(\"etcdserver: request timed out\") has prevented the request from "
+                                        "succeeding"}.get(code, "server error")
+            retry_after = fault.retry_after if fault.retry_after is not None else "0" if code == 429 else None
             self._send(code, json.dumps(status_body(code, reason, message)).encode(),
-                       {"Retry-After": "0"} if code == 429 else {})
+                       {"Retry-After": retry_after} if retry_after is not None else {})
+            return True
+        if action == "endless":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            block = b" " * 65536
+            chunk = b"%x\r\n%s\r\n" % (len(block), block)
+            self.wfile.write(b'1\r\n{\r\n')
+            try:
+                while not self.server.api._stopping.is_set():
+                    self.wfile.write(chunk)
+            except OSError:
+                pass  # the client hung up, as it should
+            self.close_connection = True
             return True
         if action == "gone":
             self._send(410, json.dumps(status_body(410, "Expired", EXPIRED_CONTINUE)).encode())
@@ -467,6 +491,21 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self.wfile.flush()
             self.connection.shutdown(socket.SHUT_RDWR)
+            return True
+        if action == "drip":
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            try:
+                for index in range(len(body)):
+                    self.wfile.write(body[index:index + 1])
+                    self.wfile.flush()
+                    if self.server.api._stopping.wait(1.0):
+                        break
+            except OSError:
+                pass  # the client hung up, as it should
+            self.close_connection = True
             return True
         if action == "malformed":
             self._send(200, b'{"kind": "NodeList", "items": [{"metadata": {"name": "kind-worker"}, ]')

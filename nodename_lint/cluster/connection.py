@@ -1,0 +1,326 @@
+"""One API server, reached with GET requests only: timeouts, size cap, retries, paging.
+
+- read-only: every request goes through `ApiConnection._send`, which can only send GET;
+- bounded: each request ends within --request-timeout from connecting to its last byte, a reply
+  stops at --max-response-bytes, 429/5xx are retried a bounded number of times, and a list restarts
+  at most once after 410 Gone;
+- no credential ever reaches the output: every message built from an exception goes through the
+  Redactor, which knows every secret of the kubeconfig.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+from ..safe_text import note
+from .errors import ClusterUnavailable, Forbidden, Gone, ReplyTooLarge, network_error, one_line_of, status_message
+from .kubeconfig import kubeconfig_paths, resolve_kubeconfig
+from .redaction import Redactor, route_client_logging
+
+DEFAULT_TIMEOUT = 5.0  # seconds: the whole of each request, from connecting to the last byte
+DEFAULT_MAX_RESPONSE_BYTES = 256 << 20  # a page of 500 nodes is a few MB; an endless reply stops here
+READ_BLOCK = 16 << 10  # bytes per read: a compressed block cannot inflate far past the cap
+_RETRY_AFTER = re.compile(r"[0-9]{1,6}")  # delay-seconds, ASCII digits only (RFC 9110 section 10.2.3)
+PAGE_SIZE = 500  # kubectl's --chunk-size default
+RETRIES = 3  # extra attempts after 429, 500, 502, 503, 504
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+MAX_BACKOFF = 2.0  # seconds; also caps a server's Retry-After
+_DICT_REPR = re.compile(r"/?\{(?:[^{}]|\{[^{}]*\})*\}")
+
+
+@dataclass(frozen=True)
+class LiveOptions:
+    """How to reach the cluster, as given on the command line."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+    in_cluster: bool = False
+    request_timeout: float = DEFAULT_TIMEOUT
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+
+
+# --- the connection -------------------------------------------------------------------------------
+class ApiConnection:
+    """One API server, reached with GET requests only, with timeouts, retries and clear errors."""
+
+    def __init__(self, options: LiveOptions) -> None:
+        from kubernetes import client, config  # the one place the client is imported
+
+        self.timeout = options.request_timeout
+        self.max_response_bytes = options.max_response_bytes
+        self.redact = Redactor()
+        route_client_logging(self.redact)
+        self.namespace: str | None = None
+        configuration = client.Configuration()
+        try:
+            if options.in_cluster:
+                config.load_incluster_config(client_configuration=configuration)
+                self.source = "in-cluster service account"
+                self._redact_in_cluster()
+            else:
+                resolved = resolve_kubeconfig(kubeconfig_paths(options.kubeconfig), options.context, self.redact)
+                self.namespace = resolved.namespace
+                self.source = f"context {resolved.context}"
+                config.load_kube_config(
+                    config_file=os.pathsep.join(resolved.paths),
+                    context=resolved.context,
+                    client_configuration=configuration,
+                    persist_config=False,
+                )
+                if resolved.insecure:
+                    note(
+                        f"warning: TLS verification is off for cluster {resolved.cluster} "
+                        "(insecure-skip-tls-verify: true in the kubeconfig); the server's identity is not checked"
+                    )
+        except ClusterUnavailable:
+            raise
+        except Exception as exc:  # ConfigException and friends: their texts may quote the kubeconfig
+            # the client names kubeconfig entries by their whole dict: drop those, then redact what is left
+            detail = _DICT_REPR.sub("", one_line_of(exc))
+            raise ClusterUnavailable(self.redact(f"cannot use the cluster credentials: {detail}")) from None
+        for value in configuration.api_key.values():
+            self.redact.add(value)
+            self.redact.add(value.split(" ", 1)[-1])
+        configuration.retries = False  # retries are ours: bounded, and only for GET
+        configuration.debug = False  # the client's debug log prints request headers (the token)
+        self.host = configuration.host.rstrip("/")
+        self.configuration = configuration
+        if urlsplit(self.host).scheme == "http" and configuration.api_key:
+            note(
+                f"warning: the API server {self.host} of {self.source} is plain http://: its bearer token is sent "
+                "unencrypted and anyone on the way can read and reuse it; use an https:// server address"
+            )
+        self.api = client.ApiClient(configuration)
+
+    def _redact_in_cluster(self) -> None:
+        from kubernetes.config.incluster_config import SERVICE_TOKEN_FILENAME
+
+        try:
+            with open(SERVICE_TOKEN_FILENAME, encoding="utf-8") as handle:
+                self.redact.add(handle.read())
+        except OSError:
+            pass
+
+    # --- single requests ----------------------------------------------------------------------
+    def _get(self, path: str, query: dict[str, str]) -> dict[str, Any]:
+        """GET path?query as JSON. Raises Forbidden for 403 and ClusterUnavailable for anything untrustworthy."""
+        attempt = 0
+        while True:
+            status, headers, body = self._send(path, query)
+            if status not in RETRY_STATUSES or attempt >= RETRIES:
+                break
+            delay = min(MAX_BACKOFF, 0.1 * 2**attempt)
+            retry_after = headers.get("Retry-After", "").strip()
+            if _RETRY_AFTER.fullmatch(retry_after):  # str.isdigit() would take "²", which int() refuses
+                delay = min(MAX_BACKOFF, float(retry_after))
+            time.sleep(delay)
+            attempt += 1
+        what = _describe(path, query)
+        if 200 <= status < 300:
+            try:
+                data = json.loads(body)
+            except ValueError as exc:  # JSONDecodeError, or UnicodeDecodeError for bytes that are not UTF-8
+                problem = (
+                    f"{exc.msg} at byte {exc.pos}"
+                    if isinstance(exc, json.JSONDecodeError)
+                    else f"not UTF-8 at byte {exc.start}"
+                    if isinstance(exc, UnicodeDecodeError)
+                    else str(exc)
+                )
+                raise ClusterUnavailable(
+                    f"the API server at {self.host} sent a reply that is not valid JSON for {what} "
+                    f"({problem}); the cluster state cannot be trusted"
+                ) from None
+            if not isinstance(data, dict):
+                raise ClusterUnavailable(f"the API server at {self.host} sent an unexpected reply for {what}")
+            return data
+        message = status_message(body) or headers.get("Reason", "") or f"HTTP {status}"
+        if status == 401:
+            raise ClusterUnavailable(
+                f"the API server at {self.host} rejected the credentials of {self.source} "
+                f"(401 Unauthorized): the token or certificate is wrong or expired; log in again "
+                f"or pick another context"
+            )
+        if status == 403:
+            raise Forbidden("list" if not _is_get(path) else "get", _resource(path), self.redact(message))
+        if status == 410:
+            raise Gone(message)
+        retried = f" after {attempt + 1} attempts" if attempt else ""
+        raise ClusterUnavailable(
+            self.redact(f"the API server at {self.host} answered {what} with HTTP {status}{retried}: {message}")
+        )
+
+    def _send(self, path: str, query: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+        """One GET, bounded in total time (--request-timeout) and in size (--max-response-bytes).
+
+        urllib3's timeouts bound each socket read, so a server that sends a byte a second would never
+        trip them: the request runs in a daemon thread that this one waits for at most the timeout,
+        and the reply is read in blocks, counted against the size cap as they arrive.
+        """
+        what = _describe(path, query)
+        request = _Request(
+            self, self.host + path + (f"?{urlencode(list(query.items()))}" if query else ""), self._headers()
+        )
+        worker = threading.Thread(target=request.run, name="nodename-lint-request", daemon=True)
+        worker.start()
+        worker.join(self.timeout)
+        if worker.is_alive():
+            request.abandon()
+            raise ClusterUnavailable(
+                f"the API server {self.host} did not answer {what} within {self.timeout:g}s "
+                "(--request-timeout); the cluster state cannot be read"
+            )
+        if isinstance(request.error, ReplyTooLarge):
+            raise ClusterUnavailable(
+                f"the API server {self.host} sent more than {self.max_response_bytes:,} bytes for "
+                f"{what} (--max-response-bytes); the cluster state cannot be read"
+            ) from None
+        if request.error is not None:
+            raise ClusterUnavailable(
+                self.redact(network_error(request.error, what, self.host, self.source, self.timeout))
+            ) from None
+        assert request.reply is not None
+        return request.reply
+
+    def _headers(self) -> dict[str, str]:
+        """Accept JSON, the client's User-Agent, and its credential header (the bearer token, refreshed by
+        an exec plugin when it expires): what every client version sends, without its generated request code."""
+        headers = {"Accept": "application/json", "User-Agent": self.api.user_agent}
+        settings: Any = self.configuration.auth_settings()  # a TypedDict in newer clients, a dict before
+        for setting in settings.values():
+            if setting.get("in") == "header" and setting.get("value"):
+                headers[setting["key"]] = setting["value"]
+        return headers
+
+    # --- lists --------------------------------------------------------------------------------
+    def list_all(
+        self, path: str, field_selector: str = "", keep: Callable[[dict[str, Any]], Any] | None = None
+    ) -> list[Any]:
+        """Every item of a list, page by page; a 410 on a continue token restarts the list once.
+
+        `keep` turns each item into what is kept as its page arrives (audit trims Pods so), so a
+        big list never sits in memory whole.
+        """
+        for restart in (False, True):
+            items: list[Any] = []
+            query = {"limit": str(PAGE_SIZE)}
+            if field_selector:
+                query["fieldSelector"] = field_selector
+            try:
+                while True:
+                    page = self._get(path, query)
+                    page_items = (item for item in page.get("items") or [] if isinstance(item, dict))
+                    items.extend(map(keep, page_items) if keep else page_items)
+                    token = (page.get("metadata") or {}).get("continue")
+                    if not token:
+                        return items
+                    query = {**query, "continue": token}
+            except Gone as exc:
+                if restart:
+                    raise ClusterUnavailable(
+                        f"the API server expired the list of {_describe(path, query)} twice "
+                        f"(410 Gone: {exc}); the cluster changes too fast to read a consistent list"
+                    ) from None
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        self.api.close()
+
+
+class _Request:
+    """One GET as run by ApiConnection._send's worker thread: the reply or the error, for the caller to read."""
+
+    def __init__(self, connection: ApiConnection, url: str, headers: dict[str, str]) -> None:
+        self.connection, self.url, self.headers = connection, url, headers
+        self.reply: tuple[int, dict[str, str], bytes] | None = None
+        self.error: BaseException | None = None
+        self.response: Any = None  # urllib3's response once the headers are in
+        self.abandoned = False
+
+    def run(self) -> None:
+        import urllib3
+
+        conn = self.connection
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
+                # the client's own pool: its TLS settings (CA, client certificate, proxy); retries are ours
+                response = conn.api.rest_client.pool_manager.request(
+                    "GET",
+                    self.url,
+                    headers=self.headers,
+                    preload_content=False,
+                    retries=False,
+                    enforce_content_length=True,  # a cut-off reply is an error (urllib3 1.x let it pass)
+                    timeout=urllib3.Timeout(connect=conn.timeout, read=conn.timeout),
+                )
+            self.response = response
+            declared = response.headers.get("Content-Length", "")
+            if declared.isascii() and declared.isdigit() and int(declared) > conn.max_response_bytes:
+                raise ReplyTooLarge()
+            blocks, size = [], 0
+            for block in response.stream(READ_BLOCK):
+                size += len(block)
+                if size > conn.max_response_bytes:
+                    raise ReplyTooLarge()
+                if self.abandoned:
+                    return
+                blocks.append(block)
+            self.reply = (response.status, dict(response.headers or {}), b"".join(blocks))
+        except BaseException as exc:  # handed to the caller's thread, which classifies it
+            self.error = exc
+        finally:
+            if self.response is not None and self.reply is not None:
+                self.response.release_conn()  # read to the end: the connection can serve the next request
+            elif self.response is not None:
+                self.response.close()
+
+    def abandon(self) -> None:
+        """The caller gave up: cut the connection so the thread stops reading."""
+        self.abandoned = True
+        response = self.response
+        if response is None:
+            return
+        with contextlib.suppress(Exception):
+            if hasattr(response, "shutdown"):  # urllib3 2.3+
+                response.shutdown()
+            else:  # close() would wait for the reading thread's buffer lock: shut the socket itself
+                import socket
+
+                response._connection.sock.shutdown(socket.SHUT_RDWR)
+
+
+def _resource_parts(path: str) -> list[str]:
+    """The path after /api/v1 or /apis/GROUP/VERSION."""
+    parts = path.strip("/").split("/")
+    return parts[3:] if parts[:1] == ["apis"] else parts[2:]
+
+
+def _is_get(path: str) -> bool:
+    """A path to one object (/api/v1/nodes/NAME) rather than a collection."""
+    parts = _resource_parts(path)
+    if parts[:1] == ["namespaces"] and len(parts) >= 3:
+        parts = parts[2:]
+    return len(parts) == 2
+
+
+def _resource(path: str) -> str:
+    parts = _resource_parts(path)
+    if parts[:1] == ["namespaces"] and len(parts) >= 3:
+        return parts[2]
+    return parts[0] if parts else path
+
+
+def _describe(path: str, query: dict[str, str]) -> str:
+    selector = query.get("fieldSelector")
+    return f"GET {path}" + (f" (fieldSelector {selector})" if selector else "")

@@ -1,0 +1,51 @@
+"""Untrusted text made safe for output that other programs interpret.
+
+File names, manifest values and API server replies are written by whoever wrote the pull request
+(or runs the server). A CI runner parses every line of a step's stdout AND stderr for workflow
+commands (`::stop-commands::`, `::add-mask::`, ...), terminals interpret escape sequences, and
+Markdown renderers interpret HTML. So every such text is passed through one of these functions
+before it is written: `one_line` for logs (no control character survives, so no text can start a
+line of its own), `note` for stderr, `markdown_text` and `markdown_code` for Markdown and HTML.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import sys
+
+# C0 and C1 controls, DEL, line and paragraph separators, and the bidirectional overrides that make
+# a terminal show text in another order than it is stored ("Trojan Source").
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+PREFIX = "nodename-lint: "
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def one_line(text: str) -> str:
+    """TEXT with every control character (newline, CR, ESC, ...) written as a visible escape: one line."""
+    return _UNSAFE.sub(_escape_char, text)
+
+
+def note(text: str) -> None:
+    """Write `nodename-lint: TEXT` to stderr as one line: a workflow command can never start it."""
+    sys.stderr.write(PREFIX + one_line(text) + "\n")
+    sys.stderr.flush()
+
+
+def markdown_text(text: str) -> str:
+    """TEXT as literal Markdown inline text: HTML escaped, Markdown punctuation backslash-escaped, one line."""
+    return html.escape(_MARKDOWN_SPECIAL.sub(r"\\\1", one_line(text)), quote=True)
+
+
+def markdown_code(text: str) -> str:
+    """TEXT as inline code that nothing inside can end: an HTML <code> element with escaped content.
+
+    Backticks cannot close it and `|` cannot end a table cell (it is written as an entity).
+    """
+    escaped = html.escape(one_line(text), quote=True).replace("|", "&#124;").replace("`", "&#96;")
+    return f"<code>{escaped}</code>"

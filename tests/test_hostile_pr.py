@@ -1,0 +1,235 @@
+"""A pull request written by an attacker gets a report, and nothing else (issue 10).
+
+Each test plants what a pull request can contain (file names, symlinks, config files, manifest
+values) and runs the real command line over it; tests/test_action.py runs action.yml's own steps
+over a workspace with planted Python modules, tests/test_live_hostile.py covers the live mode.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from .conftest import run_cli
+
+PINNED_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  nodeName: worker-1\n  containers: []\n"
+# A workflow command a runner would obey if it started a line of stdout or stderr.
+INJECTED = "::stop-commands::pwned"
+LEGITIMATE_COMMAND = re.compile(r"::(error|warning|notice) file=[^:]*,line=\d+,col=\d+,title=nodename-lint [a-z-]+::")
+
+
+def assert_no_injected_command(*outputs: str) -> None:
+    """No line starts a workflow command other than the annotations --format github writes."""
+    for output in outputs:
+        for line in output.splitlines():
+            assert not line.startswith("::") or LEGITIMATE_COMMAND.match(line), f"injected command: {line!r}"
+            assert INJECTED not in line or not line.startswith(INJECTED)
+
+
+def test_file_names_cannot_inject_workflow_commands_on_stdout_or_stderr(tmp_path: Path):
+    deploy = tmp_path / "deploy"
+    deploy.mkdir()
+    (deploy / f"evil\n{INJECTED}\n.yaml").write_text(
+        PINNED_POD.replace("worker-1", f'"w\\n{INJECTED}"'), encoding="utf-8"
+    )
+    os.mkfifo(deploy / f"fifo\n{INJECTED}.yaml")
+    os.symlink("missing", deploy / f"dangling\r\n{INJECTED}.yaml")
+    (tmp_path / f"{INJECTED}.yaml").write_text(PINNED_POD, encoding="utf-8")
+    for output_format in ("github", "text", "markdown"):
+        completed = run_cli("--format", output_format, "deploy", f"{INJECTED}.yaml", cwd=tmp_path)
+        assert completed.returncode == 1, completed.stderr
+        assert_no_injected_command(completed.stdout, completed.stderr)
+        assert "deploy/evil\\x0a" in completed.stdout, "the file is reported, its name escaped"
+        assert "fifo\\x0a::stop-commands::pwned.yaml: skipped: not a regular file" in completed.stderr
+        assert "dangling\\x0d\\x0a::stop-commands::pwned.yaml: skipped" in completed.stderr
+
+
+def test_a_rule_that_raises_makes_the_run_exit_2_naming_the_rule_and_object(tmp_path: Path, monkeypatch, capsys):
+    import json
+
+    from nodename_lint.cli import EXIT_USAGE, run_lint
+    from nodename_lint.registry import all_rules
+    from nodename_lint.rule import ObjectRuleCheck
+
+    def broken(obj, context):
+        raise KeyError("a bug")
+        yield
+
+    monkeypatch.setattr(all_rules()["nodename-on-pod"], "checks", [ObjectRuleCheck("object", broken)])
+    (tmp_path / "pod.yaml").write_text(PINNED_POD, encoding="utf-8")
+    sarif, report = tmp_path / "out.sarif", tmp_path / "out.json"
+    code = run_lint(
+        paths=[str(tmp_path / "pod.yaml")],
+        formats=["text"],
+        output=None,
+        fail_on=None,
+        config_path=None,
+        select=[],
+        ignore=[],
+        namespace=None,
+        static_pod_dirs=[],
+        color=False,
+        outputs={"sarif": str(sarif), "json": str(report)},
+    )
+    assert code == EXIT_USAGE, "a crash must not read as clean"
+    stderr = capsys.readouterr().err
+    assert "internal error in rule nodename-on-pod on Pod default/a at " in stderr and "pod.yaml:1" in stderr
+    assert "KeyError" in stderr
+    assert json.loads(sarif.read_text())["runs"][0]["invocations"][0]["executionSuccessful"] is False
+    assert json.loads(report.read_text())["summary"]["notes"][0].startswith("internal error in rule nodename-on-pod")
+
+
+def test_the_test_helpers_fail_on_a_rule_that_raises(monkeypatch):
+    import pytest
+
+    from nodename_lint.registry import all_rules
+    from nodename_lint.rule import ObjectRuleCheck
+
+    from .conftest import lint_yaml
+
+    def broken(obj, context):
+        raise ValueError("a bug")
+        yield
+
+    monkeypatch.setattr(all_rules()["nodename-on-pod"], "checks", [ObjectRuleCheck("object", broken)])
+    with pytest.raises(AssertionError, match="internal error in rule nodename-on-pod"):
+        lint_yaml(PINNED_POD, rules=["nodename-on-pod"])
+
+
+# --- leaving the repository ----------------------------------------------------------------------------
+def _outside(tmp_path: Path) -> Path:
+    """A folder beside the repository with a manifest the run must never read or write."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.yaml").write_text(PINNED_POD.replace("name: a", "name: outside-secret"), encoding="utf-8")
+    return outside
+
+
+def test_folder_discovery_does_not_follow_symlinks_out_of_the_folders_given(tmp_path: Path):
+    outside = _outside(tmp_path)
+    repo = tmp_path / "repo"
+    (repo / "k8s").mkdir(parents=True)
+    (repo / "k8s" / "pod.yaml").write_text(PINNED_POD, encoding="utf-8")
+    os.symlink(outside, repo / "k8s" / "rootfs")  # k8s/rootfs -> a folder outside
+    os.symlink(outside / "secret.yaml", repo / "k8s" / "linked.yaml")
+    os.symlink("pod.yaml", repo / "k8s" / "alias.yaml")  # inside: followed (and linted once)
+    completed = run_cli("--format", "json", "k8s", cwd=repo)
+    assert "outside-secret" not in completed.stdout
+    import json
+
+    assert {f["file"] for f in json.loads(completed.stdout)["findings"]} == {"k8s/alias.yaml"}
+    assert f"k8s/rootfs: skipped: a symlink to {outside}, outside the folders given; not followed" in completed.stderr
+    assert f"k8s/linked.yaml: skipped: a symlink to {outside / 'secret.yaml'}, outside" in completed.stderr
+
+
+def test_fix_does_not_write_through_a_symlink_out_of_the_folders_given(tmp_path: Path):
+    outside = _outside(tmp_path)
+    (outside / "secret.yaml").write_text(PINNED_POD.replace("worker-1", "WORKER-1"), encoding="utf-8")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    os.symlink(outside / "secret.yaml", repo / "linked.yaml")
+    completed = run_cli("--fix", "linked.yaml", cwd=repo)
+    assert "WORKER-1" in (outside / "secret.yaml").read_text(encoding="utf-8"), completed.stderr
+    assert "linked.yaml: not fixed: it is a symlink to" in completed.stderr
+
+
+def test_config_paths_stay_inside_the_config_folder(tmp_path: Path):
+    outside = _outside(tmp_path)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pod.yaml").write_text(PINNED_POD, encoding="utf-8")
+    os.symlink(outside, repo / "escape")
+    absolute, climbing = "static-pod-dirs:\n  - nodes\n  - /proc/self\n", "static-pod-dirs:\n  - ../../../proc/self\n"
+    cases = {
+        absolute: "3: invalid config at static-pod-dirs/1: '/proc/self' is absolute",
+        climbing: "2: invalid config at static-pod-dirs/0: '../../../proc/self' leaves",
+        "exclude: [charts/*, ../*]\n": "1: invalid config at exclude/1: '../*' leaves",
+        "static-pod-dirs: [escape]\n": f"1: invalid config at static-pod-dirs/0: 'escape' resolves to {outside}",
+    }
+    for config, message in cases.items():
+        (repo / ".nodename-lint.yaml").write_text(config, encoding="utf-8")
+        completed = run_cli("pod.yaml", cwd=repo)
+        assert completed.returncode == 2 and f".nodename-lint.yaml:{message}" in completed.stderr, completed.stderr
+        assert "outside-secret" not in completed.stdout
+    (repo / ".nodename-lint.yaml").unlink()
+    completed = run_cli("pod.yaml", "--static-pod-dir", str(outside), "--format", "json", cwd=repo)
+    assert '"files": 2' in completed.stdout, "a command-line flag is trusted"
+
+
+# --- special files -----------------------------------------------------------------------------------
+def test_fix_and_diff_accept_regular_files_only(tmp_path: Path):
+    (tmp_path / "pod.yaml").write_text(PINNED_POD, encoding="utf-8")
+    os.mkfifo(tmp_path / "fifo.yaml")  # no writer: opening it would hang
+    for args in (["--fix", "/dev/zero"], ["--diff", "/dev/zero"], ["--diff", "fifo.yaml"], ["--fix", "fifo.yaml"]):
+        completed = run_cli(*args, cwd=tmp_path)
+        assert completed.returncode == 2, (args, completed.stderr)
+        assert "works on regular files only" in completed.stderr and "is a " in completed.stderr
+    import subprocess
+    import sys
+
+    piped = subprocess.run(
+        ["bash", "-c", f"{sys.executable} -m nodename_lint --fix <(cat pod.yaml)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert piped.returncode == 2 and "--fix works on regular files only" in piped.stderr, piped.stderr
+
+
+def test_cluster_state_refuses_devices_and_stops_at_its_size_cap(tmp_path: Path, monkeypatch):
+    import subprocess
+    import sys
+
+    import pytest
+
+    from nodename_lint.cluster import from_file
+    from nodename_lint.sources import UsageError
+
+    completed = run_cli("--cluster-state", "/dev/zero", "-", stdin=PINNED_POD)
+    assert completed.returncode == 2 and "/dev/zero: not a cluster state: it is a character device" in completed.stderr
+    state = Path(__file__).resolve().parent.parent / "examples" / "cluster" / "state.yaml"
+    piped = subprocess.run(
+        ["bash", "-c", f"{sys.executable} -m nodename_lint --cluster-state <(cat {state}) -"],
+        input=PINNED_POD,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert piped.returncode == 1 and "unknown-node" in piped.stdout, "a pipe of a real state is read"
+    monkeypatch.setattr(from_file, "MAX_STATE_BYTES", 1000)
+    big = tmp_path / "big.yaml"
+    big.write_text("x" * 1001, encoding="utf-8")
+    with pytest.raises(UsageError, match="more than 1,000 bytes, the limit"):
+        from_file.load_state_file(str(big))
+    endless = subprocess.Popen(["yes"], stdout=subprocess.PIPE)
+    try:
+        with pytest.raises(UsageError, match="the limit for a cluster state"):
+            from_file.load_state_file(f"/dev/fd/{endless.stdout.fileno()}")
+    finally:
+        endless.kill()
+        endless.wait()
+
+
+# --- code execution ----------------------------------------------------------------------------------
+def test_spawned_workers_never_import_modules_from_the_linted_folder(tmp_path: Path, monkeypatch):
+    """A worker started with "spawn" (after the live client ran threads) is `python -c` in this folder."""
+    from nodename_lint.parallel import lint_files
+    from nodename_lint.sources import discover
+
+    from .fix.helpers import default_linter
+    from .test_action import plant_hostile_modules
+
+    workspace, markers = tmp_path / "workspace", tmp_path / "markers"
+    workspace.mkdir()
+    plant_hostile_modules(workspace, markers)
+    for name in ("a", "b", "c"):
+        (workspace / f"{name}.yaml").write_text(PINNED_POD.replace("name: a", f"name: {name}"), encoding="utf-8")
+    monkeypatch.chdir(workspace)
+    monkeypatch.delenv("PYTHONSAFEPATH", raising=False)
+    result = lint_files(default_linter(), list(discover(["."])), jobs=2, start_method="spawn")
+    assert sorted(path.name for path in markers.iterdir()) == []
+    assert result.files == 3 and len(result.findings) == 3
+    assert "PYTHONSAFEPATH" not in os.environ, "restored after the pool"
