@@ -23,9 +23,8 @@ from ..scheduling import (
     AFFINITY_CONFLICT,
     HostPort,
     absent_nodes_reason,
-    add_into,
+    add_running_pod_requests,
     host_ports,
-    pod_requests,
     prefilter_node_names,
     scheduler_rejections,
 )
@@ -119,7 +118,7 @@ class ClusterState:
             running = self._pods_by_node().get(node, [])
             requested: dict[str, int] = {}
             for pod in running:
-                add_into(requested, pod_requests(pod.spec, lenient=True))
+                add_running_pod_requests(requested, pod.spec)
             cached = self._usage[node] = NodeUsage(len(running), requested)
         return cached
 
