@@ -24,7 +24,7 @@ from .rule import (
     Severity,
     Violation,
 )
-from .sources import STDIN_NAME, Source, read_blocks
+from .sources import STDIN, STDIN_NAME, Source, read_blocks
 from .suppress import (
     annotation_ignores,
     comment_directives,
@@ -342,6 +342,7 @@ class Linter:
         static_by_folder: dict[str, list[Manifest]] = {}
         plain: list[Finding] = []  # findings of files linted on their own
         built_from: set[str] = set()
+        plain_objects: list[tuple[str, int]] = []  # (real path, objects) of files linted on their own
         created: set[tuple[str, str]] = set()
         conditional: list[tuple[Finding, tuple[str, str]]] = []
         for file_result in file_results:
@@ -350,6 +351,8 @@ class Linter:
             run.files += 1
             run.objects += file_result.objects
             (run.findings if file_result.source.render else plain).extend(file_result.findings)
+            if not file_result.source.render and file_result.source.path != STDIN:
+                plain_objects.append((os.path.realpath(file_result.source.path), file_result.objects))
             built_from.update(file_result.built_from)
             run.notes.extend(file_result.notes)
             run.internal_errors.extend(file_result.internal_errors)
@@ -371,6 +374,7 @@ class Linter:
         # a kustomization's patches and resources are reported as built (with the overlay's names and
         # namespace), not also on their own
         run.findings.extend(f for f in plain if not built_from or os.path.realpath(f.file) not in built_from)
+        run.objects -= sum(objects for path, objects in plain_objects if path in built_from)  # counted as built
         run.findings = list({_identity(f): f for f in run.findings}.values())  # a base alone and in an overlay
         run.findings.sort(key=lambda f: (f.file, *f.sort_key()))
         return run

@@ -221,3 +221,9 @@ def test_a_hostile_kustomization_runs_nothing_and_fetches_nothing(tmp_path: Path
     assert "exec: kustomize build failed" in result.stderr and "outside: kustomize build failed" in result.stderr
     reported = {(f["file"], f["rule"]) for f in json.loads(result.stdout)["findings"]}
     assert ("ok/pod.yaml", "invalid-node-name") in reported
+
+
+def test_the_summary_counts_a_kustomizations_objects_once(tmp_path: Path):
+    write(tmp_path, {**BASE, "loose.yaml": BASE["base/pod.yaml"]})
+    result = run_cli("base", "loose.yaml", "--format", "json", cwd=tmp_path)
+    assert json.loads(result.stdout)["summary"]["objects"] == 2 + 1, "as built, not also file by file"
