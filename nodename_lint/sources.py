@@ -92,7 +92,7 @@ def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Ite
             continue
         path = without_dot_prefix(path)
         if not os.path.lexists(path):
-            raise UsageError(f"{path}: no such file or folder")
+            raise UsageError(f"{printable_path(path)}: no such file or folder")
         found: Iterable[tuple[Source, object]]
         if os.path.isdir(path):
             found = _walk(path, static_dirs, exclude, set(), roots)

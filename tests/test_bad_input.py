@@ -368,3 +368,9 @@ def test_a_path_longer_than_path_max(tmp_path):
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     assert "File name too long" in result.stderr  # the folder that cannot be listed is named
     assert any(Path(f["file"]).name == "good.yaml" for f in json.loads(result.stdout)["findings"])
+
+
+def test_a_missing_path_is_named_on_one_line(tmp_path: Path) -> None:
+    result = run_cli("gone\n::error::x.yaml", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr == "nodename-lint: gone\\x0a::error::x.yaml: no such file or folder\n"
