@@ -392,3 +392,12 @@ def test_a_values_file_that_is_no_regular_file_or_too_big_is_a_render_error_not_
     [finding] = findings(json.loads(done.stdout), "helm-render")
     reason = "not a regular file" if kind == "fifo" else f"larger than {MAX_CHART_BYTES >> 20} MiB"
     assert reason in finding["message"], finding["message"]
+
+
+def test_a_position_in_helms_message_outside_the_chart_is_not_reported_there(tmp_path: Path):
+    from nodename_lint.render.helm import _failure_problem
+
+    (tmp_path / "secret.txt").write_text("TOPSECRET\n", encoding="utf-8")
+    chart = make_chart(tmp_path / "web")
+    problem = _failure_problem("template: web/../secret.txt:1:1: boom", str(chart), "web", "values.yaml")
+    assert (problem.file, problem.line) == ("web/Chart.yaml", 1)

@@ -267,7 +267,8 @@ def _failure_problem(message: str, folder: str, display: str, values_note: str) 
     match = _HELM_POSITION.search(message)
     if match:
         relative = match.group("template").split("/", 1)[-1]
-        if os.path.isfile(os.path.join(folder, relative)):
+        real = os.path.realpath(os.path.join(folder, relative))  # the message may quote the chart's own text
+        if real.startswith(os.path.realpath(folder) + os.sep) and os.path.isfile(real):
             file = joined(display, relative)
             line = int(match.group("line") or 1)
             column = int(match.group("column") or 1)
