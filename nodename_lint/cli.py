@@ -16,6 +16,8 @@ from .safe_text import note
 from .sources import UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from .rule import Severity
 
 # Startup: every import inside a function of this module is deliberate. `--version`, `rules` and an
@@ -219,6 +221,7 @@ class _Group:
     paths: list[str]
     severities: dict[str, Severity | None] = field(default_factory=dict)  # None: the rule's own severity
     sources: list[Any] = field(default_factory=list)
+    parsed: list[Any] | None = None  # a live run: the sources parsed (engine.ParsedSource), in order
 
 
 def _limits(max_document_size: int | None, max_nodes: int | None) -> Any:
@@ -257,16 +260,17 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
         check_fix_request(all_sources, write=fix)
     live_cluster = None
     if live is not None:
+        # Two phases: parse every source once and hold it, fetch what the objects name, then lint them.
         from .cluster.live import LiveCluster, Referenced, referenced
+        from .engine import parse_source
 
         live_cluster = LiveCluster(live)  # resolves the kubeconfig; no request yet
         wanted = Referenced()
         for group in groups:
-            found = referenced(group.sources, _namespace(namespace, group.config, live_cluster),
-                               helm.options(group.config))
-            wanted.nodes |= found.nodes
-            wanted.pods |= found.pods
-            wanted.every_node |= found.every_node
+            default_namespace = _namespace(namespace, group.config, live_cluster)
+            group.parsed = [parse_source(source, helm.options(group.config), default_namespace, limits)
+                            for source in group.sources]
+            wanted.update(referenced(group.parsed, default_namespace))
         if static_pod_node:
             wanted.nodes.add(static_pod_node)  # its Pods count against the static Pods' requests
         cluster = live_cluster.state_for(wanted)
@@ -291,7 +295,10 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
                 if not fix:  # --diff alone: the diff is the output; exit 1 when there is something to fix
                     failing = failing or would_change
                     continue
-            result = lint_files(linter, group.sources, jobs, progress=progress.advance)
+            if group.parsed is not None:  # a live run: the sources are parsed already, lint them here
+                result = linter.collect(_lint_held(linter, group.parsed), progress.advance)
+            else:
+                result = lint_files(linter, group.sources, jobs, progress=progress.advance)
             if changed_since:
                 from .changes import keep_changed_files
 
@@ -314,6 +321,13 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
     if result.internal_errors:
         return EXIT_USAGE  # a rule crashed: the report is incomplete and must not read as clean
     return EXIT_FINDINGS if failing else EXIT_CLEAN
+
+
+def _lint_held(linter: Any, held: list[Any]) -> Iterator[Any]:
+    """Lint parsed sources in order, letting go of each one's documents once it is linted."""
+    held.reverse()
+    while held:
+        yield linter.lint_parsed(held.pop())
 
 
 def _namespace(flag: str | None, config: Any, live_cluster: Any) -> str:
