@@ -80,12 +80,14 @@ def test_live_run_reads_only_what_the_manifests_name(tmp_path: Path, api_server:
 CHART_POD = DEBUG_POD.replace("node-debugger", "chart-pod").replace("kind-worker", "kind-worker2")
 
 
+@pytest.mark.parametrize("held_bytes,composed_count", [(8 << 20, 3), (0, 4)], ids=["held", "file-read-again"])
 def test_a_live_run_parses_each_source_once_and_reads_stdin_as_a_stream(
         tmp_path: Path, api_server: ApiServer, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+        capsys: pytest.CaptureFixture[str], held_bytes: int, composed_count: int) -> None:
     """Issue 14: no pre-scan. Every document (stdin, a file, a rendered chart) is composed once, stdin is read
-    as the pipe it is (never swapped for a copy), and the requests are those the manifests name, as before."""
-    from nodename_lint import documents
+    as the pipe it is (never swapped for a copy), and the requests are those the manifests name, as before.
+    Beyond the held budget a file is read again to lint (memory), never stdin or a chart: same findings."""
+    from nodename_lint import cli, documents
     from nodename_lint.cli import run_lint
     from nodename_lint.cluster.live import LiveOptions
     from nodename_lint.render.helm import write_chart
@@ -100,6 +102,7 @@ def test_a_live_run_parses_each_source_once_and_reads_stdin_as_a_stream(
         return compose(text, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(documents, "compose", counted)
+    monkeypatch.setattr(cli, "HELD_INPUT_BYTES", held_bytes)
     read_end, write_end = os.pipe()  # a pipe can be read once and never rewound, like `helm template | ...`
     with os.fdopen(write_end, "wb") as writer:
         writer.write(DEBUG_POD.encode())
@@ -112,7 +115,7 @@ def test_a_live_run_parses_each_source_once_and_reads_stdin_as_a_stream(
 
     assert code == 1
     assert sys.stdin is stdin, "stdin is read where it is, not replaced by a buffered copy"
-    assert len(composed) == 3, "each of the three documents is composed once"
+    assert len(composed) == composed_count, "each document once (the file's twice when it is not held)"
     findings = {(f["rule"], Path(f["file"]).name) for f in json.loads(capsys.readouterr().out)["findings"]}
     assert {("insufficient-resources", "<stdin>"), ("unknown-node", "web.yaml"),
             ("insufficient-resources", "pod.yaml")} <= findings
