@@ -262,21 +262,28 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
     live_cluster = None
     if live is not None:
         # Two phases: parse every source once and hold it, fetch what the objects name, then lint them.
+        import gc
+
         from .cluster.live import LiveCluster, Referenced, referenced
+        from .documents import without_cycle_collection
         from .engine import parse_source
 
         live_cluster = LiveCluster(live)  # resolves the kubeconfig; no request yet
         wanted = Referenced()
         held = 0
-        for group in groups:
-            default_namespace = _namespace(namespace, group.config, live_cluster)
-            group.parsed = []
-            for source in group.sources:
-                parsed = parse_source(source, helm.options(group.config), default_namespace, limits)
-                wanted.update(referenced([parsed], default_namespace))
-                size = _file_size(source)
-                held += size
-                group.parsed.append(parsed if not size or held <= HELD_INPUT_BYTES else source)  # else read again
+        with without_cycle_collection():
+            for group in groups:
+                default_namespace = _namespace(namespace, group.config, live_cluster)
+                group.parsed = []
+                for source in group.sources:
+                    parsed = parse_source(source, helm.options(group.config), default_namespace, limits)
+                    wanted.update(referenced([parsed], default_namespace))
+                    size = _file_size(source)
+                    held += size
+                    group.parsed.append(parsed if not size or held <= HELD_INPUT_BYTES else source)  # else read again
+            # The held documents hold no cycles: out of the cyclic GC, which would rescan them at every full
+            # collection while the cluster state is fetched and the rules run (0.2 s of 1.3 s, 1,000 manifests).
+            gc.freeze()
         if static_pod_node:
             wanted.nodes.add(static_pod_node)  # its Pods count against the static Pods' requests
         cluster = live_cluster.state_for(wanted)
