@@ -185,7 +185,26 @@ def _cluster_from_file(path: str | None, live_options: Any) -> Any:
         raise UsageError("--cluster-state cannot be combined with --context, --kubeconfig, --live or --in-cluster")
     from .cluster.from_file import load_state_file
 
-    return load_state_file(path)
+    return _kept_until_exit(load_state_file(path))
+
+
+# Refers to itself: module teardown at exit drops the module's reference, not the list, and the GC
+# never visits it once frozen, so what it holds is left to the OS when the process ends.
+_KEPT_UNTIL_EXIT: list[Any] = []
+_KEPT_UNTIL_EXIT.append(_KEPT_UNTIL_EXIT)
+
+
+def _kept_until_exit(state: Any) -> Any:
+    """Keep a loaded cluster state to the end of the process, and do not free it then.
+
+    A command loads one state and exits when done: freeing a 150,000-Pod dump object by object
+    cost 0.3 s of CPU (0.03 s for its snapshot), for memory the OS takes back at once.
+    """
+    import gc
+
+    _KEPT_UNTIL_EXIT.append(state)
+    gc.freeze()  # the list and the state: no collection frees them, and none rescans them
+    return state
 
 
 @dataclass(frozen=True)

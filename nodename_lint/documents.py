@@ -160,7 +160,7 @@ def compose(text: str, index: int = 0, line_offset: int = 0, limits: Limits = DE
         offset, reason = beyond
         line = text.count("\n", 0, offset)
         column = offset - (text.rfind("\n", 0, offset) + 1)
-        problem = SyntaxProblem(reason, line_offset + line + 1, column + 1, _hint(text))
+        problem = SyntaxProblem(reason, line_offset + line + 1, column + 1, template_hint(text))
         return Document(index, line_offset, text, None, problem, template, limits=limits)
     loader = _Loader(text)
     try:
@@ -173,18 +173,20 @@ def compose(text: str, index: int = 0, line_offset: int = 0, limits: Limits = DE
         mark = node.start_mark
         problem = SyntaxProblem(
             f"kubectl cannot convert this document to JSON: {reason}",
-            line_offset + mark.line + 1, mark.column + 1, _hint(text),
+            line_offset + mark.line + 1, mark.column + 1, template_hint(text),
         )
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line, mark.column) if mark else (0, 0)
         message = ": ".join(part for part in (exc.context, exc.problem) if part) or "invalid YAML"
-        problem = SyntaxProblem(message, line_offset + line + 1, column + 1, _hint(text))
+        problem = SyntaxProblem(message, line_offset + line + 1, column + 1, template_hint(text))
     except yaml.reader.ReaderError as exc:
         line = text[: exc.position].count("\n")
-        problem = SyntaxProblem(f"{exc.reason}: character {exc.character!r}", line_offset + line + 1, 1, _hint(text))
+        problem = SyntaxProblem(
+            f"{exc.reason}: character {exc.character!r}", line_offset + line + 1, 1, template_hint(text)
+        )
     except yaml.YAMLError as exc:
-        problem = SyntaxProblem(str(exc).splitlines()[0], line_offset + 1, 1, _hint(text))
+        problem = SyntaxProblem(str(exc).splitlines()[0], line_offset + 1, 1, template_hint(text))
     finally:
         loader.dispose()
     return Document(index, line_offset, text, None, problem, template, limits=limits)
@@ -238,7 +240,8 @@ def _beyond_limits(text: str, limits: Limits) -> tuple[int, str] | None:
     return None
 
 
-def _hint(text: str) -> str:
+def template_hint(text: str) -> str:
+    """The unrendered-template hint when TEXT holds `{{ ... }}`, else "" (syntax errors, invalid names)."""
     return TEMPLATE_HINT if "{{" in text and _UNRENDERED.search(text) else ""
 
 

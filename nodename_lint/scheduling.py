@@ -90,9 +90,10 @@ def pod_requests(spec: dict[str, Any], *, lenient: bool = False,
     `overhead` replaces spec.overhead: what the RuntimeClass admission plugin sets from the
     Pod's RuntimeClass.
     """
-    plain = "initContainers" not in spec and "overhead" not in spec and "resources" not in spec
-    if lenient and overhead is None and plain:
-        return _running_pod_requests(spec)
+    if lenient and overhead is None and _is_plain(spec):
+        running: dict[str, int] = {}
+        _add_container_requests(running, spec)
+        return running
     total: dict[str, int] = {}
     for index, container in _containers(spec, "containers"):
         add_into(total, _resource_list(container.get("resources"), ("containers", index, "resources"), lenient))
@@ -158,13 +159,29 @@ def _quantities(block: Any, path: Path, lenient: bool) -> dict[str, int]:
     return found
 
 
-def _running_pod_requests(spec: dict[str, Any]) -> dict[str, int]:
-    """The common case of a Pod the API server already defaulted: containers' requests summed.
+def add_running_pod_requests(total: dict[str, int], spec: dict[str, Any]) -> None:
+    """Add the effective requests of a Pod already in the cluster to `total`, a node's usage.
+
+    The same sums as add_into(total, pod_requests(spec, lenient=True)), without a dict per Pod:
+    this runs for every Pod on the nodes no-node-fits compares (82,000 of a 150,000-Pod dump).
+    """
+    if _is_plain(spec):
+        _add_container_requests(total, spec)
+    else:
+        add_into(total, pod_requests(spec, lenient=True))
+
+
+def _is_plain(spec: dict[str, Any]) -> bool:
+    """No init containers, overhead or pod-level resources: the requests are the containers' sum."""
+    return "initContainers" not in spec and "overhead" not in spec and "resources" not in spec
+
+
+def _add_container_requests(total: dict[str, int], spec: dict[str, Any]) -> None:
+    """The common case of a Pod the API server already defaulted: containers' requests summed into `total`.
 
     (Requests of a stored Pod already include the limits that stood in for them.) This runs for
     every Pod of a big cluster once, so it stays a plain loop.
     """
-    total: dict[str, int] = {}
     containers = spec.get("containers")
     for container in containers if isinstance(containers, list) else ():
         resources = container.get("resources") if isinstance(container, dict) else None
@@ -177,7 +194,6 @@ def _running_pod_requests(spec: dict[str, Any]) -> dict[str, int]:
                     continue
                 if amount:
                     total[resource] = total.get(resource, 0) + amount
-    return total
 
 
 def request_path(spec: dict[str, Any], resource: str) -> Path:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from nodename_lint.documents import template_hint
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import dns1123_subdomain_error, dotted, is_dns1123_subdomain, node_name_value, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -104,7 +105,8 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         suggestions = closest_node_names(value, cluster.nodes)
         if suggestions:
             fix = f"did you mean {' or '.join(suggestions)}? ({fix})"
-    yield Violation(path, f'{field}: Invalid value: "{value}": {error}; {refused} (kubectl apply fails)', fix=fix)
+    yield Violation(path, f'{field}: Invalid value: "{value}": {error}; {refused} (kubectl apply fails)',
+                    fix=template_hint(value) or fix)
 
 
 @RULE.fixer

@@ -22,6 +22,7 @@ digits, `-` and `.`.
 
 from collections.abc import Iterator
 
+from nodename_lint.documents import template_hint
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import dns1123_label_error, dns1123_subdomain_error
 from nodename_lint.rule import Context, Example, Rule, Violation
@@ -110,6 +111,6 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
             yield Violation(
                 ("metadata", key),
                 f'metadata.{key}: Invalid value: "{value}": {error}; the API server refuses the object',
-                fix=f"write the {kind} in lowercase letters, digits and '-'"
-                + ("" if key == "namespace" else " or '.'"),
+                fix=template_hint(value)
+                or f"write the {kind} in lowercase letters, digits and '-'" + ("" if key == "namespace" else " or '.'"),
             )

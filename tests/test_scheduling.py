@@ -10,6 +10,8 @@ from nodename_lint.scheduling import (
     TAINT_REASON,
     UNSCHEDULABLE_REASON,
     RequestError,
+    add_into,
+    add_running_pod_requests,
     affinity_mismatch,
     eviction_delay,
     no_node_available_message,
@@ -35,6 +37,32 @@ def container(cpu=None, memory=None, restart=None, limits=None):
 def test_containers_are_summed():
     spec = {"containers": [container("100m", "64Mi"), container("250m")]}
     assert pod_requests(spec) == {"cpu": 350, "memory": 64 * 2**20}
+
+
+def test_a_nodes_usage_summed_in_place_equals_the_sum_of_each_pods_requests():
+    """add_running_pod_requests (no dict per Pod) gives what adding each Pod's pod_requests(lenient) gave,
+    keys in the same order, for plain Pods, invalid and zero quantities, and the shapes that take the full path."""
+    specs = [
+        {"containers": [container("100m", "64Mi"), container("250m")]},
+        {"containers": [container(memory="1Gi"), {"name": "odd", "resources": {"requests": {"nvidia.com/gpu": 1}}}]},
+        {"containers": [container("bad", "0"), container("0", "12Mi"), "not a container", {"resources": None}]},
+        {"containers": [container("1")], "initContainers": [container("2", restart="Always"), container("3")]},
+        {"containers": [container("200m")], "overhead": {"cpu": "50m", "memory": "bad"}},
+        {"containers": [container("200m")], "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}},
+        {"containers": "not a list"},
+        {},
+    ]
+    for start in range(len(specs)):
+        ordered = specs[start:] + specs[:start]
+        expected: dict[str, int] = {}
+        summed: dict[str, int] = {}
+        for spec in ordered:
+            add_into(expected, pod_requests(spec, lenient=True))
+            add_running_pod_requests(summed, spec)
+        assert list(summed.items()) == list(expected.items())
+    # 350 plain; 1000 + sidecar 2000 beside the init container's 3000: 5000; 200 + overhead 50; pod-level
+    # limits default the pod-level request to the containers' 200
+    assert expected["cpu"] == 350 + 5000 + 250 + 200
 
 
 def test_sidecars_add_and_init_containers_take_the_max():

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import random
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
 from nodename_lint.cluster.from_file import load_state_file
+from nodename_lint.cluster.records import PodInfo
 from nodename_lint.cluster.snapshot import FORMAT, VERSION, is_snapshot
 
 from .conftest import run_cli
@@ -52,6 +54,25 @@ def test_snapshot_of_the_example_dump_gives_the_same_findings(tmp_path: Path) ->
     rules = {f["rule"] for f in from_dump}
     assert {"insufficient-resources", "no-node-fits", "nodename-immutable", "unknown-node", "node-not-ready",
             "untolerated-taint", "node-selector-mismatch", "static-pod-missing-namespace"} <= rules
+
+
+def test_the_snapshots_pod_table_reads_as_the_dumps_pods(tmp_path: Path) -> None:
+    """A snapshot's Pods are built from its rows only when read: they read as the dump's, whole and by name."""
+    snapshot = tmp_path / "state.snapshot.json"
+    _convert(EXAMPLE_STATE, snapshot)
+    dump, table = load_state_file(str(EXAMPLE_STATE)), load_state_file(str(snapshot))
+    assert dump.pods is not None and table.pods is not None and len(table.pods) == len(dump.pods) > 2
+
+    def rows(pods: Iterable[PodInfo | None]) -> list[tuple[str, str, str | None, str | None] | None]:
+        return [None if p is None else (p.namespace, p.name, p.node_name, p.phase) for p in pods]
+
+    assert rows(table.pods) == rows(dump.pods)
+    assert rows([table.pods[1], table.pods[-1]]) == rows([dump.pods[1], dump.pods[-1]])
+    assert rows(table.pods[1:3]) == rows(dump.pods[1:3])
+    for running in dump.pods:
+        found = table.live_pod(running.namespace, running.name)
+        assert found is not None and rows([found]) == rows([dump.live_pod(running.namespace, running.name)])
+    assert table.live_pod("default", "no-such-pod") is None is dump.live_pod("default", "no-such-pod")
 
 
 def test_snapshot_of_a_generated_cluster_gives_the_same_findings(tmp_path: Path) -> None:

@@ -29,14 +29,13 @@ from typing import Any
 import msgspec
 
 from ..sources import UsageError
-from .records import NodeInfo, NodeUsage, PodInfo, RuntimeClassInfo
+from .records import NodeInfo, NodeUsage, PodRow, PodTable, RuntimeClassInfo
 from .state import ClusterState
 
 FORMAT = "nodename-lint.io/cluster-snapshot"
 VERSION = 1
 _HEAD = re.compile(r'\A\s*\{\s*"format"\s*:\s*"' + re.escape(FORMAT) + '"')
 
-PodRow = tuple[str, str, str | None, str | None]  # namespace, name, node, phase
 PortRow = tuple[str, str, int, str]  # hostIP, protocol, hostPort (scheduling.HostPort), "namespace/name" of the Pod
 
 
@@ -107,25 +106,18 @@ def snapshot_text(state: ClusterState, source: str) -> str:
 def load_snapshot(text: str, display: str) -> ClusterState:
     """The ClusterState a snapshot holds; a file of another version or shape is a UsageError."""
     data = text.encode()
-    try:
-        header = msgspec.json.decode(data, type=_Header)
-    except msgspec.DecodeError as exc:
-        raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: {exc}") from None
-    if header.version != VERSION:
-        raise UsageError(
-            f"{display}: this cluster snapshot has format version {header.version}, and this nodename-lint reads "
-            f"version {VERSION}; write it again with `nodename-lint snapshot` of this version (from the live cluster, "
-            "or `--cluster-state DUMP` from a kubectl dump), or lint with the version that wrote it"
-        )
-    try:
+    try:  # one decoding when the file is of this version and shape; the header alone says why not
         snapshot = msgspec.json.decode(data, type=_Snapshot)
     except msgspec.DecodeError as exc:
+        _refuse_other_version(_header_version(data, display), display)
         raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: {exc}") from None
+    _refuse_other_version(snapshot.version, display)
     nodes = None
     if snapshot.nodes is not None:
         nodes = {}
+        private = _private_fields(NodeInfo)  # looked up once, not for each of 5,000 nodes
         for node in snapshot.nodes:
-            _reset_private(node)
+            _reset_private(node, private)
             nodes[node.name] = node
     unknown = sorted((set(snapshot.usage) | set(snapshot.ports)) - set(nodes or ()))
     if unknown:
@@ -134,7 +126,7 @@ def load_snapshot(text: str, display: str) -> ClusterState:
         source=f"file {display}",
         nodes=nodes,
         namespaces=None if snapshot.namespaces is None else frozenset(snapshot.namespaces),
-        pods=None if snapshot.pods is None else [PodInfo(*row) for row in snapshot.pods],
+        pods=None if snapshot.pods is None else PodTable(snapshot.pods),
         unavailable=snapshot.unavailable,
         pod_nodes=None if snapshot.pod_nodes is None else frozenset(snapshot.pod_nodes),
         runtime_classes=snapshot.runtime_classes,
@@ -148,9 +140,30 @@ def load_snapshot(text: str, display: str) -> ClusterState:
     return state
 
 
-def _reset_private(record: Any) -> None:
-    """A cache field (leading underscore) read from a file would bypass the model: back to its default."""
-    for field in dataclasses.fields(record):
-        if field.name.startswith("_"):
-            default = field.default_factory() if field.default_factory is not dataclasses.MISSING else field.default
-            setattr(record, field.name, default)
+def _header_version(data: bytes, display: str) -> int:
+    """The version a snapshot's header gives, whatever the shape of the rest."""
+    try:
+        return msgspec.json.decode(data, type=_Header).version
+    except msgspec.DecodeError as exc:
+        raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: {exc}") from None
+
+
+def _refuse_other_version(version: int, display: str) -> None:
+    if version != VERSION:
+        raise UsageError(
+            f"{display}: this cluster snapshot has format version {version}, and this nodename-lint reads "
+            f"version {VERSION}; write it again with `nodename-lint snapshot` of this version (from the live cluster, "
+            "or `--cluster-state DUMP` from a kubectl dump), or lint with the version that wrote it"
+        )
+
+
+def _private_fields(model: type) -> list[dataclasses.Field[Any]]:
+    """The cache fields (leading underscore) of a model dataclass."""
+    return [field for field in dataclasses.fields(model) if field.name.startswith("_")]
+
+
+def _reset_private(record: Any, private: list[dataclasses.Field[Any]]) -> None:
+    """A cache field read from a file would bypass the model: back to its default."""
+    for field in private:
+        default = field.default_factory() if field.default_factory is not dataclasses.MISSING else field.default
+        setattr(record, field.name, default)

@@ -12,23 +12,41 @@ one more manifest costs the same in a cluster of 5 nodes or 5,000.
 
 from __future__ import annotations
 
+import gc
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from ..scheduling import (
     AFFINITY_CONFLICT,
     HostPort,
     absent_nodes_reason,
-    add_into,
+    add_running_pod_requests,
     host_ports,
-    pod_requests,
     prefilter_node_names,
     scheduler_rejections,
 )
 from .names import closest_node_names
-from .records import NodeInfo, NodeUsage, PodInfo, RuntimeClassInfo
+from .records import NodeInfo, NodeUsage, PodInfo, PodRow, PodTable, RuntimeClassInfo
+
+_Index = TypeVar("_Index")
+
+
+def _frozen(build: Callable[[], _Index]) -> _Index:
+    """Build an index over the whole cluster with the cyclic GC paused, then freeze it out of the GC.
+
+    The state itself is frozen once loaded (from_file.load_state_text); an index built later during
+    the linting (150,000 tuple keys for the Pods by name) would otherwise be rescanned by every
+    collection the linting triggers. It lives as long as the state, and holds no cycle.
+    """
+    from ..documents import without_cycle_collection
+
+    with without_cycle_collection():
+        index = build()
+        gc.freeze()
+    return index
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,12 +70,12 @@ class ClusterState:
     source: str  # "file state.yaml", "context kind-kind": said in messages and the summary
     nodes: dict[str, NodeInfo] | None = None
     namespaces: frozenset[str] | None = None
-    pods: list[PodInfo] | None = None
+    pods: Sequence[PodInfo] | None = None  # a list, or a snapshot's PodTable
     runtime_classes: dict[str, RuntimeClassInfo] | None = None  # by name
     unavailable: dict[str, str] = field(default_factory=dict)  # data kind -> why it is missing
     pod_nodes: frozenset[str] | None = None
     _by_node: dict[str, list[PodInfo]] | None = field(default=None, repr=False)
-    _by_name: dict[tuple[str, str], PodInfo] | None = field(default=None, repr=False)
+    _by_name: dict[tuple[str, str], PodInfo | PodRow] | None = field(default=None, repr=False)
     # the caches of the accessors below, private to this state
     _usage: dict[str, NodeUsage] = field(default_factory=dict, repr=False)
     _ports: dict[str, dict[HostPort, str]] = field(default_factory=dict, repr=False)
@@ -77,12 +95,15 @@ class ClusterState:
     # --- indexes, built on first use (each on its own: a snapshot's usage is summed already) --------
     def _pods_by_node(self) -> dict[str, list[PodInfo]]:
         if self._by_node is None:
-            by_node: dict[str, list[PodInfo]] = {}
-            for pod in self.pods or ():
-                if pod.node_name and not pod.is_terminated:
-                    by_node.setdefault(pod.node_name, []).append(pod)
-            self._by_node = by_node
+            self._by_node = _frozen(self._index_by_node)
         return self._by_node
+
+    def _index_by_node(self) -> dict[str, list[PodInfo]]:
+        by_node: dict[str, list[PodInfo]] = {}
+        for pod in self.pods or ():
+            if pod.node_name and not pod.is_terminated:
+                by_node.setdefault(pod.node_name, []).append(pod)
+        return by_node
 
     def pods_known_on(self, node: str) -> bool:
         """Whether every non-terminated Pod on `node` is known (so its usage can be summed)."""
@@ -97,7 +118,7 @@ class ClusterState:
             running = self._pods_by_node().get(node, [])
             requested: dict[str, int] = {}
             for pod in running:
-                add_into(requested, pod_requests(pod.spec, lenient=True))
+                add_running_pod_requests(requested, pod.spec)
             cached = self._usage[node] = NodeUsage(len(running), requested)
         return cached
 
@@ -116,8 +137,14 @@ class ClusterState:
     def live_pod(self, namespace: str, name: str) -> PodInfo | None:
         """The Pod with this namespace and name in the cluster, if any."""
         if self._by_name is None:
-            self._by_name = {(pod.namespace, pod.name): pod for pod in self.pods or ()}
-        return self._by_name.get((namespace, name))
+            self._by_name = _frozen(self._index_by_name)
+        found = self._by_name.get((namespace, name))
+        return PodInfo(*found) if isinstance(found, tuple) else found
+
+    def _index_by_name(self) -> dict[tuple[str, str], PodInfo | PodRow]:
+        if isinstance(self.pods, PodTable):  # the rows: a PodInfo only for the Pods looked up
+            return {(row[0], row[1]): row for row in self.pods.rows}
+        return {(pod.namespace, pod.name): pod for pod in self.pods or ()}
 
     def node_suggestions(self, name: str) -> tuple[str, ...]:
         """The existing node names a missing `name` most likely meant, best first (see closest_node_names)."""
