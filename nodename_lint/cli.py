@@ -288,6 +288,10 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
         from .engine import parse_source
 
         live_cluster = LiveCluster(live)  # resolves the kubeconfig; no request yet
+        if diff:
+            from .fix.command import keep_stdin_for_diff
+
+            keep_stdin_for_diff(all_sources)
         wanted = Referenced()
         held = 0
         with without_cycle_collection():

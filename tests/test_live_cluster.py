@@ -319,3 +319,13 @@ def test_stdin_is_read_once_for_the_prescan_and_once_for_the_lint(api_server: Ap
     assert "<stdin>:" in result.stdout and "insufficient-resources" in result.stdout and "kind-wroker" in result.stdout
     assert ("/api/v1/namespaces/default/pods", "metadata.name=node-debugger") in [
         (r.path, r.query.get("fieldSelector")) for r in api_server.requests]
+
+
+def test_diff_of_stdin_in_a_live_run(api_server: ApiServer, kubeconfig: Path) -> None:
+    """--diff reads the raw bytes of stdin after the live run has parsed it for what it names."""
+    text = (Path(__file__).parent / "fix" / "golden" / "template-comments.before.yaml").read_text(encoding="utf-8")
+    shown = run_cli("--diff", "-", "--kubeconfig", str(kubeconfig), stdin=text)
+    assert shown.returncode == 1, shown.stderr
+    assert shown.stdout.startswith("--- <stdin>\n+++ <stdin>\n")
+    assert "+      nodeSelector:   # the only node with the SSD\n" in shown.stdout
+    assert api_server.requests, "the cluster was read"
