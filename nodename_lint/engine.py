@@ -12,7 +12,7 @@ from .documents import DEFAULT_LIMITS, Document, Limits, SyntaxProblem, iter_doc
 from .findings import Finding, RunResult
 from .model import CLUSTER_SCOPED_KINDS, Manifest, live_list_fields, objects_in
 from .registry import all_rules
-from .render import RenderOptions
+from .render import Rendering, RenderOptions
 from .rule import (
     Context,
     GroupCheck,
@@ -53,6 +53,50 @@ class FileResult:
     # cluster-scoped objects the file creates (kind, name), and the findings they would make moot
     created: set[tuple[str, str]] = field(default_factory=set)
     conditional: list[tuple[Finding, tuple[str, str]]] = field(default_factory=list)
+
+
+@dataclass
+class ParsedSource:
+    """A source read and parsed once and held whole: a live run collects what its objects name,
+    fetches that from the cluster, then lints these same documents (see parse_source)."""
+
+    source: Source
+    documents: list[Document] = field(default_factory=list)
+    rendering: Rendering | None = None  # a chart or kustomization: what its build gave
+    failure: UnicodeDecodeError | OSError | None = None  # why reading stopped after `documents`
+
+    def replay(self) -> Iterator[Document]:
+        """The documents as the reader gave them, then its failure, as reading the source again would."""
+        yield from self.documents
+        if self.failure is not None:
+            raise self.failure
+
+    def objects(self, default_namespace: str) -> Iterator[Manifest]:
+        """The objects of the documents that parsed, as the rules will see them."""
+        for document in self.rendering.documents if self.rendering is not None else self.documents:
+            if document.error is None:
+                yield from _objects_of(self.source, document, default_namespace)
+
+
+def parse_source(source: Source, render_options: RenderOptions, default_namespace: str,
+                 limits: Limits | None = None) -> ParsedSource:
+    """Read, build and parse one source into memory, exactly as `Linter.lint_source` streams it.
+
+    Only a live run holds its sources (it must know what they name before it can fetch the cluster
+    state the rules need); offline and --cluster-state runs stream one document at a time.
+    """
+    if source.render:
+        from .render.build import render  # startup: only charts and kustomizations load the builders
+
+        return ParsedSource(source, rendering=render(source, render_options, default_namespace))
+    parsed = ParsedSource(source)
+    with without_cycle_collection():  # as in _lint_documents: no cycles, and a rescan per burst is quadratic
+        try:
+            for document in iter_documents(read_blocks(source), split_lists=True, limits=limits or DEFAULT_LIMITS):
+                parsed.documents.append(document)
+        except (UnicodeDecodeError, OSError) as exc:  # lint_parsed reports it after the documents before it
+            parsed.failure = exc
+    return parsed
 
 
 Check = TypeVar("Check", ObjectCheck, GroupCheck)
@@ -112,13 +156,29 @@ class Linter:
 
     # --- one source ---------------------------------------------------------------------------
     def lint_source(self, source: Source) -> FileResult:
+        """Read, parse and lint one source, one document at a time."""
+        return self._lint(source, None)
+
+    def lint_parsed(self, parsed: ParsedSource) -> FileResult:
+        """Lint a source parse_source already read: the same result as lint_source, without reading it again."""
+        return self._lint(parsed.source, parsed)
+
+    def _lint(self, source: Source, parsed: ParsedSource | None) -> FileResult:
         result = FileResult(source)
         if source.render:
-            self._lint_rendered(result, source)
+            if parsed is not None and parsed.rendering is not None:
+                rendering = parsed.rendering
+            else:
+                from .render.build import render  # startup: only charts and kustomizations load the builders
+
+                rendering = render(source, self.render_options, self.context.default_namespace)
+            self._lint_rendered(result, rendering)
             result.findings.sort(key=Finding.sort_key)
             return result
+        documents = parsed.replay() if parsed is not None else iter_documents(
+            read_blocks(source), split_lists=True, limits=self.limits)
         try:
-            self._lint_documents(result, iter_documents(read_blocks(source), split_lists=True, limits=self.limits))
+            self._lint_documents(result, documents)
         except UnicodeDecodeError as exc:
             self._syntax(result, None, SyntaxProblem(
                 _decode_message(exc), getattr(exc, "line", 1), 1,
@@ -146,11 +206,8 @@ class Linter:
         result.findings.sort(key=Finding.sort_key)
         return result
 
-    def _lint_rendered(self, result: FileResult, source: Source) -> None:
+    def _lint_rendered(self, result: FileResult, rendering: Rendering) -> None:
         """A chart or kustomization: lint what it builds to, at the files it was built from."""
-        from .render.build import render  # startup: only charts and kustomizations load the builders
-
-        rendering = render(source, self.render_options, self.context.default_namespace)
         result.notes.extend(rendering.notes)
         result.built_from.extend(rendering.built_from)
         for problem in rendering.problems:
@@ -203,11 +260,7 @@ class Linter:
                 "a cluster with kubectl get -o yaml); it describes a cluster, so give it with --cluster-state "
                 "instead of linting it")
             return True
-        for obj in objects_in(
-            origin.file if origin is not None else source.display, document,
-            default_namespace=(origin and origin.namespace) or self.context.default_namespace,
-            is_static_pod=source.is_static_pod,
-        ):
+        for obj in _objects_of(source, document, self.context.default_namespace):
             result.objects += 1
             if obj.kind in CLUSTER_SCOPED_KINDS and obj.name:
                 result.created.add((obj.kind, obj.name))
@@ -398,6 +451,16 @@ def _active_severity(rule_id: str, severities: Mapping[str, Severity | None],
     if rule_id not in severities:
         return None
     return severities[rule_id] or catalogue[rule_id].severity
+
+
+def _objects_of(source: Source, document: Document, default_namespace: str) -> Iterator[Manifest]:
+    """The objects of one parsed document, placed in the file that wrote them (a template, an overlay)."""
+    origin = document.origin
+    return objects_in(
+        origin.file if origin is not None else source.display, document,
+        default_namespace=(origin and origin.namespace) or default_namespace,
+        is_static_pod=source.is_static_pod,
+    )
 
 
 def _about(obj: Manifest, produce: Callable[[], Iterable[Violation]]) -> Iterator[tuple[Manifest, Violation]]:

@@ -291,8 +291,9 @@ def test_a_rendered_stream_on_stdin_is_reported_at_its_templates_for_code_hosts(
     assert github.startswith("::error file=elsewhere/web/templates/deployment.yaml,line=1,col=1,"), "no line found"
 
 
-def test_the_live_pre_scan_reads_the_nodes_rendered_charts_name(tmp_path: Path):
+def test_a_live_run_reads_the_nodes_rendered_charts_name(tmp_path: Path):
     from nodename_lint.cluster.live import referenced
+    from nodename_lint.engine import ParsedSource, parse_source
     from nodename_lint.render import RenderOptions
     from nodename_lint.sources import discover
 
@@ -300,9 +301,12 @@ def test_the_live_pre_scan_reads_the_nodes_rendered_charts_name(tmp_path: Path):
     (tmp_path / "prod.yaml").write_text("node: worker-7\n", encoding="utf-8")
     sources = list(discover([str(tmp_path / "web")]))
     assert [source.render for source in sources] == ["helm"]
-    assert referenced(sources, "default").nodes == {"worker-1"}
+    def parsed(options: RenderOptions) -> list[ParsedSource]:
+        return [parse_source(source, options, "default") for source in sources]
+
+    assert referenced(parsed(RenderOptions()), "default").nodes == {"worker-1"}
     options = RenderOptions(helm_values=(str(tmp_path / "prod.yaml"),))
-    assert referenced(sources, "default", options).nodes == {"worker-7"}, "the values the lint run renders with"
+    assert referenced(parsed(options), "default").nodes == {"worker-7"}, "the values the lint run renders with"
 
 
 def test_charts_render_in_worker_processes(tmp_path: Path):

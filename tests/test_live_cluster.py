@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.apiserver import TOKEN, ApiServer, cluster_entry, write_kubeconfig
@@ -71,6 +75,61 @@ def test_live_run_reads_only_what_the_manifests_name(tmp_path: Path, api_server:
     ]
     assert api_server.methods == {"GET"}
     assert all(r.authorization == f"Bearer {TOKEN}" for r in api_server.requests)
+
+
+CHART_POD = DEBUG_POD.replace("node-debugger", "chart-pod").replace("kind-worker", "kind-worker2")
+
+
+@pytest.mark.parametrize("held_bytes,composed_count", [(8 << 20, 3), (0, 4)], ids=["held", "file-read-again"])
+def test_a_live_run_parses_each_source_once_and_reads_stdin_as_a_stream(
+        tmp_path: Path, api_server: ApiServer, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], held_bytes: int, composed_count: int) -> None:
+    """Issue 14: no pre-scan. Every document (stdin, a file, a rendered chart) is composed once, stdin is read
+    as the pipe it is (never swapped for a copy), and the requests are those the manifests name, as before.
+    Beyond the held budget a file is read again to lint (memory), never stdin or a chart: same findings."""
+    from nodename_lint import cli, documents
+    from nodename_lint.cli import run_lint
+    from nodename_lint.cluster.live import LiveOptions
+    from nodename_lint.render.helm import write_chart
+
+    folder = _manifests(tmp_path, web=TYPO_DEPLOYMENT)
+    write_chart(str(tmp_path / "chart"), {"templates/pod.yaml": CHART_POD}, name="chart")
+    composed: list[str] = []
+    compose = documents.compose
+
+    def counted(text: str, *args: object, **kwargs: object) -> documents.Document:
+        composed.append(text)
+        return compose(text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(documents, "compose", counted)
+    monkeypatch.setattr(cli, "HELD_INPUT_BYTES", held_bytes)
+    read_end, write_end = os.pipe()  # a pipe can be read once and never rewound, like `helm template | ...`
+    with os.fdopen(write_end, "wb") as writer:
+        writer.write(DEBUG_POD.encode())
+    stdin = io.TextIOWrapper(os.fdopen(read_end, "rb"), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", stdin)
+
+    code = run_lint(paths=["-", str(folder), str(tmp_path / "chart")], formats=["json"], output=None, fail_on=None,
+                    config_path=None, select=[], ignore=[], namespace=None, static_pod_dirs=[], color=False,
+                    live=LiveOptions(kubeconfig=str(kubeconfig)))
+
+    assert code == 1
+    assert sys.stdin is stdin, "stdin is read where it is, not replaced by a buffered copy"
+    assert len(composed) == composed_count, "each document once (the file's twice when it is not held)"
+    findings = {(f["rule"], Path(f["file"]).name) for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert {("insufficient-resources", "<stdin>"), ("unknown-node", "web.yaml"),
+            ("insufficient-resources", "pod.yaml")} <= findings
+    calls = {(r.path, r.query.get("fieldSelector", "")) for r in api_server.requests}
+    assert calls == {
+        ("/api/v1/nodes", ""),
+        ("/api/v1/namespaces", ""),
+        ("/api/v1/pods", f"spec.nodeName=kind-worker,{NON_TERMINATED}"),
+        ("/api/v1/pods", f"spec.nodeName=kind-worker2,{NON_TERMINATED}"),
+        ("/api/v1/namespaces/default/pods", "metadata.name=node-debugger"),
+        ("/api/v1/namespaces/default/pods", "metadata.name=chart-pod"),
+        ("/apis/node.k8s.io/v1/runtimeclasses", ""),
+    }
+    assert api_server.methods == {"GET"}
 
 
 def test_kubeconfig_in_the_environment_alone_never_contacts_a_cluster(tmp_path: Path, api_server: ApiServer,
@@ -260,3 +319,13 @@ def test_stdin_is_read_once_for_the_prescan_and_once_for_the_lint(api_server: Ap
     assert "<stdin>:" in result.stdout and "insufficient-resources" in result.stdout and "kind-wroker" in result.stdout
     assert ("/api/v1/namespaces/default/pods", "metadata.name=node-debugger") in [
         (r.path, r.query.get("fieldSelector")) for r in api_server.requests]
+
+
+def test_diff_of_stdin_in_a_live_run(api_server: ApiServer, kubeconfig: Path) -> None:
+    """--diff reads the raw bytes of stdin after the live run has parsed it for what it names."""
+    text = (Path(__file__).parent / "fix" / "golden" / "template-comments.before.yaml").read_text(encoding="utf-8")
+    shown = run_cli("--diff", "-", "--kubeconfig", str(kubeconfig), stdin=text)
+    assert shown.returncode == 1, shown.stderr
+    assert shown.stdout.startswith("--- <stdin>\n+++ <stdin>\n")
+    assert "+      nodeSelector:   # the only node with the SSD\n" in shown.stdout
+    assert api_server.requests, "the cluster was read"

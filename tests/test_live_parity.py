@@ -17,8 +17,9 @@ import yaml
 
 from nodename_lint.cluster.from_file import load_state_text
 from nodename_lint.cluster.live import LiveCluster, LiveOptions, referenced
-from nodename_lint.engine import Linter
+from nodename_lint.engine import Linter, parse_source
 from nodename_lint.registry import all_rules
+from nodename_lint.render import RenderOptions
 from nodename_lint.rule import Context, Severity
 from nodename_lint.sources import Source
 from tests.apiserver import TOKEN, ApiServer, cluster_entry, write_kubeconfig
@@ -73,12 +74,13 @@ def test_rule_example_gives_the_same_findings_live(tmp_path: Path, rule: Any, in
     from_file = Linter(severities, Context(cluster=load_state_text(example.cluster, source="state.yaml")))
     expected = from_file.collect([from_file.lint_source(source)]).findings
 
+    parsed = parse_source(source, RenderOptions(), "default")  # a live run parses once, fetches, then lints
     with ApiServer(**objects_of(example.cluster), ca=CA) as server:
         state = LiveCluster(LiveOptions(kubeconfig=str(_kubeconfig(tmp_path, server)), request_timeout=5)).state_for(
-            referenced([source], "default"))
+            referenced([parsed], "default"))
         assert server.methods == {"GET"}
     live = Linter(severities, Context(cluster=state))
-    found = live.collect([live.lint_source(source)]).findings
+    found = live.collect([live.lint_parsed(parsed)]).findings
     assert bool(found) == example.fails
     assert _rows(found, "context kind-kind") == _rows(expected, "file state.yaml")
 

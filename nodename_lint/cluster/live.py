@@ -10,17 +10,18 @@ output), connection (GET with bounds, retries and paging), errors (what went wro
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from ..sources import STDIN, Source
 from .connection import ApiConnection, LiveOptions
 from .errors import ClusterUnavailable, Forbidden
 from .state import ClusterState
 from .trimming import trim_pod
+
+if TYPE_CHECKING:
+    from ..engine import ParsedSource
 
 __all__ = ["ClusterUnavailable", "LiveCluster", "LiveOptions", "Referenced", "referenced"]
 
@@ -38,57 +39,40 @@ class Referenced:
     # a Pod the scheduler places asks for host ports: the ports in use on every node matter
     every_node: bool = False
 
+    def update(self, other: Referenced) -> None:
+        """Add what another group of manifests names."""
+        self.nodes |= other.nodes
+        self.pods |= other.pods
+        self.every_node |= other.every_node
+
 
 # --- what the rules need --------------------------------------------------------------------------
-def referenced(sources: Iterable[Source], default_namespace: str, render_options: Any = None) -> Referenced:
-    """Nodes and Pods the manifests name: a quick pre-scan that parses but runs no rule.
+def referenced(parsed: Iterable[ParsedSource], default_namespace: str) -> Referenced:
+    """Nodes and Pods the manifests name, read from the documents the lint run parsed (and will lint).
 
-    Charts and kustomizations are built here too (RENDER_OPTIONS), so the nodes their objects name are read.
     Only names the API server would accept are kept: anything else is reported by a rule, never requested.
     """
-    from ..documents import iter_documents
-    from ..model import objects_in
     from ..podspec import is_dns1123_label, is_dns1123_subdomain, pinned_node
-    from ..render import RenderOptions
-    from ..render.build import render
-    from ..sources import read_blocks
 
     found = Referenced()
-    for source in sources:
-        if source.path == STDIN:
-            _buffer_stdin()
-        try:
-            if source.render:
-                documents = render(source, render_options or RenderOptions(), default_namespace).documents
-            else:
-                documents = list(iter_documents(read_blocks(source)))
-        except (OSError, UnicodeDecodeError):
-            continue  # the lint run reports it
-        finally:
-            if source.path == STDIN:
-                sys.stdin.buffer.seek(0)  # the lint run reads it again
-        for document in documents:
-            if document.error is not None:
+    for source in parsed:
+        for obj in source.objects(default_namespace):
+            try:
+                node = pinned_node(obj)
+                if node and is_dns1123_subdomain(node):  # else invalid-node-name reports it: no request
+                    found.nodes.add(node)
+                elif not node and not found.every_node and _scheduled_with_host_ports(obj):
+                    found.every_node = True
+                namespace = obj.namespace or default_namespace
+                if (
+                    obj.is_pod
+                    and not source.source.is_static_pod
+                    and is_dns1123_subdomain(obj.name)
+                    and is_dns1123_label(namespace)
+                ):  # else invalid-object-name reports it
+                    found.pods.add((namespace, obj.name))
+            except Exception:  # an unreadable object is the lint run's to report
                 continue
-            for obj in objects_in(
-                source.display, document, default_namespace=default_namespace, is_static_pod=source.is_static_pod
-            ):
-                try:
-                    node = pinned_node(obj)
-                    if node and is_dns1123_subdomain(node):  # else invalid-node-name reports it: no request
-                        found.nodes.add(node)
-                    elif not node and not found.every_node and _scheduled_with_host_ports(obj):
-                        found.every_node = True
-                    namespace = obj.namespace or default_namespace
-                    if (
-                        obj.is_pod
-                        and not source.is_static_pod
-                        and is_dns1123_subdomain(obj.name)
-                        and is_dns1123_label(namespace)
-                    ):  # else invalid-object-name reports it
-                        found.pods.add((namespace, obj.name))
-                except Exception:  # an unreadable object is the lint run's to report
-                    continue
     return found
 
 
@@ -103,15 +87,6 @@ def _scheduled_with_host_ports(obj: Any) -> bool:
         and obj.kind != "DaemonSet"
         and bool(host_ports(spec, default_from_host_network=True))
     )
-
-
-def _buffer_stdin() -> None:
-    """Read stdin once into memory so the lint run can read it again after the pre-scan."""
-    import io
-
-    if not isinstance(getattr(sys.stdin, "buffer", None), io.BytesIO):
-        data = sys.stdin.buffer.read()
-        sys.stdin = io.TextIOWrapper(io.BytesIO(data))
 
 
 class LiveCluster:

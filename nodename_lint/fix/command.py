@@ -13,6 +13,19 @@ from ..safe_text import note
 from ..sources import STDIN, Source, UsageError, file_kind, is_inside
 
 
+def keep_stdin_for_diff(sources: Iterable[Source]) -> None:
+    """Hold stdin in memory when a live run (which parses it first) will also --diff it.
+
+    --diff reads the raw bytes of each source again (it keeps their encoding), and a pipe can be
+    read only once; `runner._read_stdin` rewinds the copy. Only this case swaps sys.stdin.
+    """
+    import io
+    import sys
+
+    if any(source.path == STDIN for source in sources) and not sys.stdin.buffer.seekable():
+        sys.stdin = io.TextIOWrapper(io.BytesIO(sys.stdin.buffer.read()))
+
+
 def check_fix_request(sources: Iterable[Source], *, write: bool) -> None:
     """Raise UsageError before anything is read when --fix/--diff cannot run.
 

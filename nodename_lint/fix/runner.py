@@ -263,7 +263,7 @@ def _replace_documents(text: str, documents: list[Document], edited: dict[int, _
 
 def _read_stdin() -> bytes:
     stream = sys.stdin.buffer
-    if stream.seekable():  # a redirected file, or stdin already buffered by the live pre-scan
+    if stream.seekable():  # a redirected file, or stdin a live run held (command.keep_stdin_for_diff)
         stream.seek(0)
     return stream.read()
 

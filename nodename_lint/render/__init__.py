@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..documents import Document, iter_documents
+from ..documents import Document
 from ..safe_text import printable_path
 
 if TYPE_CHECKING:
@@ -63,8 +63,8 @@ class Rendering:
     notes: list[str] = field(default_factory=list)
     built_from: list[str] = field(default_factory=list)  # real paths of the files a kustomize build read
 
-    def add(self, text: str, origin: Origin) -> None:
-        for document in iter_documents([text]):
+    def add(self, documents: Iterable[Document], origin: Origin) -> None:
+        for document in documents:
             document.origin = origin
             self.documents.append(document)
 

@@ -109,8 +109,8 @@ def render_chart(folder: str, display: str, options: RenderOptions, default_name
         if os.path.basename(relative) == "NOTES.txt" or os.path.basename(relative).startswith("_") or not text.strip():
             continue
         file, template_text = _template_file(folder, display, relative)
-        count = sum(1 for _ in _documents(text))
-        rendering.add(text, TemplateOrigin(file, template_text, name, count, values_note, namespace))
+        documents = list(_documents(text))  # composed once: counted here, linted later
+        rendering.add(documents, TemplateOrigin(file, template_text, name, len(documents), values_note, namespace))
     return rendering
 
 
