@@ -147,5 +147,5 @@ def _outermost_chart(chart: str) -> str:
 
 def joined(display: str, relative: str) -> str:
     """A path inside a folder as the user named it: `templates/x.yaml` for `.`, not `./templates/x.yaml`;
-    printable (sources.printable_path), as a file name inside a chart or overlay is the pull request's to choose."""
+    printable (safe_text.printable_path), as a file name inside a chart or overlay is the pull request's to choose."""
     return printable_path(relative if display in (".", "") else os.path.join(display, relative))
