@@ -45,18 +45,35 @@ def with_owners(objects: dict[str, list[dict[str, Any]]], seed: int = 2026) -> d
         metadata, namespace = pod["metadata"], pod["metadata"]["namespace"]
         if index % 100 == 0:  # bare; one in ten created with nodeName by kubectl
             owns = {"f:containers": {}, **({"f:nodeName": {}} if index % 1000 == 0 else {})}
-            metadata["managedFields"] = [{"manager": "kubectl-create", "operation": "Update", "apiVersion": "v1",
-                                          "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": owns}}]
+            metadata["managedFields"] = [
+                {
+                    "manager": "kubectl-create",
+                    "operation": "Update",
+                    "apiVersion": "v1",
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": {"f:spec": owns},
+                }
+            ]
             continue
         if index % 50 == 1:
             owner = ("DaemonSet", f"agent-{index % 3}")
         else:
             owner = ("ReplicaSet", f"app-{index // (30 * TEAMS)}-5d8f7c9b6d")  # 30 Pods per team and ReplicaSet
-        metadata["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": owner[0], "name": owner[1],
-                                        "controller": True, "uid": f"{owner[1]}-uid"}]
-    template = {"metadata": {"labels": {"app": "x"}},
-                "spec": {"containers": [{"name": "app", "image": "registry.k8s.io/pause:3.10",
-                                         "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}
+        metadata["ownerReferences"] = [
+            {"apiVersion": "apps/v1", "kind": owner[0], "name": owner[1], "controller": True, "uid": f"{owner[1]}-uid"}
+        ]
+    template = {
+        "metadata": {"labels": {"app": "x"}},
+        "spec": {
+            "containers": [
+                {
+                    "name": "app",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
+                }
+            ]
+        },
+    }
     seen: set[tuple[str, str]] = set()
     for pod in objects["pods"]:
         for reference in pod["metadata"].get("ownerReferences", []):
@@ -66,20 +83,39 @@ def with_owners(objects: dict[str, list[dict[str, Any]]], seed: int = 2026) -> d
             seen.add(key)
             namespace, name = key
             if reference["kind"] == "DaemonSet":
-                daemonsets.append({"metadata": {"name": name, "namespace": namespace},
-                                   "spec": {"selector": {"matchLabels": {"app": name}}, "template": template}})
+                daemonsets.append(
+                    {
+                        "metadata": {"name": name, "namespace": namespace},
+                        "spec": {"selector": {"matchLabels": {"app": name}}, "template": template},
+                    }
+                )
                 continue
             deployment = name.rsplit("-", 1)[0]
             pinned = rng.random() < 0.01  # one Deployment in a hundred pins its template
             spec = {**template, "spec": {**template["spec"], **({"nodeName": "node-00001"} if pinned else {})}}
-            deployments.append({"metadata": {"name": deployment, "namespace": namespace},
-                                "spec": {"replicas": 30, "selector": {"matchLabels": {"app": deployment}},
-                                         "template": spec}})
-            replicasets.append({"metadata": {"name": name, "namespace": namespace, "ownerReferences": [
-                {"apiVersion": "apps/v1", "kind": "Deployment", "name": deployment, "controller": True}]},
-                "spec": {"replicas": 30, "selector": {"matchLabels": {"app": deployment}}, "template": spec}})
-    objects["workloads"] = {"deployments": deployments, "replicasets": replicasets,  # type: ignore[assignment]
-                            "daemonsets": daemonsets}
+            deployments.append(
+                {
+                    "metadata": {"name": deployment, "namespace": namespace},
+                    "spec": {"replicas": 30, "selector": {"matchLabels": {"app": deployment}}, "template": spec},
+                }
+            )
+            replicasets.append(
+                {
+                    "metadata": {
+                        "name": name,
+                        "namespace": namespace,
+                        "ownerReferences": [
+                            {"apiVersion": "apps/v1", "kind": "Deployment", "name": deployment, "controller": True}
+                        ],
+                    },
+                    "spec": {"replicas": 30, "selector": {"matchLabels": {"app": deployment}}, "template": spec},
+                }
+            )
+    objects["workloads"] = {
+        "deployments": deployments,
+        "replicasets": replicasets,  # type: ignore[assignment]
+        "daemonsets": daemonsets,
+    }
     return objects
 
 
@@ -104,8 +140,9 @@ def run(args: list[str], repeat: int) -> tuple[float, int, subprocess.CompletedP
     completed = None
     for _ in range(repeat):
         start = time.perf_counter()
-        completed = subprocess.run([sys.executable, "-c", MEASURED, *args], capture_output=True, text=True, cwd=ROOT,
-                                   check=False)
+        completed = subprocess.run(
+            [sys.executable, "-c", MEASURED, *args], capture_output=True, text=True, cwd=ROOT, check=False
+        )
         best = min(best, time.perf_counter() - start)
         if completed.returncode not in (0, 1):
             raise SystemExit(f"{args[0]} failed: {completed.stderr}")
@@ -123,17 +160,25 @@ def main() -> None:
     objects = with_owners(cluster(options.nodes, options.pods))
     workloads = objects.pop("workloads")
     with tempfile.TemporaryDirectory() as folder, ApiServer(**objects, workloads=workloads) as server:  # type: ignore[arg-type]
-        kubeconfig = write_kubeconfig(Path(folder) / "kubeconfig",
-                                      clusters={"big": cluster_entry(server.url, server.ca_pem)},
-                                      users={"big": {"token": TOKEN}}, contexts={"big": ("big", "big")}, current="big")
+        kubeconfig = write_kubeconfig(
+            Path(folder) / "kubeconfig",
+            clusters={"big": cluster_entry(server.url, server.ca_pem)},
+            users={"big": {"token": TOKEN}},
+            contexts={"big": ("big", "big")},
+            current="big",
+        )
         state = Path(folder) / "state.json"
         deployments, daemonsets = len(workloads["deployments"]), len(workloads["daemonsets"])
-        print(f"{options.nodes:,} nodes, {options.pods:,} Pods, {deployments:,} Deployments, "
-              f"{daemonsets} DaemonSets; best of {options.repeat}")
+        print(
+            f"{options.nodes:,} nodes, {options.pods:,} Pods, {deployments:,} Deployments, "
+            f"{daemonsets} DaemonSets; best of {options.repeat}"
+        )
         rows = []
         runs = (
-            ("snapshot --workloads (reference)",
-             ["snapshot", "--workloads", "--kubeconfig", str(kubeconfig), "-o", str(state)]),
+            (
+                "snapshot --workloads (reference)",
+                ["snapshot", "--workloads", "--kubeconfig", str(kubeconfig), "-o", str(state)],
+            ),
             ("audit live", ["audit", "--kubeconfig", str(kubeconfig), "--format", "json"]),
             ("audit --cluster-state state.json", ["audit", "--cluster-state", str(state), "--format", "json"]),
         )
@@ -143,8 +188,12 @@ def main() -> None:
             requests = (len(server.requests) - before) // options.repeat
             rows.append((name, requests, seconds, peak))
             if name.startswith("audit live"):
-                print(completed.stdout.count('"rule"'), "findings;", completed.stdout.count("nodename-in-template"),
-                      "on pinned templates")
+                print(
+                    completed.stdout.count('"rule"'),
+                    "findings;",
+                    completed.stdout.count("nodename-in-template"),
+                    "on pinned templates",
+                )
         reference = rows[0][2]
         print("| run | requests | wall time | vs reference | peak RSS |")
         print("| --- | --- | --- | --- | --- |")

@@ -25,22 +25,41 @@ def node(index: int) -> dict:
     name = f"node-{index:05d}"
     taints = [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}] if index % 10 == 0 else []
     return {
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "zone": f"z{index % 3}",
-                                               "disktype": "ssd" if index % 2 else "hdd"}},
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "zone": f"z{index % 3}",
+                "disktype": "ssd" if index % 2 else "hdd",
+            },
+        },
         "spec": {"taints": taints} if taints else {},
-        "status": {"allocatable": {"cpu": "16", "memory": "64Gi", "pods": "110", "ephemeral-storage": "100Gi"},
-                   "conditions": [{"type": "Ready", "status": "True"}]},
+        "status": {
+            "allocatable": {"cpu": "16", "memory": "64Gi", "pods": "110", "ephemeral-storage": "100Gi"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
     }
 
 
 def pod(index: int, nodes: int, rng: random.Random) -> dict:
     return {
-        "apiVersion": "v1", "kind": "Pod",
+        "apiVersion": "v1",
+        "kind": "Pod",
         "metadata": {"name": f"app-{index}", "namespace": f"team-{index % 20}"},
-        "spec": {"nodeName": f"node-{rng.randrange(nodes):05d}", "containers": [
-            {"name": "app", "image": "nginx", "resources": {"requests": {"cpu": f"{rng.choice([50, 100, 250])}m",
-                                                                         "memory": f"{rng.choice([64, 128])}Mi"}}}]},
+        "spec": {
+            "nodeName": f"node-{rng.randrange(nodes):05d}",
+            "containers": [
+                {
+                    "name": "app",
+                    "image": "nginx",
+                    "resources": {
+                        "requests": {"cpu": f"{rng.choice([50, 100, 250])}m", "memory": f"{rng.choice([64, 128])}Mi"}
+                    },
+                }
+            ],
+        },
         "status": {"phase": "Running"},
     }
 
@@ -49,15 +68,19 @@ def manifest(index: int, nodes: int, rng: random.Random) -> str:
     target = f"node-{rng.randrange(nodes):05d}" if index % 50 else "node-typo"
     cpu = rng.choice(["100m", "500m", "2", "40"])
     if index % 3 == 0:
-        return (f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: debug-{index}\nspec:\n  nodeName: {target}\n"
-                f"  containers:\n    - name: c\n      image: busybox\n"
-                f"      resources:\n        requests: {{cpu: \"{cpu}\"}}\n")
+        return (
+            f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: debug-{index}\nspec:\n  nodeName: {target}\n"
+            f"  containers:\n    - name: c\n      image: busybox\n"
+            f'      resources:\n        requests: {{cpu: "{cpu}"}}\n'
+        )
     pinned = f"      nodeName: {target}\n" if index % 3 == 1 else "      nodeSelector: {disktype: ssd}\n"
-    return (f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web-{index}\nspec:\n  replicas: 3\n"
-            f"  selector:\n    matchLabels: {{app: web-{index}}}\n"
-            f"  template:\n    metadata:\n      labels: {{app: web-{index}}}\n"
-            f"    spec:\n{pinned}      containers:\n        - name: c\n          image: nginx\n"
-            f"          resources:\n            requests: {{cpu: \"{cpu}\", memory: 256Mi}}\n")
+    return (
+        f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web-{index}\nspec:\n  replicas: 3\n"
+        f"  selector:\n    matchLabels: {{app: web-{index}}}\n"
+        f"  template:\n    metadata:\n      labels: {{app: web-{index}}}\n"
+        f"    spec:\n{pinned}      containers:\n        - name: c\n          image: nginx\n"
+        f'          resources:\n            requests: {{cpu: "{cpu}", memory: 256Mi}}\n'
+    )
 
 
 def timed(args: list[str]) -> float:
@@ -76,11 +99,15 @@ def main() -> None:
     rng = random.Random(2026)
     out: Path = options.out
     (out / "manifests").mkdir(parents=True, exist_ok=True)
-    state = {"apiVersion": "v1", "kind": "List", "items": (
-        [node(i) for i in range(options.nodes)]
-        + [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"team-{i}"}} for i in range(20)]
-        + [pod(i, options.nodes, rng) for i in range(options.pods)]
-    )}
+    state = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": (
+            [node(i) for i in range(options.nodes)]
+            + [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"team-{i}"}} for i in range(20)]
+            + [pod(i, options.nodes, rng) for i in range(options.pods)]
+        ),
+    }
     (out / "state.json").write_text(json.dumps(state), encoding="utf-8")
     dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     (out / "state.yaml").write_text(yaml.dump(state, Dumper=dumper, sort_keys=False), encoding="utf-8")

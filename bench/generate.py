@@ -20,8 +20,28 @@ from pathlib import Path
 DEFAULT_DOCUMENTS = 10_000
 DEFAULT_SEED = 2026
 TEAMS = ("payments", "search", "identity", "checkout", "platform", "data", "ml", "edge", "mobile-api", "billing")
-WORDS = ("api", "worker", "gateway", "cache", "indexer", "sync", "notifier", "scheduler", "ingest", "render",
-         "auth", "ledger", "report", "export", "proxy", "feed", "router", "audit", "quota", "store")
+WORDS = (
+    "api",
+    "worker",
+    "gateway",
+    "cache",
+    "indexer",
+    "sync",
+    "notifier",
+    "scheduler",
+    "ingest",
+    "render",
+    "auth",
+    "ledger",
+    "report",
+    "export",
+    "proxy",
+    "feed",
+    "router",
+    "audit",
+    "quota",
+    "store",
+)
 ZONES = ("eu-west-1a", "eu-west-1b", "eu-west-1c")
 CONTROL_PLANE_NODES = 3
 STATIC_PODS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
@@ -42,14 +62,24 @@ def deployment(rng: random.Random, team: str, app: str) -> str:
     cpu = rng.choice(("50m", "100m", "250m", "500m", "1"))
     memory = rng.choice(("64Mi", "128Mi", "256Mi", "512Mi", "1Gi"))
     env = "".join(
-        f"            - name: {key}\n              value: \"{value}\"\n"
+        f'            - name: {key}\n              value: "{value}"\n'
         for key, value in rng.sample(
-            [("LOG_LEVEL", "info"), ("PORT", "8080"), ("REGION", "eu-west-1"), ("FEATURE_FLAGS", "a,b"),
-             ("GOMAXPROCS", "2"), ("TZ", "UTC"), ("OTEL_EXPORTER", "otlp"), ("CACHE_TTL", "30s")],
+            [
+                ("LOG_LEVEL", "info"),
+                ("PORT", "8080"),
+                ("REGION", "eu-west-1"),
+                ("FEATURE_FLAGS", "a,b"),
+                ("GOMAXPROCS", "2"),
+                ("TZ", "UTC"),
+                ("OTEL_EXPORTER", "otlp"),
+                ("CACHE_TTL", "30s"),
+            ],
             rng.randint(2, 6),
         )
     )
-    selector = "" if rng.random() < 0.7 else f"      nodeSelector:\n        topology.kubernetes.io/zone: {rng.choice(ZONES)}\n"
+    selector = (
+        "" if rng.random() < 0.7 else f"      nodeSelector:\n        topology.kubernetes.io/zone: {rng.choice(ZONES)}\n"
+    )
     return f"""apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -331,7 +361,7 @@ def cluster_state(rng: random.Random, workers: int, pods_per_node: int) -> str:
   status:
     phase: Running
 """)
-    return "apiVersion: v1\nkind: List\nmetadata:\n  resourceVersion: \"\"\nitems:\n" + "".join(items)
+    return 'apiVersion: v1\nkind: List\nmetadata:\n  resourceVersion: ""\nitems:\n' + "".join(items)
 
 
 def main() -> None:

@@ -57,8 +57,10 @@ def main() -> None:
     print(f"{args.charts} scaffold charts, median of {args.rounds} rounds (wall time, fresh processes)")
     print(f"  lint the charts (rendered by nodename-lint): {charts_s:.2f} s")
     print(f"  lint the same objects pre-rendered:          {rendered_s:.2f} s")
-    print(f"  ratio: {charts_s / rendered_s:.2f}x; render cost per chart: "
-          f"{(charts_s - rendered_s) / args.charts * 1000:.0f} ms")
+    print(
+        f"  ratio: {charts_s / rendered_s:.2f}x; render cost per chart: "
+        f"{(charts_s - rendered_s) / args.charts * 1000:.0f} ms"
+    )
 
 
 if __name__ == "__main__":

@@ -36,16 +36,26 @@ def cluster(nodes: int, pods: int, seed: int = 2026) -> dict[str, list[dict]]:
     """kind-shaped nodes (every 10th tainted, half labelled ssd) and Pods spread at random, 3% finished."""
     rng = random.Random(seed)
     node_objects = [
-        kind_node(f"node-{i:05d}", index=i, cpu="16", memory="64Gi",
-                  labels={"disktype": "ssd" if i % 2 else "hdd", "topology.kubernetes.io/zone": f"z{i % 3}"},
-                  taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}] if i % 10 == 0 else None)
+        kind_node(
+            f"node-{i:05d}",
+            index=i,
+            cpu="16",
+            memory="64Gi",
+            labels={"disktype": "ssd" if i % 2 else "hdd", "topology.kubernetes.io/zone": f"z{i % 3}"},
+            taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}] if i % 10 == 0 else None,
+        )
         for i in range(nodes)
     ]
     namespaces = [kind_namespace(name) for name in ("default", "kube-system", *(f"team-{i}" for i in range(TEAMS)))]
     pod_objects = [
-        kind_pod(f"app-{i}-{rng.randrange(1 << 30):08x}", f"team-{i % TEAMS}", f"node-{rng.randrange(nodes):05d}",
-                 cpu=rng.choice(["50m", "100m", "250m"]), memory=rng.choice(["64Mi", "128Mi"]),
-                 phase="Succeeded" if i % 33 == 0 else "Running")
+        kind_pod(
+            f"app-{i}-{rng.randrange(1 << 30):08x}",
+            f"team-{i % TEAMS}",
+            f"node-{rng.randrange(nodes):05d}",
+            cpu=rng.choice(["50m", "100m", "250m"]),
+            memory=rng.choice(["64Mi", "128Mi"]),
+            phase="Succeeded" if i % 33 == 0 else "Running",
+        )
         for i in range(pods)
     ]
     return {"nodes": node_objects, "namespaces": namespaces, "pods": pod_objects}
@@ -63,16 +73,20 @@ def write_manifests(folder: Path, count: int, referenced: int, nodes: int, bare_
         target = f"node-{(i % referenced) * step:05d}"
         cpu = ("100m", "500m", "2", "40")[i % 4]
         if i < bare_pods:
-            text = (f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: debug-{i}\n  namespace: team-{i % TEAMS}\n"
-                    f"spec:\n  nodeName: {target}\n  containers:\n    - name: c\n      image: busybox\n"
-                    f"      resources:\n        requests: {{cpu: \"{cpu}\"}}\n")
+            text = (
+                f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: debug-{i}\n  namespace: team-{i % TEAMS}\n"
+                f"spec:\n  nodeName: {target}\n  containers:\n    - name: c\n      image: busybox\n"
+                f'      resources:\n        requests: {{cpu: "{cpu}"}}\n'
+            )
         else:
             placement = f"      nodeName: {target}\n" if i % 3 else "      nodeSelector: {disktype: ssd}\n"
-            text = (f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web-{i}\n  namespace: team-{i % TEAMS}\n"
-                    f"spec:\n  replicas: 3\n  selector:\n    matchLabels: {{app: web-{i}}}\n  template:\n"
-                    f"    metadata:\n      labels: {{app: web-{i}}}\n    spec:\n{placement}      containers:\n"
-                    f"        - name: c\n          image: nginx\n          resources:\n"
-                    f"            requests: {{cpu: \"{cpu}\", memory: 256Mi}}\n")
+            text = (
+                f"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web-{i}\n  namespace: team-{i % TEAMS}\n"
+                f"spec:\n  replicas: 3\n  selector:\n    matchLabels: {{app: web-{i}}}\n  template:\n"
+                f"    metadata:\n      labels: {{app: web-{i}}}\n    spec:\n{placement}      containers:\n"
+                f"        - name: c\n          image: nginx\n          resources:\n"
+                f'            requests: {{cpu: "{cpu}", memory: 256Mi}}\n'
+            )
         (folder / f"m{i:04d}.yaml").write_text(text, encoding="utf-8")
 
 
@@ -92,8 +106,9 @@ def best(repeat: int, *args: str) -> float:
     return min(times)
 
 
-def request_counts(server: ApiServer, kubeconfig: Path, work: Path, nodes: int, manifests: int,
-                   bare_pods: int) -> list[tuple[int, int, Counter]]:
+def request_counts(
+    server: ApiServer, kubeconfig: Path, work: Path, nodes: int, manifests: int, bare_pods: int
+) -> list[tuple[int, int, Counter]]:
     rows = []
     for referenced in REFERENCED:
         folder = work / f"refs-{nodes}-{referenced}-{bare_pods}"
@@ -133,12 +148,21 @@ def main() -> None:
         start = time.perf_counter()
         objects = cluster(nodes, pods)
         with ApiServer(**objects) as server:
-            print(f"\ncluster: {nodes} nodes, {pods} Pods (generated and indexed in {time.perf_counter() - start:.1f} s)")
-            kubeconfig = write_kubeconfig(work / f"kubeconfig-{nodes}", clusters={"big": cluster_entry(server.url, server.ca_pem)},
-                                          users={"ci": {"token": TOKEN}}, contexts={"big": ("big", "ci")}, current="big")
+            print(
+                f"\ncluster: {nodes} nodes, {pods} Pods (generated and indexed in {time.perf_counter() - start:.1f} s)"
+            )
+            kubeconfig = write_kubeconfig(
+                work / f"kubeconfig-{nodes}",
+                clusters={"big": cluster_entry(server.url, server.ca_pem)},
+                users={"ci": {"token": TOKEN}},
+                contexts={"big": ("big", "ci")},
+                current="big",
+            )
             for bare in () if options.timing_only else (0, options.bare_pods):
                 print(f"API requests of one live lint of {options.manifests} manifests ({bare} of them Pods):")
-                for referenced, total, kinds in request_counts(server, kubeconfig, work, nodes, options.manifests, bare):
+                for referenced, total, kinds in request_counts(
+                    server, kubeconfig, work, nodes, options.manifests, bare
+                ):
                     detail = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
                     print(f"  {referenced:>4} referenced nodes: {total:>4} requests ({detail})")
             if scale != 1:
@@ -147,15 +171,20 @@ def main() -> None:
             write_manifests(folder, options.manifests, 100, nodes, options.bare_pods)
             snapshot = work / "state.snapshot.json"
             seconds, _ = cli("snapshot", "--kubeconfig", str(kubeconfig), "-o", str(snapshot))
-            print(f"snapshot -o {snapshot.name}: {seconds:.1f} s, {snapshot.stat().st_size / 1e6:.1f} MB, "
-                  f"{len(server.requests)} requests so far")
+            print(
+                f"snapshot -o {snapshot.name}: {seconds:.1f} s, {snapshot.stat().st_size / 1e6:.1f} MB, "
+                f"{len(server.requests)} requests so far"
+            )
             report = ["-o", str(work / "out.txt")]
             offline = best(options.repeat, str(folder), *report)
             timings = {"offline": offline}
             timings[f"--cluster-state {snapshot.name}"] = best(
-                options.repeat, str(folder), "--cluster-state", str(snapshot), *report)
+                options.repeat, str(folder), "--cluster-state", str(snapshot), *report
+            )
             timings["live (--kubeconfig)"] = best(options.repeat, str(folder), "--kubeconfig", str(kubeconfig), *report)
-            load = "import sys; from nodename_lint.cluster.from_file import load_state_file; load_state_file(sys.argv[1])"
+            load = (
+                "import sys; from nodename_lint.cluster.from_file import load_state_file; load_state_file(sys.argv[1])"
+            )
             start = time.perf_counter()
             subprocess.run([sys.executable, "-c", load, str(snapshot)], check=True, cwd=ROOT)
             timings[f"(loading {snapshot.name} alone)"] = time.perf_counter() - start

@@ -44,8 +44,12 @@ def stream_block(seed: int = 2026) -> bytes:
 def run(megabytes: int, block: bytes) -> tuple[float, float, int, int]:
     """(wall s, cpu s, peak RSS KB, documents) of linting a stream of `megabytes` MB from stdin."""
     blocks = max(1, megabytes * (1 << 20) // len(block))
-    process = subprocess.Popen([sys.executable, "-m", "nodename_lint", "--format", "json", "-"],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nodename_lint", "--format", "json", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
 
     def feed() -> None:
         assert process.stdin is not None
@@ -80,8 +84,11 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for megabytes in (int(size) for size in args.sizes.split(",")):
         wall, cpu, peak_kb, documents = run(megabytes, block)
-        print(f"| {megabytes:,} MB | {documents:,} | {wall:.1f} | {cpu:.1f} | {megabytes / cpu:.1f} | "
-              f"{peak_kb / 1024:.0f} |", flush=True)
+        print(
+            f"| {megabytes:,} MB | {documents:,} | {wall:.1f} | {cpu:.1f} | {megabytes / cpu:.1f} | "
+            f"{peak_kb / 1024:.0f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -85,15 +85,18 @@ class Measure:
     def run(self, cwd: Path | None = None) -> None:
         """One run: wall time, CPU time (user + system, workers included) and peak RSS via wait4."""
         start = time.perf_counter()
-        process = subprocess.Popen(self.command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE)
+        process = subprocess.Popen(
+            self.command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
         stderr = process.stderr.read() if process.stderr else b""
         _, status, usage = os.wait4(process.pid, 0)
         self.seconds.append(time.perf_counter() - start)
         process.returncode = os.waitstatus_to_exitcode(status)
         if process.returncode not in (0, 1):  # 1 = findings, for the linters
-            raise RuntimeError(f"{self.label}: `{' '.join(self.command)}` exited {process.returncode}: "
-                               f"{stderr.decode(errors='replace')[-1500:]}")
+            raise RuntimeError(
+                f"{self.label}: `{' '.join(self.command)}` exited {process.returncode}: "
+                f"{stderr.decode(errors='replace')[-1500:]}"
+            )
         # wait4 reports the child with its reaped children (the pool's workers): the largest RSS, all CPU
         self.peak_rss_kb = max(self.peak_rss_kb, usage.ru_maxrss)
         self.cpu_seconds.append(usage.ru_utime + usage.ru_stime)
@@ -105,14 +108,18 @@ def measure_interleaved(rows: list[Measure], repeat: int, cwd: Path | None = Non
         for row in rows:
             row.run(cwd)
     for row in rows:
-        print(f"  {row.label:<52} {row.median:8.3f} s wall, {row.cpu_median:7.3f} s cpu  "
-              f"(runs: {', '.join(f'{s:.2f}' for s in row.seconds)})", file=sys.stderr)
+        print(
+            f"  {row.label:<52} {row.median:8.3f} s wall, {row.cpu_median:7.3f} s cpu  "
+            f"(runs: {', '.join(f'{s:.2f}' for s in row.seconds)})",
+            file=sys.stderr,
+        )
     return rows
 
 
 def count_documents(paths: list[str]) -> int:
-    output = subprocess.run([sys.executable, str(HERE / "floor.py"), *paths], capture_output=True, text=True,
-                            check=True).stdout
+    output = subprocess.run(
+        [sys.executable, str(HERE / "floor.py"), *paths], capture_output=True, text=True, check=True
+    ).stdout
     return int(output.strip())
 
 
@@ -146,8 +153,14 @@ def bench_workload(name: str, corpus: Path, states: list[Path], args: argparse.N
         Measure("nodename-lint offline, 1 process", [*lint, "--jobs", "1", str(corpus)], documents),
         Measure("nodename-lint offline, 2 workers", [*lint, "--jobs", "2", str(corpus)], documents),
     ]
-    rows += [Measure(f"nodename-lint --cluster-state {state.name}", [*lint, "--jobs", "1", "--cluster-state", str(state),
-                                                                      str(corpus)], documents) for state in states]
+    rows += [
+        Measure(
+            f"nodename-lint --cluster-state {state.name}",
+            [*lint, "--jobs", "1", "--cluster-state", str(state), str(corpus)],
+            documents,
+        )
+        for state in states
+    ]
     measure_interleaved(rows, args.repeat)
     peers = Path(args.peers) if args.peers else None
     peer_corpus, peer_documents = corpus, documents
@@ -157,8 +170,20 @@ def bench_workload(name: str, corpus: Path, states: list[Path], args: argparse.N
     peer_rows = []
     for peer, command in (
         ("yamllint", ["-d", YAMLLINT_CONFIG, "-f", "parsable", str(peer_corpus)]),
-        ("checkov", ["--framework", "kubernetes", "-d", str(peer_corpus), "--quiet", "--compact", "--skip-download",
-                     "-o", "json"]),
+        (
+            "checkov",
+            [
+                "--framework",
+                "kubernetes",
+                "-d",
+                str(peer_corpus),
+                "--quiet",
+                "--compact",
+                "--skip-download",
+                "-o",
+                "json",
+            ],
+        ),
     ):
         executable = (peers / peer) if peers else shutil.which(peer)
         if executable is None or not Path(executable).exists():
@@ -180,9 +205,13 @@ def table(name: str, rows: list[Measure], total_documents: int) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
         scale = total_documents / row.documents
-        cells = [row.label + (f" ({row.note})" if row.note else ""), f"{row.median * scale:.2f}",
-                 f"{row.cpu_median * scale:.2f}", f"{row.documents / row.median:,.0f}",
-                 f"{row.per_document() / floor.per_document():.2f}"]
+        cells = [
+            row.label + (f" ({row.note})" if row.note else ""),
+            f"{row.median * scale:.2f}",
+            f"{row.cpu_median * scale:.2f}",
+            f"{row.documents / row.median:,.0f}",
+            f"{row.per_document() / floor.per_document():.2f}",
+        ]
         cells += [f"{peer.per_document() / row.per_document():.1f}" for peer in peers]
         cells.append(f"{row.peak_rss_kb / 1024:.0f}")
         lines.append("| " + " | ".join(cells) + " |")
@@ -191,30 +220,49 @@ def table(name: str, rows: list[Measure], total_documents: int) -> str:
 
 def small_file_latency(manifest: Path, args: argparse.Namespace) -> tuple[str, Measure]:
     """What a pre-commit hook pays for one small file, next to importing yaml and click (and that row)."""
-    rows = measure_interleaved([
-        Measure("python -c 'import yaml, click'", [sys.executable, "-c", "import yaml, click"], 1),
-        Measure("nodename-lint --version", [*LINT, "--version"], 1),
-        Measure("nodename-lint small.yaml", [*LINT, str(manifest)], 1),
-    ], args.repeat * 4)
+    rows = measure_interleaved(
+        [
+            Measure("python -c 'import yaml, click'", [sys.executable, "-c", "import yaml, click"], 1),
+            Measure("nodename-lint --version", [*LINT, "--version"], 1),
+            Measure("nodename-lint small.yaml", [*LINT, str(manifest)], 1),
+        ],
+        args.repeat * 4,
+    )
     baseline = rows[0]
-    lines = ["| one small file | wall ms | over `import yaml, click` | cpu ms | over `import yaml, click` | peak RSS MB |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| one small file | wall ms | over `import yaml, click` | cpu ms | over `import yaml, click` | peak RSS MB |",
+        "|---|---|---|---|---|---|",
+    ]
     for row in rows:
-        lines.append(f"| {row.label} | {row.median * 1000:.0f} | {(row.median - baseline.median) * 1000:+.0f} | "
-                     f"{row.cpu_median * 1000:.0f} | {(row.cpu_median - baseline.cpu_median) * 1000:+.0f} | "
-                     f"{row.peak_rss_kb / 1024:.0f} |")
+        lines.append(
+            f"| {row.label} | {row.median * 1000:.0f} | {(row.median - baseline.median) * 1000:+.0f} | "
+            f"{row.cpu_median * 1000:.0f} | {(row.cpu_median - baseline.cpu_median) * 1000:+.0f} | "
+            f"{row.peak_rss_kb / 1024:.0f} |"
+        )
     return "\n".join(lines), rows[-1]
 
 
-def cluster_cost(manifest: Path, states: list[Path], workloads: list[tuple[str, list[Measure]]],
-                 one_file: Measure, args: argparse.Namespace) -> str:
+def cluster_cost(
+    manifest: Path,
+    states: list[Path],
+    workloads: list[tuple[str, list[Measure]]],
+    one_file: Measure,
+    args: argparse.Namespace,
+) -> str:
     """Per-manifest cost: (lint the workload - lint one file, with the same state or none) / documents."""
-    loads = measure_interleaved([
-        Measure(f"load {state.name} + lint small.yaml", [*LINT, "--cluster-state", str(state), str(manifest)], 1)
-        for state in states
-    ], args.repeat)
-    lines = ["| cluster state | nodes / Pods | load alone, wall s | " + " | ".join(
-        f"per manifest, {name}: µs wall (cpu)" for name, _ in workloads) + " |", "|---|---|---|" + "---|" * len(workloads)]
+    loads = measure_interleaved(
+        [
+            Measure(f"load {state.name} + lint small.yaml", [*LINT, "--cluster-state", str(state), str(manifest)], 1)
+            for state in states
+        ],
+        args.repeat,
+    )
+    lines = [
+        "| cluster state | nodes / Pods | load alone, wall s | "
+        + " | ".join(f"per manifest, {name}: µs wall (cpu)" for name, _ in workloads)
+        + " |",
+        "|---|---|---|" + "---|" * len(workloads),
+    ]
     for state, load in zip(states, loads, strict=True):
         cells = [state.name, _state_size(state), f"{load.median:.2f}"]
         for _, rows in workloads:
@@ -252,11 +300,19 @@ def main() -> None:
     parser.add_argument("--peers", help="folder with yamllint and checkov executables (default: PATH)")
     parser.add_argument("--repeat", type=int, default=5, help="rounds for nodename-lint and the floor")
     parser.add_argument("--peer-repeat", type=int, default=3, help="rounds for the peers")
-    parser.add_argument("--peer-documents", type=int, default=1000,
-                        help="largest workload the peers run on whole; above it they run on a subset and are scaled")
+    parser.add_argument(
+        "--peer-documents",
+        type=int,
+        default=1000,
+        help="largest workload the peers run on whole; above it they run on a subset and are scaled",
+    )
     parser.add_argument("--documents", type=int, default=10_000, help="size of the generated corpus")
-    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "nodename-lint-bench",
-                        help="scratch folder for the generated corpus and state files")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "nodename-lint-bench",
+        help="scratch folder for the generated corpus and state files",
+    )
     parser.add_argument("--quick", action="store_true", help="2 rounds, 1 for the peers")
     args = parser.parse_args()
     if args.quick:
@@ -265,8 +321,11 @@ def main() -> None:
     precompile()
     generated = args.work / "generated"
     # a subprocess, so that this process stays small: a forked child starts with its parent's peak RSS
-    subprocess.run([sys.executable, str(HERE / "generate.py"), str(generated), "--documents", str(args.documents)],
-                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, str(HERE / "generate.py"), str(generated), "--documents", str(args.documents)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     states = [args.work / "cluster-small.yaml", args.work / "cluster-large.yaml"]
     manifest = args.work / "small.yaml"
     manifest.write_text(SMALL_MANIFEST)
@@ -281,8 +340,10 @@ def main() -> None:
     latency, one_file = small_file_latency(manifest, args)
     tables.append(latency)
     tables.append(cluster_cost(manifest, states, workloads, one_file, args))
-    print(f"\n{os.cpu_count()} cores, Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f} at the end; "
-          f"medians of {args.repeat} interleaved rounds ({args.peer_repeat} for peers)\n")
+    print(
+        f"\n{os.cpu_count()} cores, Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f} at the end; "
+        f"medians of {args.repeat} interleaved rounds ({args.peer_repeat} for peers)\n"
+    )
     print("\n\n".join(tables))
 
 

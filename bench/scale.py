@@ -105,8 +105,10 @@ def print_table(title: str, rows: list[Measure], reference: Measure) -> None:
     print("|---|---|---|---|---|")
     for measured in rows:
         ratio = measured.cpu_median / reference.cpu_median
-        print(f"| {measured.label} | {measured.median:.2f} | {measured.cpu_median:.2f} | {ratio:.2f} | "
-              f"{measured.peak_rss_kb / 1024:.0f} |")
+        print(
+            f"| {measured.label} | {measured.median:.2f} | {measured.cpu_median:.2f} | {ratio:.2f} | "
+            f"{measured.peak_rss_kb / 1024:.0f} |"
+        )
 
 
 def bench_lists(work: Path, sizes: tuple[int, int], rounds: int) -> None:
@@ -114,11 +116,14 @@ def bench_lists(work: Path, sizes: tuple[int, int], rounds: int) -> None:
     tables: dict[int, list[Measure]] = {}
     for items in sizes:
         path = write_list(work / f"list-{items}.yaml", items)
-        tables[items] = measure_interleaved([
-            row("floor", sys.executable, str(HERE / "floor.py"), str(path)),
-            row("floor, GC paused", sys.executable, "-c", GC_PAUSED_FLOOR, str(path)),
-            row("nodename-lint", *LINT, str(path)),
-        ], rounds)
+        tables[items] = measure_interleaved(
+            [
+                row("floor", sys.executable, str(HERE / "floor.py"), str(path)),
+                row("floor, GC paused", sys.executable, "-c", GC_PAUSED_FLOOR, str(path)),
+                row("nodename-lint", *LINT, str(path)),
+            ],
+            rounds,
+        )
         size = path.stat().st_size / 1e6
         print_table(f"List of {items:,} Pods ({size:.0f} MB)", tables[items], tables[items][0])
         paused = tables[items][1]
@@ -127,19 +132,24 @@ def bench_lists(work: Path, sizes: tuple[int, int], rounds: int) -> None:
     print(f"\nnodename-lint cpu, {large:,} items / {small:,} items: {linear:.2f} (linear: {large / small:.1f})")
     empty = work / "empty-items.yaml"
     empty.write_text("apiVersion: v1\nkind: List\nitems:\n" + "- {}\n" * 2_000_000, encoding="utf-8")
-    rows = measure_interleaved([
-        row("floor", sys.executable, str(HERE / "floor.py"), str(empty)),
-        row("nodename-lint", *LINT, str(empty)),
-    ], 1)
+    rows = measure_interleaved(
+        [
+            row("floor", sys.executable, str(HERE / "floor.py"), str(empty)),
+            row("nodename-lint", *LINT, str(empty)),
+        ],
+        1,
+    )
     print_table("List of 2,000,000 `{}` (10 MB)", rows, rows[0])
 
 
 def write_cluster(work: Path, nodes: int, pods: int, manifests: int) -> tuple[Path, Path]:
     """The JSON dump and the manifests; every 4th manifest names a distinct missing node (a typo)."""
     rng = random.Random(2026)
-    items = ([node(i) for i in range(nodes)]
-             + [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"team-{i}"}} for i in range(20)]
-             + [pod(i, nodes, rng) for i in range(pods)])
+    items = (
+        [node(i) for i in range(nodes)]
+        + [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": f"team-{i}"}} for i in range(20)]
+        + [pod(i, nodes, rng) for i in range(pods)]
+    )
     dump = work / "dump.json"
     dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}), encoding="utf-8")
     folder = work / "manifests"
@@ -153,33 +163,61 @@ def write_cluster(work: Path, nodes: int, pods: int, manifests: int) -> tuple[Pa
 
 
 def findings(report: Path, state: Path) -> list[dict]:
-    return [{**f, "message": f["message"].replace(f"file {state}", "<state>")}
-            for f in json.loads(report.read_text())["findings"]]
+    return [
+        {**f, "message": f["message"].replace(f"file {state}", "<state>")}
+        for f in json.loads(report.read_text())["findings"]
+    ]
 
 
 def bench_cluster(work: Path, nodes: int, pods: int, manifests: int, rounds: int) -> None:
     dump, folder = write_cluster(work, nodes, pods, manifests)
     snapshot = work / "cluster.snapshot.json"
     start = time.perf_counter()
-    subprocess.run([*LINT, "snapshot", "--cluster-state", str(dump), "-o", str(snapshot)], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [*LINT, "snapshot", "--cluster-state", str(dump), "-o", str(snapshot)], check=True, capture_output=True
+    )
     converted = time.perf_counter() - start
-    print(f"\n{nodes:,} nodes, {pods:,} Pods: dump {dump.stat().st_size / 1e6:.0f} MB; "
-          f"`snapshot --cluster-state` wrote {snapshot.stat().st_size / 1e6:.1f} MB in {converted:.1f} s")
+    print(
+        f"\n{nodes:,} nodes, {pods:,} Pods: dump {dump.stat().st_size / 1e6:.0f} MB; "
+        f"`snapshot --cluster-state` wrote {snapshot.stat().st_size / 1e6:.1f} MB in {converted:.1f} s"
+    )
     reports = {state: work / f"report-{state.name}.json" for state in (dump, snapshot)}
     offline = row("offline", *LINT, str(folder), "--format", "json")
-    rows = measure_interleaved([
-        offline,
-        row("--cluster-state dump.json", *LINT, str(folder), "--cluster-state", str(dump), "-o", str(reports[dump]),
-            "--format", "json"),
-        row("--cluster-state snapshot", *LINT, str(folder), "--cluster-state", str(snapshot),
-            "-o", str(reports[snapshot]), "--format", "json"),
-    ], rounds)
+    rows = measure_interleaved(
+        [
+            offline,
+            row(
+                "--cluster-state dump.json",
+                *LINT,
+                str(folder),
+                "--cluster-state",
+                str(dump),
+                "-o",
+                str(reports[dump]),
+                "--format",
+                "json",
+            ),
+            row(
+                "--cluster-state snapshot",
+                *LINT,
+                str(folder),
+                "--cluster-state",
+                str(snapshot),
+                "-o",
+                str(reports[snapshot]),
+                "--format",
+                "json",
+            ),
+        ],
+        rounds,
+    )
     print_table(f"{manifests:,} manifests, {nodes:,} nodes / {pods:,} Pods", rows, offline)
     from_dump, from_snapshot = findings(reports[dump], dump), findings(reports[snapshot], snapshot)
     unknown = sum(f["rule"] == "unknown-node" for f in from_dump)
-    print(f"findings: {len(from_dump)} against the dump ({unknown} unknown-node), "
-          f"{'identical' if from_dump == from_snapshot else 'DIFFERENT'} against the snapshot")
+    print(
+        f"findings: {len(from_dump)} against the dump ({unknown} unknown-node), "
+        f"{'identical' if from_dump == from_snapshot else 'DIFFERENT'} against the snapshot"
+    )
 
 
 def bench_live(work: Path, nodes: int, pods: int, manifests: int, rounds: int) -> None:
@@ -190,15 +228,21 @@ def bench_live(work: Path, nodes: int, pods: int, manifests: int, rounds: int) -
     folder = work / "live-manifests"
     write_manifests(folder, manifests, 100, nodes, 100)
     with ApiServer(**cluster(nodes, pods)) as server:
-        kubeconfig = write_kubeconfig(work / "kubeconfig", clusters={"big": cluster_entry(server.url, server.ca_pem)},
-                                      users={"ci": {"token": TOKEN}}, contexts={"big": ("big", "ci")}, current="big")
+        kubeconfig = write_kubeconfig(
+            work / "kubeconfig",
+            clusters={"big": cluster_entry(server.url, server.ca_pem)},
+            users={"ci": {"token": TOKEN}},
+            contexts={"big": ("big", "ci")},
+            current="big",
+        )
         offline = row("offline", *LINT, str(folder), "--format", "json")
         live = row("live (--kubeconfig)", *LINT, str(folder), "--kubeconfig", str(kubeconfig), "--format", "json")
         before = len(server.requests)
         measure_interleaved([offline, live], rounds)
         requests = (len(server.requests) - before) // rounds
-    print_table(f"live, {manifests:,} manifests naming 100 nodes, {nodes:,} nodes / {pods:,} Pods", [offline, live],
-                offline)
+    print_table(
+        f"live, {manifests:,} manifests naming 100 nodes, {nodes:,} nodes / {pods:,} Pods", [offline, live], offline
+    )
     print(f"API requests per live run: {requests}")
 
 

@@ -45,9 +45,19 @@ from .scheduling import HostPort, reason_rule
 # static Pod folders), compare a manifest with the live object (here the object itself), or predict
 # an admission the API server has already made (a live Pod's spec.overhead is the RuntimeClass
 # plugin's own; a live object's namespace exists).
-NOT_APPLICABLE = frozenset({"yaml-syntax", "duplicate-key", "helm-render", "nodename-immutable", "static-pod-invalid",
-                            "static-pod-missing-namespace", "mirror-pod-manifest", "runtime-class-overhead",
-                            "missing-namespace"})
+NOT_APPLICABLE = frozenset(
+    {
+        "yaml-syntax",
+        "duplicate-key",
+        "helm-render",
+        "nodename-immutable",
+        "static-pod-invalid",
+        "static-pod-missing-namespace",
+        "mirror-pod-manifest",
+        "runtime-class-overhead",
+        "missing-namespace",
+    }
+)
 PODGC_PERIOD = timedelta(seconds=20)  # gcCheckPeriod, pkg/controller/podgc/gc_controller.go
 PODGC_QUARANTINE = timedelta(seconds=40)  # quarantineTime: how long a missing node may reappear
 LIVE = "In the cluster: "  # starts what a finding adds from the object's live state (see _live)
@@ -63,9 +73,14 @@ class ClusterObject(Manifest):
 
     def __init__(self, raw: dict[str, Any], kind: str, default_namespace: str) -> None:
         api_version = raw.get("apiVersion")
-        super().__init__("", _EMPTY_DOCUMENT, _EMPTY_NODE,
-                         api_version if isinstance(api_version, str) else API_VERSIONS[kind], kind,
-                         default_namespace=default_namespace)
+        super().__init__(
+            "",
+            _EMPTY_DOCUMENT,
+            _EMPTY_NODE,
+            api_version if isinstance(api_version, str) else API_VERSIONS[kind],
+            kind,
+            default_namespace=default_namespace,
+        )
         self.raw = raw
 
     def get(self, path: Path) -> Any:
@@ -193,13 +208,23 @@ def build_state(objects: ClusterObjects) -> AuditState:
     if "pods" in unavailable:
         unavailable["live-pods"] = unavailable["pods"]
     try:
-        state = state_from_objects(objects.source, nodes=present("Node", "nodes"),
-                                   namespaces=present("Namespace", "namespaces"), pods=None, unavailable=unavailable)
+        state = state_from_objects(
+            objects.source,
+            nodes=present("Node", "nodes"),
+            namespaces=present("Namespace", "namespaces"),
+            pods=None,
+            unavailable=unavailable,
+        )
     except StateError as exc:
         raise UsageError(f"{objects.source}: bad cluster state: {exc}") from None
-    return AuditState(source=state.source, nodes=state.nodes, namespaces=state.namespaces,
-                      pods=None if "pods" in unavailable else [], unavailable=state.unavailable,
-                      records=objects.pods)
+    return AuditState(
+        source=state.source,
+        nodes=state.nodes,
+        namespaces=state.namespaces,
+        pods=None if "pods" in unavailable else [],
+        unavailable=state.unavailable,
+        records=objects.pods,
+    )
 
 
 def plan(objects: ClusterObjects, default_namespace: str) -> Plan:
@@ -237,10 +262,14 @@ def plan(objects: ClusterObjects, default_namespace: str) -> Plan:
         if kept.placement in SYSTEM_PLACED or _status(raw, "phase") == "Succeeded":
             continue
         undecided += kept.placement is Placement.UNKNOWN
-        pods.append(Subject(ClusterObject(raw, "Pod", default_namespace), [kept], kept.placement,
-                            nodename_managers(raw) or []))
-    owners = [Subject(ClusterObject(raw, key[0], default_namespace), own_pods.get(key, []),
-                      rejected=rejected.get(key, [])) for key, raw in workloads.items() if top(key) == key]
+        pods.append(
+            Subject(ClusterObject(raw, "Pod", default_namespace), [kept], kept.placement, nodename_managers(raw) or [])
+        )
+    owners = [
+        Subject(ClusterObject(raw, key[0], default_namespace), own_pods.get(key, []), rejected=rejected.get(key, []))
+        for key, raw in workloads.items()
+        if top(key) == key
+    ]
     return Plan(owners + pods, system, undecided)
 
 
@@ -257,8 +286,13 @@ def _namespace(obj: dict[str, Any]) -> str:
     return str(_metadata(obj).get("namespace") or "default")
 
 
-def run_audit(objects: ClusterObjects, severities: Mapping[str, Severity | None], *, default_namespace: str = "default",
-              now: datetime | None = None) -> RunResult:
+def run_audit(
+    objects: ClusterObjects,
+    severities: Mapping[str, Severity | None],
+    *,
+    default_namespace: str = "default",
+    now: datetime | None = None,
+) -> RunResult:
     """Audit the objects with the rules at these severities; findings name objects, not files."""
     state = build_state(objects)
     active = {rule: severity for rule, severity in severities.items() if rule not in NOT_APPLICABLE}
@@ -278,14 +312,20 @@ def run_audit(objects: ClusterObjects, severities: Mapping[str, Severity | None]
                 result.findings.extend(f for f in extra if all(f is not seen for seen in checked.findings))
         else:
             result.findings.extend(_pod_findings(subject, checked.findings, active, state, now))
-    result.findings.sort(key=lambda f: (f.object.key() if f.object else "", -SEVERITY_RANK[f.severity], f.rule,
-                                        f.message))
+    result.findings.sort(
+        key=lambda f: (f.object.key() if f.object else "", -SEVERITY_RANK[f.severity], f.rule, f.message)
+    )
     result.notes.extend(_summary_notes(objects, work))
     return result
 
 
-def _pod_findings(subject: Subject, findings: list[Finding], severities: Mapping[str, Severity | None],
-                  state: ClusterState, now: datetime) -> list[Finding]:
+def _pod_findings(
+    subject: Subject,
+    findings: list[Finding],
+    severities: Mapping[str, Severity | None],
+    state: ClusterState,
+    now: datetime,
+) -> list[Finding]:
     """A bare Pod's findings as its live state qualifies them.
 
     Pinned by hand and still Pending or Running: every finding, with unknown-node's PodGC
@@ -305,11 +345,14 @@ def _pod_findings(subject: Subject, findings: list[Finding], severities: Mapping
             continue
         elif finding.rule == "nodename-on-pod" and subject.managers:
             finding.message += f" (nodeName was set at creation by {', '.join(subject.managers)}, per managedFields)"
-        elif finding.rule == "node-not-ready" or (finding.rule == "untolerated-taint" and "TaintToleration" in
-                                                  finding.message):
+        elif finding.rule == "node-not-ready" or (
+            finding.rule == "untolerated-taint" and "TaintToleration" in finding.message
+        ):
             finding.message = _live(finding.message, _stranded(finding.rule, phase, obj, state))
-        finding.fix += (f"; a Pod's nodeName, selector and resources cannot change in place: recreate it "
-                        f"(kubectl delete pod {obj.name} -n {obj.namespace}, then apply the changed manifest)")
+        finding.fix += (
+            f"; a Pod's nodeName, selector and resources cannot change in place: recreate it "
+            f"(kubectl delete pod {obj.name} -n {obj.namespace}, then apply the changed manifest)"
+        )
         kept.append(finding)
     return kept
 
@@ -320,11 +363,16 @@ def _stranded(rule: str, phase: Any, obj: ClusterObject, state: ClusterState) ->
 
     where = f"it is {phase} there" if isinstance(phase, str) else "it is bound there"
     if rule == "untolerated-taint":
-        return (f"{where}: the taint eviction controller deletes a Pod that does not tolerate a NoExecute taint of "
-                "its node, and nothing recreates a bare Pod")
+        return (
+            f"{where}: the taint eviction controller deletes a Pod that does not tolerate a NoExecute taint of "
+            "its node, and nothing recreates a bare Pod"
+        )
     node = (state.nodes or {}).get(str(obj.get(("spec", "nodeName"))))
-    taints = [t for t in (node.taints if node else []) if t.get("key") in (NOT_READY_TAINT, UNREACHABLE_TAINT)
-              and t.get("effect") == "NoExecute"]
+    taints = [
+        t
+        for t in (node.taints if node else [])
+        if t.get("key") in (NOT_READY_TAINT, UNREACHABLE_TAINT) and t.get("effect") == "NoExecute"
+    ]
     tolerations = tolerations_of(obj.pod_spec or {})
     if not taints:
         return f"{where}, on a node that may not run it, and nothing moves a bare Pod elsewhere"
@@ -332,10 +380,14 @@ def _stranded(rule: str, phase: Any, obj: ClusterObject, state: ClusterState) ->
         return f"{where}: the taint eviction controller evicts it at once, and nothing recreates a bare Pod"
     delay = eviction_delay(taints, tolerations)
     if delay is None:
-        return (f"{where} and tolerates the node's NoExecute taint forever: it stays bound to a node that may never "
-                "run it, and nothing moves a bare Pod elsewhere")
-    return (f"{where}: the taint eviction controller evicts it {delay} s after the node's NoExecute taint was set "
-            "(its toleration), and nothing recreates a bare Pod")
+        return (
+            f"{where} and tolerates the node's NoExecute taint forever: it stays bound to a node that may never "
+            "run it, and nothing moves a bare Pod elsewhere"
+        )
+    return (
+        f"{where}: the taint eviction controller evicts it {delay} s after the node's NoExecute taint was set "
+        "(its toleration), and nothing recreates a bare Pod"
+    )
 
 
 def _podgc_timeline(obj: ClusterObject, phase: Any, now: datetime) -> str:
@@ -345,16 +397,25 @@ def _podgc_timeline(obj: ClusterObject, phase: Any, now: datetime) -> str:
     if created is None:
         return f"{state}, and without a creationTimestamp the PodGC timeline cannot be told"
     first, last = created + PODGC_QUARANTINE, created + PODGC_QUARANTINE + 2 * PODGC_PERIOD
-    text = (f"{state}, created at {_format(created)}: with its node missing since then, PodGC deletes it between "
-            f"{_format(first)} and {_format(last)} (its 20 s check period plus a 40 s quarantine)")
+    text = (
+        f"{state}, created at {_format(created)}: with its node missing since then, PodGC deletes it between "
+        f"{_format(first)} and {_format(last)} (its 20 s check period plus a 40 s quarantine)"
+    )
     if now > last:
-        text += (", which has passed, so PodGC is not running (check kube-controller-manager and its podgc "
-                 "controller) or the node existed for a while")
+        text += (
+            ", which has passed, so PodGC is not running (check kube-controller-manager and its podgc "
+            "controller) or the node existed for a while"
+        )
     return text
 
 
-def _rejections(obj: ClusterObject, findings: list[Finding], rejected: list[dict[str, Any]],
-                severities: Mapping[str, Severity | None], state: ClusterState) -> list[Finding]:
+def _rejections(
+    obj: ClusterObject,
+    findings: list[Finding],
+    rejected: list[dict[str, Any]],
+    severities: Mapping[str, Severity | None],
+    state: ClusterState,
+) -> list[Finding]:
     """Findings for Pods the kubelet rejected on admission (the Pod itself, or a pinned workload's Pods).
 
     Each is explained by the finding of the rule that predicts it, with the kubelet's own
@@ -370,7 +431,7 @@ def _rejections(obj: ClusterObject, findings: list[Finding], rejected: list[dict
     for rule, pods in by_rule.items():
         newest = max(pods, key=lambda pod: (str(_metadata(pod).get("creationTimestamp") or ""), _name(pod)))
         reason, message = _status(newest, "reason"), _clean(_status(newest, "message")) or "(no status.message)"
-        quoted = f"status.reason {reason}, status.message \"{message}\""
+        quoted = f'status.reason {reason}, status.message "{message}"'
         node = _spec(newest, "nodeName") or "its node"
         if obj.is_pod:
             said = f"the kubelet did reject it: the Pod is Failed with {quoted}"
@@ -379,22 +440,31 @@ def _rejections(obj: ClusterObject, findings: list[Finding], rejected: list[dict
             count = f"{len(pods)} of its Pods are" if len(pods) > 1 else "one of its Pods is"
             said = f"the kubelet did reject them: {count} Failed, the newest ({_name(newest)}) with {quoted}"
             cleanup = "delete the Failed Pods (they are never retried; the controller keeps creating new ones)"
-        predicted = [f for f in findings if f.rule == rule and reason in f.message] or \
-            [f for f in findings if f.rule == rule]
+        predicted = [f for f in findings if f.rule == rule and reason in f.message] or [
+            f for f in findings if f.rule == rule
+        ]
         if predicted:
             finding = predicted[0]
             finding.message = _live(finding.message, said)
             finding.fix += f"; then {cleanup}"
             kept.append(finding)
             continue
-        kept.append(Finding(
-            rule=rule, severity=severities[rule] or all_rules()[rule].severity, file="", line=0, column=0,
-            object=obj.ref,
-            message=(f"the kubelet on {node} rejected {obj.kind} {obj.name}'s Pod{'s' if len(pods) > 1 else ''}: "
-                     f"{said}; a rejected Pod is never retried or moved. The cause is gone from the cluster now "
-                     f"({state.source}): the node or the Pods on it changed since"),
-            fix=f"{cleanup}, and pin to a node that fits or drop nodeName and let the scheduler choose",
-        ))
+        kept.append(
+            Finding(
+                rule=rule,
+                severity=severities[rule] or all_rules()[rule].severity,
+                file="",
+                line=0,
+                column=0,
+                object=obj.ref,
+                message=(
+                    f"the kubelet on {node} rejected {obj.kind} {obj.name}'s Pod{'s' if len(pods) > 1 else ''}: "
+                    f"{said}; a rejected Pod is never retried or moved. The cause is gone from the cluster now "
+                    f"({state.source}): the node or the Pods on it changed since"
+                ),
+                fix=f"{cleanup}, and pin to a node that fits or drop nodeName and let the scheduler choose",
+            )
+        )
     return kept
 
 
@@ -419,27 +489,35 @@ def _summary_notes(objects: ClusterObjects, work: Plan) -> list[str]:
     """What was audited, what was left to the system, and what could not be read."""
     workloads = sum(1 for s in work.subjects if s.placement is None)
     pods = len(work.subjects) - workloads
-    audited = (f"audited {workloads} workload{'s' if workloads != 1 else ''} (each on its top-level owner) and "
-               f"{pods} bare Pod{'s' if pods != 1 else ''} of {objects.source}")
+    audited = (
+        f"audited {workloads} workload{'s' if workloads != 1 else ''} (each on its top-level owner) and "
+        f"{pods} bare Pod{'s' if pods != 1 else ''} of {objects.source}"
+    )
     notes = [audited]
     system = sum(work.system_placed.values())
     if system:
-        parts = ", ".join(f"{count} {_PLACED_BY[where]}" for where, count in sorted(
-            work.system_placed.items(), key=lambda item: item[0].value))
+        parts = ", ".join(
+            f"{count} {_PLACED_BY[where]}"
+            for where, count in sorted(work.system_placed.items(), key=lambda item: item[0].value)
+        )
         notes.append(f"{system} Pod{'s' if system != 1 else ''} placed by the system were not checked: {parts}")
     if work.undecided:
         many = work.undecided != 1
         notes.append(
             f"{work.undecided} bare Pod{'s' if many else ''} with nodeName {'have' if many else 'has'} no "
             f"managedFields, so who set nodeName is unknown: only {'their' if many else 'its'} live state "
-            "(missing node, kubelet rejection) was audited; save the state with --show-managed-fields")
+            "(missing node, kubelet rejection) was audited; save the state with --show-managed-fields"
+        )
     for resource, reason in objects.unavailable.items():
         what = "bare Pods and the live-state findings" if resource == "pods" else resource
         notes.append(f"not audited: {what}: {reason}")
     if not any(objects.of(kind) for kind in WORKLOADS) and not any(
-            WORKLOADS[kind][0] in objects.unavailable for kind in WORKLOADS):
-        notes.append(f"{objects.source} holds no workloads (Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs, "
-                     "CronJobs): if the cluster has some, save them too (see docs/audit.md)")
+        WORKLOADS[kind][0] in objects.unavailable for kind in WORKLOADS
+    ):
+        notes.append(
+            f"{objects.source} holds no workloads (Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs, "
+            "CronJobs): if the cluster has some, save them too (see docs/audit.md)"
+        )
     return notes
 
 

@@ -33,8 +33,10 @@ def changed_files(ref: str) -> set[str]:
     try:
         base = _git("merge-base", ref, "HEAD").strip()
     except UsageError:
-        raise UsageError(f"--changed-since {ref}: git does not know this commit or it shares no history with HEAD; "
-                         "fetch it (in GitHub Actions: actions/checkout with fetch-depth: 0)") from None
+        raise UsageError(
+            f"--changed-since {ref}: git does not know this commit or it shares no history with HEAD; "
+            "fetch it (in GitHub Actions: actions/checkout with fetch-depth: 0)"
+        ) from None
     names = _git("diff", "--name-only", "-z", base, "--", cwd=top).split("\0")
     names += _git("ls-files", "--others", "--exclude-standard", "-z", cwd=top).split("\0")
     return {os.path.realpath(os.path.join(top, name)) for name in names if name}

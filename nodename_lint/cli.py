@@ -53,23 +53,52 @@ def main() -> None:
 
 def live_options(command: Any) -> Any:
     """The options that point nodename-lint at a live cluster (shared by `lint` and `snapshot`)."""
-    for option in reversed([
-        click.option("--context", "kube_context", metavar="NAME", shell_complete=complete_contexts,
-                     help="Read cluster state live from this kubeconfig context."),
-        click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig file [default: KUBECONFIG, else ~/.kube/config]."),
-        click.option("--in-cluster", is_flag=True, help="Use the Pod's service account (inside a cluster)."),
-        click.option("--request-timeout", type=Duration(minimum=0.1), default="5s", show_default=True, metavar="DURATION",
-                     help="Longest time one API request may take, connecting to last byte, as kubectl takes it: "
-                          "5s, 1m, 1m30s, or seconds."),
-        click.option("--max-response-bytes", type=click.IntRange(min=1024), default=256 << 20, show_default=True,
-                     metavar="BYTES", help="Largest API reply read; a bigger one ends the run (exit 2)."),
-    ]):
+    for option in reversed(
+        [
+            click.option(
+                "--context",
+                "kube_context",
+                metavar="NAME",
+                shell_complete=complete_contexts,
+                help="Read cluster state live from this kubeconfig context.",
+            ),
+            click.option(
+                "--kubeconfig",
+                type=click.Path(dir_okay=False),
+                help="Kubeconfig file [default: KUBECONFIG, else ~/.kube/config].",
+            ),
+            click.option("--in-cluster", is_flag=True, help="Use the Pod's service account (inside a cluster)."),
+            click.option(
+                "--request-timeout",
+                type=Duration(minimum=0.1),
+                default="5s",
+                show_default=True,
+                metavar="DURATION",
+                help="Longest time one API request may take, connecting to last byte, as kubectl takes it: "
+                "5s, 1m, 1m30s, or seconds.",
+            ),
+            click.option(
+                "--max-response-bytes",
+                type=click.IntRange(min=1024),
+                default=256 << 20,
+                show_default=True,
+                metavar="BYTES",
+                help="Largest API reply read; a bigger one ends the run (exit 2).",
+            ),
+        ]
+    ):
         command = option(command)
     return command
 
 
-def _live(kube_context: str | None, kubeconfig: str | None, in_cluster: bool, request_timeout: float,
-          max_response_bytes: int, live: bool = True) -> Any:
+def _live(
+    kube_context: str | None,
+    kubeconfig: str | None,
+    in_cluster: bool,
+    request_timeout: float,
+    max_response_bytes: int,
+    live: bool = True,
+) -> Any:
     """LiveOptions when the user asked for a live cluster, else None (never because KUBECONFIG is set)."""
     if not (live or kube_context or kubeconfig or in_cluster):
         return None
@@ -77,8 +106,13 @@ def _live(kube_context: str | None, kubeconfig: str | None, in_cluster: bool, re
 
     if in_cluster and (kube_context or kubeconfig):
         raise UsageError("--in-cluster cannot be combined with --context or --kubeconfig")
-    return LiveOptions(kubeconfig=kubeconfig, context=kube_context, in_cluster=in_cluster,
-                       request_timeout=request_timeout, max_response_bytes=max_response_bytes)
+    return LiveOptions(
+        kubeconfig=kubeconfig,
+        context=kube_context,
+        in_cluster=in_cluster,
+        request_timeout=request_timeout,
+        max_response_bytes=max_response_bytes,
+    )
 
 
 def _split_ids(values: tuple[str, ...]) -> list[str]:
@@ -89,7 +123,9 @@ def _format_output_options(command: Any) -> Any:
     """`--output-FORMAT FILE` for every format: one run writes several reports (text here, SARIF there)."""
     for name in reversed(FORMATS):
         command = click.option(
-            f"--output-{name}", f"output_{name}", type=click.Path(dir_okay=False),
+            f"--output-{name}",
+            f"output_{name}",
+            type=click.Path(dir_okay=False),
             help=f"Write the {name} report to FILE (implies --format {name}).",
         )(command)
     return command
@@ -100,65 +136,185 @@ def _format_output_options(command: Any) -> Any:
 # finding at its line 1 and lints the others.
 @click.argument("paths", nargs=-1, type=click.Path(readable=False))
 @click.option("--format", "formats", multiple=True, type=click.Choice(FORMATS), help="Output format (repeatable).")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE instead of stdout.")
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE instead of stdout."
+)
 @_format_output_options
-@click.option("--changed-since", metavar="REF", default=None, help="Report only findings in files changed since git REF (committed or not).")
-@click.option("--fail-on", type=click.Choice(SEVERITY_CHOICES), default=None, help="Lowest severity that makes the exit code 1 [default: error].")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False),
-              help="Config file [default: the .nodename-lint.yaml nearest to each PATH, else here or in a parent].")
-@click.option("--select", multiple=True, shell_complete=complete_rule_ids, help="Run only these rule ids (comma-separated, repeatable).")
-@click.option("--ignore", multiple=True, shell_complete=complete_rule_ids, help="Do not run these rule ids (comma-separated, repeatable).")
+@click.option(
+    "--changed-since",
+    metavar="REF",
+    default=None,
+    help="Report only findings in files changed since git REF (committed or not).",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(SEVERITY_CHOICES),
+    default=None,
+    help="Lowest severity that makes the exit code 1 [default: error].",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Config file [default: the .nodename-lint.yaml nearest to each PATH, else here or in a parent].",
+)
+@click.option(
+    "--select",
+    multiple=True,
+    shell_complete=complete_rule_ids,
+    help="Run only these rule ids (comma-separated, repeatable).",
+)
+@click.option(
+    "--ignore",
+    multiple=True,
+    shell_complete=complete_rule_ids,
+    help="Do not run these rule ids (comma-separated, repeatable).",
+)
 @click.option("--namespace", "-n", default=None, help="Namespace for objects that do not set one [default: default].")
-@click.option("--static-pod-dir", "static_pod_dirs", multiple=True, type=click.Path(file_okay=False), help="A kubelet staticPodPath folder; its files are checked as static Pods (repeatable).")
-@click.option("--static-pod-node", metavar="NAME", default=None,
-              help="The node whose kubelet reads the static Pod folders: their Pods are checked against it.")
-@click.option("--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set].")
+@click.option(
+    "--static-pod-dir",
+    "static_pod_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False),
+    help="A kubelet staticPodPath folder; its files are checked as static Pods (repeatable).",
+)
+@click.option(
+    "--static-pod-node",
+    metavar="NAME",
+    default=None,
+    help="The node whose kubelet reads the static Pod folders: their Pods are checked against it.",
+)
+@click.option(
+    "--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set]."
+)
 @click.option("--live", is_flag=True, help="Read cluster state from the current kubeconfig context.")
 @click.option("--offline", is_flag=True, help="Read no cluster (the default, except as `kubectl nodename-lint`).")
-@click.option("--cluster-state", "cluster_state", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Cluster state saved by `kubectl get nodes,namespaces,pods -A -o yaml` "
-              "(or -o json, or `nodename-lint snapshot`).")
+@click.option(
+    "--cluster-state",
+    "cluster_state",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Cluster state saved by `kubectl get nodes,namespaces,pods -A -o yaml` "
+    "(or -o json, or `nodename-lint snapshot`).",
+)
 @click.option("--fix", is_flag=True, help="Fix what can be fixed in the files, then report what remains.")
 @click.option("--diff", is_flag=True, help="Print a unified diff of what --fix would change; write nothing.")
-@click.option("--helm-values", "helm_values", multiple=True, type=click.Path(dir_okay=False, exists=True), metavar="FILE",
-              help="Values file for every Helm chart linted, after its values.yaml (repeatable, like helm template -f).")
-@click.option("--helm-release", default=None, metavar="NAME", help="Release name charts are rendered with [default: release-name].")
-@click.option("--helm-namespace", default=None, metavar="NS",
-              help="Namespace charts are rendered in [default: --namespace, else default].")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Worker processes [default: one per core for large inputs (2 MB or more), else 1].")
-@click.option("--max-document-size", type=click.IntRange(min=1), default=None, metavar="BYTES",
-              help="Largest document read; a List's items count each [default: 3145728, the API server's 3 MiB].")
-@click.option("--max-nodes", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Most YAML nodes a document may hold or expand to through aliases [default: 1000000].")
-@click.option("--exit-zero", is_flag=True, help="Exit with 0 even when there are findings (2 still means a usage error).")
-@click.option("--statistics", is_flag=True, help="Text output: one `COUNT RULE SUMMARY` line per rule instead of each finding.")
-@click.option("--quiet", "-q", is_flag=True, help="Text output: only the findings, no summary and no skipped-rules line.")
+@click.option(
+    "--helm-values",
+    "helm_values",
+    multiple=True,
+    type=click.Path(dir_okay=False, exists=True),
+    metavar="FILE",
+    help="Values file for every Helm chart linted, after its values.yaml (repeatable, like helm template -f).",
+)
+@click.option(
+    "--helm-release",
+    default=None,
+    metavar="NAME",
+    help="Release name charts are rendered with [default: release-name].",
+)
+@click.option(
+    "--helm-namespace",
+    default=None,
+    metavar="NS",
+    help="Namespace charts are rendered in [default: --namespace, else default].",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Worker processes [default: one per core for large inputs (2 MB or more), else 1].",
+)
+@click.option(
+    "--max-document-size",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="BYTES",
+    help="Largest document read; a List's items count each [default: 3145728, the API server's 3 MiB].",
+)
+@click.option(
+    "--max-nodes",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Most YAML nodes a document may hold or expand to through aliases [default: 1000000].",
+)
+@click.option(
+    "--exit-zero", is_flag=True, help="Exit with 0 even when there are findings (2 still means a usage error)."
+)
+@click.option(
+    "--statistics", is_flag=True, help="Text output: one `COUNT RULE SUMMARY` line per rule instead of each finding."
+)
+@click.option(
+    "--quiet", "-q", is_flag=True, help="Text output: only the findings, no summary and no skipped-rules line."
+)
 @click.option("--show-source", is_flag=True, help="Text output: show the offending line with a caret under the column.")
 @live_options
-def lint_command(paths: tuple[str, ...], formats: tuple[str, ...], output: str | None, fail_on: str | None,
-                 config_path: str | None, select: tuple[str, ...], ignore: tuple[str, ...], namespace: str | None,
-                 static_pod_dirs: tuple[str, ...], static_pod_node: str | None, color: bool | None,
-                 changed_since: str | None,
-                 live: bool, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
-                 request_timeout: float, max_response_bytes: int, fix: bool, diff: bool, jobs: int | None,
-                 cluster_state: str | None,
-                 exit_zero: bool, statistics: bool, quiet: bool, show_source: bool, offline: bool,
-                 helm_values: tuple[str, ...], helm_release: str | None, helm_namespace: str | None,
-                 max_document_size: int | None, max_nodes: int | None, **format_outputs: str | None) -> None:
+def lint_command(
+    paths: tuple[str, ...],
+    formats: tuple[str, ...],
+    output: str | None,
+    fail_on: str | None,
+    config_path: str | None,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    namespace: str | None,
+    static_pod_dirs: tuple[str, ...],
+    static_pod_node: str | None,
+    color: bool | None,
+    changed_since: str | None,
+    live: bool,
+    kube_context: str | None,
+    kubeconfig: str | None,
+    in_cluster: bool,
+    request_timeout: float,
+    max_response_bytes: int,
+    fix: bool,
+    diff: bool,
+    jobs: int | None,
+    cluster_state: str | None,
+    exit_zero: bool,
+    statistics: bool,
+    quiet: bool,
+    show_source: bool,
+    offline: bool,
+    helm_values: tuple[str, ...],
+    helm_release: str | None,
+    helm_namespace: str | None,
+    max_document_size: int | None,
+    max_nodes: int | None,
+    **format_outputs: str | None,
+) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
     outputs: dict[str, str] = {name: file for name in FORMATS if (file := format_outputs[f"output_{name}"])}
     try:
         if offline and (live or kube_context or kubeconfig or in_cluster or cluster_state):
-            raise UsageError("--offline cannot be combined with --cluster-state, --context, --kubeconfig, --live "
-                             "or --in-cluster")
+            raise UsageError(
+                "--offline cannot be combined with --cluster-state, --context, --kubeconfig, --live or --in-cluster"
+            )
         live_options = _live(kube_context, kubeconfig, in_cluster, request_timeout, max_response_bytes, live)
         code = run_lint(
-            live=live_options, cluster=_cluster_from_file(cluster_state, live_options), cluster_state=cluster_state,
-            paths=list(paths) or ["."], formats=list(formats) or ["text"], output=output, fail_on=fail_on,
-            config_path=config_path, select=_split_ids(select), ignore=_split_ids(ignore), namespace=namespace,
-            static_pod_dirs=list(static_pod_dirs), color=color, outputs=outputs, changed_since=changed_since,
-            fix=fix, diff=diff, jobs=jobs, text=TextOptions(quiet=quiet, statistics=statistics, show_source=show_source),
+            live=live_options,
+            cluster=_cluster_from_file(cluster_state, live_options),
+            cluster_state=cluster_state,
+            paths=list(paths) or ["."],
+            formats=list(formats) or ["text"],
+            output=output,
+            fail_on=fail_on,
+            config_path=config_path,
+            select=_split_ids(select),
+            ignore=_split_ids(ignore),
+            namespace=namespace,
+            static_pod_dirs=list(static_pod_dirs),
+            color=color,
+            outputs=outputs,
+            changed_since=changed_since,
+            fix=fix,
+            diff=diff,
+            jobs=jobs,
+            text=TextOptions(quiet=quiet, statistics=statistics, show_source=show_source),
             static_pod_node=static_pod_node,
             helm=HelmFlags(tuple(os.path.abspath(path) for path in helm_values), helm_release, helm_namespace),
             limits=_limits(max_document_size, max_nodes),
@@ -228,8 +384,12 @@ class HelmFlags:
         """RenderOptions for the paths one config file governs (its per-chart `helm:` settings)."""
         from .render import RenderOptions
 
-        return RenderOptions(helm_values=self.values, helm_release=self.release or "release-name",
-                             helm_namespace=self.namespace, charts=tuple(config.helm_charts))
+        return RenderOptions(
+            helm_values=self.values,
+            helm_release=self.release or "release-name",
+            helm_namespace=self.namespace,
+            charts=tuple(config.helm_charts),
+        )
 
 
 @dataclass
@@ -251,12 +411,31 @@ def _limits(max_document_size: int | None, max_nodes: int | None) -> Any:
     return Limits(max_document_size or DEFAULT_MAX_DOCUMENT_BYTES, max_nodes or DEFAULT_MAX_NODES)
 
 
-def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_on: str | None, config_path: str | None,
-             select: list[str], ignore: list[str], namespace: str | None, static_pod_dirs: list[str],
-             color: bool | None, cluster: Any = None, outputs: dict[str, str] | None = None,
-             changed_since: str | None = None, live: Any = None, fix: bool = False, diff: bool = False,
-             jobs: int | None = None, cluster_state: str | None = None, text: TextOptions = TextOptions(),
-             static_pod_node: str | None = None, helm: HelmFlags = HelmFlags(), limits: Any = None) -> int:
+def run_lint(
+    *,
+    paths: list[str],
+    formats: list[str],
+    output: str | None,
+    fail_on: str | None,
+    config_path: str | None,
+    select: list[str],
+    ignore: list[str],
+    namespace: str | None,
+    static_pod_dirs: list[str],
+    color: bool | None,
+    cluster: Any = None,
+    outputs: dict[str, str] | None = None,
+    changed_since: str | None = None,
+    live: Any = None,
+    fix: bool = False,
+    diff: bool = False,
+    jobs: int | None = None,
+    cluster_state: str | None = None,
+    text: TextOptions = TextOptions(),
+    static_pod_node: str | None = None,
+    helm: HelmFlags = HelmFlags(),
+    limits: Any = None,
+) -> int:
     """The whole lint run; returns the exit code. Raises UsageError for exit code 2.
 
     FORMATS go to OUTPUT (stdout when None); OUTPUTS sends a format to its own file. LIVE
@@ -319,8 +498,11 @@ def run_lint(*, paths: list[str], formats: list[str], output: str | None, fail_o
     thresholds: dict[int, int] = {}  # a finding -> its group's fail-on (a finding another group makes moot is dropped)
     try:
         for group in groups:
-            context = Context(cluster=cluster, default_namespace=_namespace(namespace, group.config, live_cluster),
-                              static_pod_node=static_pod_node)
+            context = Context(
+                cluster=cluster,
+                default_namespace=_namespace(namespace, group.config, live_cluster),
+                static_pod_node=static_pod_node,
+            )
             linter = Linter(group.severities, context, helm.options(group.config), limits=limits)
             if fix or diff:
                 from .fix.command import fix_sources
@@ -391,8 +573,9 @@ def _namespace(flag: str | None, config: Any, live_cluster: Any) -> str:
     return flag or config.namespace or (live_cluster and live_cluster.namespace) or "default"
 
 
-def _config_groups(paths: list[str], config_path: str | None, select: list[str], ignore: list[str],
-                   static_pod_dirs: list[str]) -> list[_Group]:
+def _config_groups(
+    paths: list[str], config_path: str | None, select: list[str], ignore: list[str], static_pod_dirs: list[str]
+) -> list[_Group]:
     """The paths grouped by the config file that governs them, each group's rules and sources.
 
     Like ruff and yamllint, a PATH uses the config nearest to it (its folder and up), else the
@@ -483,18 +666,29 @@ def _check_destinations(formats: list[str], output: str | None, outputs: dict[st
     shared = sorted({file for file in files if files.count(file) > 1})
     if shared:
         names = [name for name, file in destinations.items() if file == shared[0]]
-        raise UsageError(f"{shared[0]}: {' and '.join(names)} reports cannot share one file; "
-                         f"give each its own with --output-FORMAT FILE")
+        raise UsageError(
+            f"{shared[0]}: {' and '.join(names)} reports cannot share one file; "
+            f"give each its own with --output-FORMAT FILE"
+        )
     on_stdout = [name for name, file in destinations.items() if file is None]
     documents = [name for name in on_stdout if name in _DOCUMENT_FORMATS]
     if documents and len(on_stdout) > 1:
-        raise UsageError(f"--format {' and --format '.join(on_stdout)} would write {len(on_stdout)} reports to stdout "
-                         f"one after the other, and {documents[0]} must be alone to be read: "
-                         f"send it to a file with --output-{documents[0]} FILE")
+        raise UsageError(
+            f"--format {' and --format '.join(on_stdout)} would write {len(on_stdout)} reports to stdout "
+            f"one after the other, and {documents[0]} must be alone to be read: "
+            f"send it to a file with --output-{documents[0]} FILE"
+        )
 
 
-def _write_reports(result: Any, formats: list[str], output: str | None, outputs: dict[str, str],
-                   color: bool | None, text: TextOptions = TextOptions(), sarif_result: Any = None) -> None:
+def _write_reports(
+    result: Any,
+    formats: list[str],
+    output: str | None,
+    outputs: dict[str, str],
+    color: bool | None,
+    text: TextOptions = TextOptions(),
+    sarif_result: Any = None,
+) -> None:
     """Render each format once to its destination (checked by _check_destinations).
 
     SARIF_RESULT, the run before --changed-since, goes into SARIF: code scanning takes an upload as
@@ -508,8 +702,9 @@ def _write_reports(result: Any, formats: list[str], output: str | None, outputs:
         if name == "text":
             from .report.text import render as render_text
 
-            report = render_text(result, color=use_color, quiet=text.quiet, statistics=text.statistics,
-                                 show_source=text.show_source)
+            report = render_text(
+                result, color=use_color, quiet=text.quiet, statistics=text.statistics, show_source=text.show_source
+            )
         else:
             report = renderer(name)(sarif_result if name == "sarif" and sarif_result is not None else result)
         if file is None:
@@ -551,22 +746,53 @@ def kubectl_plugin() -> None:
 
 
 @main.command("audit")
-@click.option("--cluster-state", "cluster_state", type=click.Path(dir_okay=False), metavar="FILE",
-              help="Audit a saved cluster: `kubectl get nodes,namespaces,pods,deployments,statefulsets,daemonsets,"
-                   "replicasets,jobs,cronjobs -A -o yaml --show-managed-fields` or `snapshot --workloads`.")
+@click.option(
+    "--cluster-state",
+    "cluster_state",
+    type=click.Path(dir_okay=False),
+    metavar="FILE",
+    help="Audit a saved cluster: `kubectl get nodes,namespaces,pods,deployments,statefulsets,daemonsets,"
+    "replicasets,jobs,cronjobs -A -o yaml --show-managed-fields` or `snapshot --workloads`.",
+)
 @live_options
 @click.option("--format", "formats", multiple=True, type=click.Choice(FORMATS), help="Output format (repeatable).")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE instead of stdout.")
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE instead of stdout."
+)
 @_format_output_options
-@click.option("--fail-on", type=click.Choice(SEVERITY_CHOICES), default=None, help="Lowest severity that makes the exit code 1 [default: error].")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Config file [default: .nodename-lint.yaml here or in a parent].")
+@click.option(
+    "--fail-on",
+    type=click.Choice(SEVERITY_CHOICES),
+    default=None,
+    help="Lowest severity that makes the exit code 1 [default: error].",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Config file [default: .nodename-lint.yaml here or in a parent].",
+)
 @click.option("--select", multiple=True, help="Run only these rule ids (comma-separated, repeatable).")
 @click.option("--ignore", multiple=True, help="Do not run these rule ids (comma-separated, repeatable).")
-@click.option("--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set].")
-def audit_command(cluster_state: str | None, kube_context: str | None, kubeconfig: str | None, in_cluster: bool,
-                  request_timeout: float, max_response_bytes: int, formats: tuple[str, ...], output: str | None,
-                  fail_on: str | None, config_path: str | None, select: tuple[str, ...], ignore: tuple[str, ...],
-                  color: bool | None, **format_outputs: str | None) -> None:
+@click.option(
+    "--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set]."
+)
+def audit_command(
+    cluster_state: str | None,
+    kube_context: str | None,
+    kubeconfig: str | None,
+    in_cluster: bool,
+    request_timeout: float,
+    max_response_bytes: int,
+    formats: tuple[str, ...],
+    output: str | None,
+    fail_on: str | None,
+    config_path: str | None,
+    select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    color: bool | None,
+    **format_outputs: str | None,
+) -> None:
     """Audit a running cluster: Pods pinned by hand, orphaned on a missing node or rejected by the kubelet."""
     outputs = {name: path for name in FORMATS if (path := format_outputs[f"output_{name}"])}
     try:
@@ -604,27 +830,48 @@ def _audit_objects(cluster_state: str | None, live: Any, request_timeout: float,
     from .cluster.live import LiveCluster, LiveOptions
     from .cluster.workloads import read_live
 
-    return read_live(LiveCluster(live or LiveOptions(request_timeout=request_timeout,
-                                                     max_response_bytes=max_response_bytes)))
+    return read_live(
+        LiveCluster(live or LiveOptions(request_timeout=request_timeout, max_response_bytes=max_response_bytes))
+    )
 
 
 @main.command("snapshot")
 @live_options
-@click.option("--cluster-state", "cluster_state", type=click.Path(dir_okay=False), metavar="DUMP",
-              help="Convert this saved cluster state (a kubectl dump) instead of reading a live cluster.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True),
-              help="Write the snapshot to FILE [default: stdout].")
-@click.option("--workloads", is_flag=True,
-              help="Save every Pod (Failed ones too) and the workloads instead, for `audit --cluster-state FILE`.")
-def snapshot_command(kube_context: str | None, kubeconfig: str | None, in_cluster: bool, request_timeout: float,
-                     max_response_bytes: int, cluster_state: str | None, output: str | None,
-                     workloads: bool) -> None:
+@click.option(
+    "--cluster-state",
+    "cluster_state",
+    type=click.Path(dir_okay=False),
+    metavar="DUMP",
+    help="Convert this saved cluster state (a kubectl dump) instead of reading a live cluster.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write the snapshot to FILE [default: stdout].",
+)
+@click.option(
+    "--workloads",
+    is_flag=True,
+    help="Save every Pod (Failed ones too) and the workloads instead, for `audit --cluster-state FILE`.",
+)
+def snapshot_command(
+    kube_context: str | None,
+    kubeconfig: str | None,
+    in_cluster: bool,
+    request_timeout: float,
+    max_response_bytes: int,
+    cluster_state: str | None,
+    output: str | None,
+    workloads: bool,
+) -> None:
     """Save what the cluster rules read (nodes, namespaces, usage per node, Pods) for --cluster-state."""
     from .cluster.snapshot import snapshot_text
 
     try:
-        live_options = _live(kube_context, kubeconfig, in_cluster, request_timeout, max_response_bytes,
-                             live=cluster_state is None)
+        live_options = _live(
+            kube_context, kubeconfig, in_cluster, request_timeout, max_response_bytes, live=cluster_state is None
+        )
         if cluster_state is not None:
             if workloads:
                 raise UsageError("--workloads reads a live cluster: it cannot be combined with --cluster-state")
@@ -652,13 +899,18 @@ def snapshot_command(kube_context: str | None, kubeconfig: str | None, in_cluste
         _usage_error(exc)
         sys.exit(EXIT_USAGE)
     if output:
-        note(f"wrote {output} from {source}: {len(state.nodes or ())} nodes, "
-             f"{len(state.namespaces or ())} namespaces, {len(state.pods or ())} Pods")
+        note(
+            f"wrote {output} from {source}: {len(state.nodes or ())} nodes, "
+            f"{len(state.namespaces or ())} namespaces, {len(state.pods or ())} Pods"
+        )
 
 
 @main.command("lsp")
-@click.option("--stdio", is_flag=True, help="Talk over stdin/stdout (the default and only transport; accepted "
-              "because editor clients pass it).")
+@click.option(
+    "--stdio",
+    is_flag=True,
+    help="Talk over stdin/stdout (the default and only transport; accepted because editor clients pass it).",
+)
 def lsp_command(stdio: bool) -> None:
     """Run the language server on stdin/stdout for an editor (see docs/editors.md)."""
     from .lsp.server import main as serve

@@ -53,11 +53,13 @@ class Duration(click.ParamType):
             try:
                 seconds = parse_duration(str(value))
             except ValueError:
-                self.fail(f"{value!r} is not a duration: use seconds (5) or units as kubectl does (5s, 1m, 1m30s)",
-                          param, ctx)
+                self.fail(
+                    f"{value!r} is not a duration: use seconds (5) or units as kubectl does (5s, 1m, 1m30s)", param, ctx
+                )
         if seconds < self.minimum:
-            self.fail(f"{value!r} is too short: at least {self.minimum:g}s (a request needs time to answer)",
-                      param, ctx)
+            self.fail(
+                f"{value!r} is too short: at least {self.minimum:g}s (a request needs time to answer)", param, ctx
+            )
         return seconds
 
 
@@ -70,16 +72,20 @@ def complete_rule_ids(ctx: click.Context, param: click.Parameter, incomplete: st
 
     done, _, last = incomplete.rpartition(",")
     prefix = f"{done}," if done else ""
-    return [CompletionItem(prefix + rule.id, help=rule.summary)
-            for rule in all_rules().values() if rule.id.startswith(last)]
+    return [
+        CompletionItem(prefix + rule.id, help=rule.summary) for rule in all_rules().values() if rule.id.startswith(last)
+    ]
 
 
 def complete_contexts(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """The context names of the kubeconfig the run would read (--kubeconfig, KUBECONFIG, ~/.kube/config)."""
     from click.shell_completion import CompletionItem  # startup: as in complete_rule_ids
 
-    return [CompletionItem(name) for name in kubeconfig_contexts(ctx.params.get("kubeconfig"))
-            if name.startswith(incomplete)]
+    return [
+        CompletionItem(name)
+        for name in kubeconfig_contexts(ctx.params.get("kubeconfig"))
+        if name.startswith(incomplete)
+    ]
 
 
 def kubeconfig_contexts(flag: str | None) -> list[str]:

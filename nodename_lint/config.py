@@ -124,8 +124,9 @@ def load_config(path: str | None, rule_ids: list[str]) -> Config:
     except ConversionError as exc:
         raise UsageError(f"{path}: {exc}") from None
     validator = jsonschema.Draft202012Validator(config_schema(rule_ids))
-    problems = sorted({problem for error in validator.iter_errors(data)
-                       for problem in _problems(error, document.root, rule_ids)})
+    problems = sorted(
+        {problem for error in validator.iter_errors(data) for problem in _problems(error, document.root, rule_ids)}
+    )
     if problems:
         raise UsageError("\n".join(f"{path}:{line}: {message}" for line, message in problems))
     base = os.path.dirname(os.path.abspath(path))
@@ -137,13 +138,17 @@ def load_config(path: str | None, rule_ids: list[str]) -> Config:
             problem = _escapes(value, base)
             if problem:
                 line = _line_of(document.root, [key, index])[0]
-                raise UsageError(f"{path}:{line}: invalid config at {key}/{index}: {value!r} {problem}; paths in a "
-                                 "config file are relative to its folder and stay inside it (use the command-line "
-                                 "flag for a folder elsewhere)")
+                raise UsageError(
+                    f"{path}:{line}: invalid config at {key}/{index}: {value!r} {problem}; paths in a "
+                    "config file are relative to its folder and stay inside it (use the command-line "
+                    "flag for a folder elsewhere)"
+                )
     config.exclude = [os.path.join(base, pattern) for pattern in data.get("exclude") or []]
     config.static_pod_dirs = [os.path.join(base, folder) for folder in data.get("static-pod-dirs") or []]
-    config.helm_charts = [_chart_settings(path, base, chart, settings, document.root)
-                          for chart, settings in (data.get("helm") or {}).items()]
+    config.helm_charts = [
+        _chart_settings(path, base, chart, settings, document.root)
+        for chart, settings in (data.get("helm") or {}).items()
+    ]
     return config
 
 
@@ -192,8 +197,10 @@ def _chart_settings(path: str, base: str, chart: str, settings: dict[str, Any], 
         if not file.startswith(os.path.realpath(base) + os.sep):
             _, node = follow(root, ("helm", chart, "values", index))
             line = node.start_mark.line + 1 if node is not None else 1
-            raise UsageError(f"{path}:{line}: values file {name!r} of helm/{chart} is outside the config file's "
-                             "folder; values files must be in the repository")
+            raise UsageError(
+                f"{path}:{line}: values file {name!r} of helm/{chart} is outside the config file's "
+                "folder; values files must be in the repository"
+            )
         values.append(file)
     return folder, ChartSettings(tuple(values), settings.get("release"), settings.get("namespace"))
 
@@ -213,9 +220,14 @@ def _problems(error: Any, root: Any, rule_ids: list[str]) -> list[tuple[int, str
 
     if error.validator == "additionalProperties":
         known = list(error.schema.get("properties", {}))
-        return [(key_line(key),
-                 f"unknown key {key!r} in {where}{_did_you_mean(key, known)}; the keys are {', '.join(known)}")
-                for key in error.instance if key not in known]
+        return [
+            (
+                key_line(key),
+                f"unknown key {key!r} in {where}{_did_you_mean(key, known)}; the keys are {', '.join(known)}",
+            )
+            for key in error.instance
+            if key not in known
+        ]
     if "propertyNames" in error.schema_path:
         rule_id = str(error.instance)
         message = f"unknown rule id {rule_id!r}{_did_you_mean(rule_id, rule_ids)} (see `nodename-lint rules`)"
@@ -223,13 +235,17 @@ def _problems(error: Any, root: Any, rule_ids: list[str]) -> list[tuple[int, str
     if steps[:1] == ["rules"] and len(steps) >= 2:
         value = str(error.instance)
         choices = [*SEVERITIES, OFF, "on"]
-        message = (f"invalid setting {error.instance!r} for rule {steps[1]}{_did_you_mean(value, choices)}: "
-                   f"use one of {', '.join(choices)}, or {{severity: SEVERITY, enabled: true|false}}")
+        message = (
+            f"invalid setting {error.instance!r} for rule {steps[1]}{_did_you_mean(value, choices)}: "
+            f"use one of {', '.join(choices)}, or {{severity: SEVERITY, enabled: true|false}}"
+        )
         return [(line, message)]
     if error.validator == "enum":
         choices = [str(choice) for choice in error.validator_value]
-        message = (f"invalid value {error.instance!r} for {where}{_did_you_mean(str(error.instance), choices)}: "
-                   f"use one of {', '.join(choices)}")
+        message = (
+            f"invalid value {error.instance!r} for {where}{_did_you_mean(str(error.instance), choices)}: "
+            f"use one of {', '.join(choices)}"
+        )
         return [(line, message)]
     return [(line, f"invalid config at {where}: {error.message}")]
 
@@ -270,8 +286,9 @@ def resolve_severities(
     known = list(catalogue_ids)
     unknown = [rule for rule in (*select, *ignore) if rule not in known]
     if unknown:
-        raise UsageError(f"unknown rule id {unknown[0]!r}{_did_you_mean(unknown[0], known)} "
-                         "(see `nodename-lint rules`)")
+        raise UsageError(
+            f"unknown rule id {unknown[0]!r}{_did_you_mean(unknown[0], known)} (see `nodename-lint rules`)"
+        )
     active: dict[str, Severity | None] = {}
     for rule_id in known:
         setting = config.rules.get(rule_id, _DEFAULT)

@@ -40,6 +40,7 @@ class _Loader(_BaseLoader):
             return PLAIN_TAG if implicit[0] else QUOTED_TAG  # type: ignore[index]
         return YAML_TAG + ("map" if kind is MappingNode else "seq")
 
+
 # A document starts at a `---` line (with any directives before it); a `...` line ends one.
 _BOUNDARY = re.compile(r"^(?:%[^\n]*\n)*---(?=[ \t\r\n]|$)|^\.\.\.[ \t\r]*(?:#[^\n]*)?(?:\n|$)", re.M)
 _HELM_SOURCE = re.compile(r"\A(?:---[^\n]*\n)?(?:[ \t]*(?:#(?! Source:)[^\n]*)?\r?\n)*[ \t]*# Source: ([^\r\n]+)")
@@ -117,8 +118,9 @@ def decode(data: bytes) -> str:
     return data.decode("utf-8")
 
 
-def iter_documents(blocks: Iterable[str], *, split_lists: bool = False, limits: Limits = DEFAULT_LIMITS
-                   ) -> Iterator[Document]:
+def iter_documents(
+    blocks: Iterable[str], *, split_lists: bool = False, limits: Limits = DEFAULT_LIMITS
+) -> Iterator[Document]:
     """The documents of a stream given as consecutive text blocks (a file is one block).
 
     With `split_lists`, a large block-style List (`kubectl get -A -o yaml`) comes as one document
@@ -173,7 +175,9 @@ def compose(text: str, index: int = 0, line_offset: int = 0, limits: Limits = DE
         mark = node.start_mark
         problem = SyntaxProblem(
             f"kubectl cannot convert this document to JSON: {reason}",
-            line_offset + mark.line + 1, mark.column + 1, template_hint(text),
+            line_offset + mark.line + 1,
+            mark.column + 1,
+            template_hint(text),
         )
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -194,7 +198,9 @@ def compose(text: str, index: int = 0, line_offset: int = 0, limits: Limits = DE
 
 # Limits checked on the text, before libyaml sees it (the size: Limits.max_document_chars).
 # A List (`kubectl get deploy -A -o yaml`) is applied item by item, so only its items have that limit.
-_LIST_KIND = re.compile(r"^kind:[ \t]*[\"']?[A-Za-z]*List[\"']?[ \t]*(?:#.*)?\r?$|\"kind\"[ \t]*:[ \t]*\"[A-Za-z]*List\"", re.M)
+_LIST_KIND = re.compile(
+    r"^kind:[ \t]*[\"']?[A-Za-z]*List[\"']?[ \t]*(?:#.*)?\r?$|\"kind\"[ \t]*:[ \t]*\"[A-Za-z]*List\"", re.M
+)
 # Nesting limits. libyaml's composer recurses on the
 # C stack (block nesting past about 25,000 levels crashes the process) and its time grows with the
 # square of the flow depth (20,000 levels of [ took 8 s). Each block level takes at least one
@@ -330,8 +336,11 @@ def _list_items(text: str) -> _ListShape | None:
     if not item.match(text, first.start()):
         return None
     outside = re.compile(
-        rf"^(?: {{0,{indent - 1}}}[^ \t\r\n#]|{' ' * indent}(?!-(?:[ \t\r\n]|$))[^ \t\r\n#])" if indent
-        else r"^(?!-(?:[ \t\r\n]|$))[^ \t\r\n#]", re.M)
+        rf"^(?: {{0,{indent - 1}}}[^ \t\r\n#]|{' ' * indent}(?!-(?:[ \t\r\n]|$))[^ \t\r\n#])"
+        if indent
+        else r"^(?!-(?:[ \t\r\n]|$))[^ \t\r\n#]",
+        re.M,
+    )
     after = outside.search(text, first.start())
     end = after.start() if after else len(text)
     return _ListShape(text[: body.start()] + text[end:], body.end(), item, first.start(), end)
@@ -347,8 +356,7 @@ def _with_comments_above(text: str, start: int, floor: int) -> int:
     return start
 
 
-def _compose_items(text: str, index: int, line_offset: int, shape: _ListShape, limits: Limits
-                   ) -> Iterator[Document]:
+def _compose_items(text: str, index: int, line_offset: int, shape: _ListShape, limits: Limits) -> Iterator[Document]:
     """The items of a List (see _list_items) as documents of a few consecutive items each.
 
     Composing each item on its own would cost a parser each (10 µs: a List of two million `{}`
@@ -364,8 +372,10 @@ def _compose_items(text: str, index: int, line_offset: int, shape: _ListShape, l
     lines = line_offset + text.count("\n", 0, shape.items_start)
     done = 0  # items yielded
     start, count = shape.items_start, 0
-    cuts = (_with_comments_above(text, match.start(), shape.items_start)
-            for match in shape.item.finditer(text, shape.first_item + 1, shape.end))
+    cuts = (
+        _with_comments_above(text, match.start(), shape.items_start)
+        for match in shape.item.finditer(text, shape.first_item + 1, shape.end)
+    )
     for cut in chain(cuts, (shape.end,)):
         count += 1
         if cut - start < SPLIT_CHUNK_CHARS and cut != shape.end:

@@ -78,8 +78,9 @@ class ParsedSource:
                 yield from _objects_of(self.source, document, default_namespace)
 
 
-def parse_source(source: Source, render_options: RenderOptions, default_namespace: str,
-                 limits: Limits | None = None) -> ParsedSource:
+def parse_source(
+    source: Source, render_options: RenderOptions, default_namespace: str, limits: Limits | None = None
+) -> ParsedSource:
     """Read, build and parse one source into memory, exactly as `Linter.lint_source` streams it.
 
     Only a live run holds its sources (it must know what they name before it can fetch the cluster
@@ -119,8 +120,14 @@ class Linter:
     always wins: `untolerated-taint: error` makes every untolerated taint an error.
     """
 
-    def __init__(self, severities: Mapping[str, Severity | None], context: Context,
-                 render_options: RenderOptions | None = None, *, limits: Limits | None = None) -> None:
+    def __init__(
+        self,
+        severities: Mapping[str, Severity | None],
+        context: Context,
+        render_options: RenderOptions | None = None,
+        *,
+        limits: Limits | None = None,
+    ) -> None:
         catalogue = all_rules()
         self.context = context
         self.severities = severities
@@ -175,22 +182,38 @@ class Linter:
             self._lint_rendered(result, rendering)
             result.findings.sort(key=Finding.sort_key)
             return result
-        documents = parsed.replay() if parsed is not None else iter_documents(
-            read_blocks(source), split_lists=True, limits=self.limits)
+        documents = (
+            parsed.replay()
+            if parsed is not None
+            else iter_documents(read_blocks(source), split_lists=True, limits=self.limits)
+        )
         try:
             self._lint_documents(result, documents)
         except UnicodeDecodeError as exc:
-            self._syntax(result, None, SyntaxProblem(
-                _decode_message(exc), getattr(exc, "line", 1), 1,
-                "save the file as UTF-8 (or UTF-16 with a byte-order mark); binary files are not manifests"))
+            self._syntax(
+                result,
+                None,
+                SyntaxProblem(
+                    _decode_message(exc),
+                    getattr(exc, "line", 1),
+                    1,
+                    "save the file as UTF-8 (or UTF-16 with a byte-order mark); binary files are not manifests",
+                ),
+            )
         except OSError as exc:
-            self._syntax(result, None, SyntaxProblem(
-                f"cannot read the file: {exc.strerror or exc}", 1, 1, "check that the file exists and is readable"))
+            self._syntax(
+                result,
+                None,
+                SyntaxProblem(
+                    f"cannot read the file: {exc.strerror or exc}", 1, 1, "check that the file exists and is readable"
+                ),
+            )
         result.findings.sort(key=Finding.sort_key)
         return result
 
-    def lint_text(self, text: str, display: str = "<string>", is_static_pod: bool = False,
-                  helm_chart: bool = False) -> FileResult:
+    def lint_text(
+        self, text: str, display: str = "<string>", is_static_pod: bool = False, helm_chart: bool = False
+    ) -> FileResult:
         """Lint YAML given as a string (tests, documentation examples); with `helm_chart`, the text
         is the template templates/example.yaml of a chart, rendered first."""
         if helm_chart:
@@ -213,8 +236,18 @@ class Linter:
         for problem in rendering.problems:
             severity = _active_severity(problem.rule, self.severities, all_rules())
             if severity is not None:
-                result.findings.append(Finding(problem.rule, severity, problem.message, problem.file, problem.line,
-                                               problem.column, None, problem.fix))
+                result.findings.append(
+                    Finding(
+                        problem.rule,
+                        severity,
+                        problem.message,
+                        problem.file,
+                        problem.line,
+                        problem.column,
+                        None,
+                        problem.fix,
+                    )
+                )
         self._lint_documents(result, rendering.documents)
 
     def check_object(self, obj: Manifest) -> FileResult:
@@ -240,8 +273,13 @@ class Linter:
         if source.is_static_pod:
             result.static_pods.extend(o for o in file_objects if o.is_pod)
             for group_check in self.group_checks["file"]:
-                self._run(result, group_check.rule, partial(group_check.function, file_objects, self.context), None,
-                          group_check.configured)
+                self._run(
+                    result,
+                    group_check.rule,
+                    partial(group_check.function, file_objects, self.context),
+                    None,
+                    group_check.configured,
+                )
 
     def _lint_document(self, result: FileResult, document: Document, file_objects: list[Manifest]) -> bool:
         """Check the objects of one document; True when it is a List of live objects, skipped with a note."""
@@ -258,7 +296,8 @@ class Linter:
             result.notes.append(
                 f"{source.display}:{line}: skipped a List of live objects ({', '.join(live_fields)}: saved from "
                 "a cluster with kubectl get -o yaml); it describes a cluster, so give it with --cluster-state "
-                "instead of linting it")
+                "instead of linting it"
+            )
             return True
         for obj in _objects_of(source, document, self.context.default_namespace):
             result.objects += 1
@@ -278,8 +317,14 @@ class Linter:
             if not self._run(result, check.rule, produce, obj, check.configured):
                 return
 
-    def _run(self, result: FileResult, rule: Rule, produce: Callable[[], Iterable[tuple[Manifest, Violation]]],
-             obj: Manifest | None, configured: Severity | None) -> bool:
+    def _run(
+        self,
+        result: FileResult,
+        rule: Rule,
+        produce: Callable[[], Iterable[tuple[Manifest, Violation]]],
+        obj: Manifest | None,
+        configured: Severity | None,
+    ) -> bool:
         """Collect one rule's violations; False when the object cannot be read any further."""
         try:
             for found_obj, violation in produce():
@@ -324,8 +369,15 @@ class Linter:
             template_column=template_at[2] if template_at else None,
         )
 
-    def _report(self, findings: list[Finding], rule: Rule, configured: Severity | None, obj: Manifest,
-                violation: Violation, conditional: list[tuple[Finding, tuple[str, str]]] | None = None) -> None:
+    def _report(
+        self,
+        findings: list[Finding],
+        rule: Rule,
+        configured: Severity | None,
+        obj: Manifest,
+        violation: Violation,
+        conditional: list[tuple[Finding, tuple[str, str]]] | None = None,
+    ) -> None:
         """Locate a violation and keep it unless the object or a comment suppresses it.
 
         A violation `unless_applied` goes to `conditional`: the run keeps it only when no linted
@@ -350,8 +402,17 @@ class Linter:
         """A directive comment naming a rule id that does not exist is a finding (it silences nothing)."""
         for line, column, unknown in unknown_comment_ids(document, self.rule_ids):
             message, fix = describe_unknown_ids(unknown, self.rule_ids)
-            finding = Finding(SUPPRESSION_RULE, self.suppression_severity or "warning", message,
-                              result.source.display, line, column, None, fix, document.template)
+            finding = Finding(
+                SUPPRESSION_RULE,
+                self.suppression_severity or "warning",
+                message,
+                result.source.display,
+                line,
+                column,
+                None,
+                fix,
+                document.template,
+            )
             if not ignored_by_comment(comment_directives(document), line, SUPPRESSION_RULE):
                 result.findings.append(finding)
 
@@ -437,16 +498,19 @@ def internal_error(rule: Rule, exc: Exception, where: str, obj: Manifest | None)
     """What a rule that raised did wrong, naming the rule, the object and its place (the run exits 2)."""
     if obj is not None:
         where = f"{obj.ref.describe()} at {where}:{obj.locate(())[0]}"
-    return (f"internal error in rule {rule.id} on {where}: {type(exc).__name__}: {exc}; its findings for this "
-            "object are missing and the run exits 2 (please report this bug)")
+    return (
+        f"internal error in rule {rule.id} on {where}: {type(exc).__name__}: {exc}; its findings for this "
+        "object are missing and the run exits 2 (please report this bug)"
+    )
 
 
 def _identity(finding: Finding) -> tuple[str, int, int, str, str]:
     return finding.file, finding.line, finding.column, finding.rule, finding.message
 
 
-def _active_severity(rule_id: str, severities: Mapping[str, Severity | None],
-                     catalogue: Mapping[str, Rule]) -> Severity | None:
+def _active_severity(
+    rule_id: str, severities: Mapping[str, Severity | None], catalogue: Mapping[str, Rule]
+) -> Severity | None:
     """The severity of a rule the engine reports itself: configured, else its default; None when it is not active."""
     if rule_id not in severities:
         return None
@@ -457,7 +521,8 @@ def _objects_of(source: Source, document: Document, default_namespace: str) -> I
     """The objects of one parsed document, placed in the file that wrote them (a template, an overlay)."""
     origin = document.origin
     return objects_in(
-        origin.file if origin is not None else source.display, document,
+        origin.file if origin is not None else source.display,
+        document,
         default_namespace=(origin and origin.namespace) or default_namespace,
         is_static_pod=source.is_static_pod,
     )

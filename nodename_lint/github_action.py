@@ -31,8 +31,12 @@ def action_input(name: str) -> str:
 
 
 def _commit_exists(ref: str) -> bool:
-    return subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
-                          capture_output=True, check=False).returncode == 0
+    return (
+        subprocess.run(
+            ["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], capture_output=True, check=False
+        ).returncode
+        == 0
+    )
 
 
 def pull_request_base(event: dict, base_ref: str) -> str | None:
@@ -51,19 +55,33 @@ def pull_request_base(event: dict, base_ref: str) -> str | None:
 
 def lint_arguments(sarif_file: str, markdown_file: str, json_file: str) -> list[str]:
     """The nodename-lint command line for the action's inputs; the paths come last, after `--`."""
-    args = ["--format", "github", "--output-sarif", sarif_file, "--output-markdown", markdown_file,
-            "--output-json", json_file]
+    args = [
+        "--format",
+        "github",
+        "--output-sarif",
+        sarif_file,
+        "--output-markdown",
+        markdown_file,
+        "--output-json",
+        json_file,
+    ]
     for name in ("config", "fail-on", "cluster-state", "context", "kubeconfig"):
         value = action_input(name)
         if value:
             args += [f"--{name}", value]
     if action_input("only-changed").lower() in TRUE_VALUES:
         event_path = os.environ.get("GITHUB_EVENT_PATH", "")
-        event = json.loads(Path(event_path).read_text(encoding="utf-8")) if event_path and os.path.isfile(event_path) else {}
+        event = (
+            json.loads(Path(event_path).read_text(encoding="utf-8"))
+            if event_path and os.path.isfile(event_path)
+            else {}
+        )
         base = pull_request_base(event, os.environ.get("GITHUB_BASE_REF", ""))
         if base is None:
-            print("::warning title=nodename-lint::only-changed: the pull request's base commit is not in this "
-                  "checkout (use actions/checkout with fetch-depth: 0); reporting every file")
+            print(
+                "::warning title=nodename-lint::only-changed: the pull request's base commit is not in this "
+                "checkout (use actions/checkout with fetch-depth: 0); reporting every file"
+            )
         else:
             args += ["--changed-since", base]
     return [*args, "--", *input_paths()]
@@ -101,9 +119,15 @@ def main() -> int:
         outputs = {"exit-code": str(code)}
         if os.path.isfile(json_file) and os.path.getsize(json_file):  # no reports after a usage error
             summary = json.loads(Path(json_file).read_text(encoding="utf-8"))["summary"]
-            outputs.update({"sarif-file": os.path.abspath(sarif_file), "findings": str(summary["findings"]),
-                            "errors": str(summary["errors"]), "warnings": str(summary["warnings"]),
-                            "infos": str(summary["infos"])})
+            outputs.update(
+                {
+                    "sarif-file": os.path.abspath(sarif_file),
+                    "findings": str(summary["findings"]),
+                    "errors": str(summary["errors"]),
+                    "warnings": str(summary["warnings"]),
+                    "infos": str(summary["infos"]),
+                }
+            )
             _append(os.environ.get("GITHUB_STEP_SUMMARY", ""), Path(markdown_file).read_text(encoding="utf-8"))
     _append(os.environ.get("GITHUB_OUTPUT", ""), "".join(f"{name}={value}\n" for name, value in outputs.items()))
     return code

@@ -33,11 +33,29 @@ POD_SPEC_PATHS: dict[str, Path] = {
 _WORKLOAD_GROUPS = {"v1", "apps/v1", "apps/v1beta1", "apps/v1beta2", "extensions/v1beta1", "batch/v1", "batch/v1beta1"}
 CLUSTER_SCOPED_KINDS = frozenset(
     {
-        "Namespace", "Node", "PersistentVolume", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition",
-        "StorageClass", "PriorityClass", "APIService", "MutatingWebhookConfiguration",
-        "ValidatingWebhookConfiguration", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding",
-        "RuntimeClass", "IngressClass", "CSIDriver", "CSINode", "VolumeAttachment", "ComponentStatus",
-        "CertificateSigningRequest", "FlowSchema", "PriorityLevelConfiguration", "ClusterTrustBundle",
+        "Namespace",
+        "Node",
+        "PersistentVolume",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "CustomResourceDefinition",
+        "StorageClass",
+        "PriorityClass",
+        "APIService",
+        "MutatingWebhookConfiguration",
+        "ValidatingWebhookConfiguration",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "RuntimeClass",
+        "IngressClass",
+        "CSIDriver",
+        "CSINode",
+        "VolumeAttachment",
+        "ComponentStatus",
+        "CertificateSigningRequest",
+        "FlowSchema",
+        "PriorityLevelConfiguration",
+        "ClusterTrustBundle",
     }
 )
 
@@ -239,8 +257,15 @@ def objects_in(
         assert isinstance(root, MappingNode)
         found = lookup(root, "items") if kind.endswith("List") else None
         if found is None or not isinstance(found[1], SequenceNode):
-            yield Manifest(path, document, root, api_version, kind,
-                           default_namespace=default_namespace, is_static_pod=is_static_pod)
+            yield Manifest(
+                path,
+                document,
+                root,
+                api_version,
+                kind,
+                default_namespace=default_namespace,
+                is_static_pod=is_static_pod,
+            )
             return
         items = found[1].value[document.first_item :]
     item_kind = kind[: -len("List")] or None
@@ -250,6 +275,11 @@ def objects_in(
             kind_of_item = scalar_at(item, "kind") or item_kind
             if item_api and kind_of_item:
                 yield Manifest(
-                    path, document, item, item_api, kind_of_item,
-                    default_namespace=default_namespace, is_static_pod=is_static_pod,
+                    path,
+                    document,
+                    item,
+                    item_api,
+                    kind_of_item,
+                    default_namespace=default_namespace,
+                    is_static_pod=is_static_pod,
                 )

@@ -64,8 +64,13 @@ def _total_bytes(files: list[Source], enough: int) -> int:
     return total
 
 
-def lint_files(linter: Linter, sources: list[Source], jobs: int | None = None,
-               start_method: str | None = None, progress: Callable[[], None] | None = None) -> RunResult:
+def lint_files(
+    linter: Linter,
+    sources: list[Source],
+    jobs: int | None = None,
+    start_method: str | None = None,
+    progress: Callable[[], None] | None = None,
+) -> RunResult:
     """Lint every source and run the folder-wide checks; findings as `linter.lint_sources` gives them.
 
     PROGRESS is called in this process once per linted file.
@@ -150,16 +155,18 @@ def _safe_path_for_children(method: str) -> Iterator[None]:
         del os.environ["PYTHONSAFEPATH"]
 
 
-def _run_pool(linter: Linter, sources: list[Source], chunks: list[list[Source]], workers: int,
-              method: str) -> Iterator[FileResult]:
+def _run_pool(
+    linter: Linter, sources: list[Source], chunks: list[list[Source]], workers: int, method: str
+) -> Iterator[FileResult]:
     """The pool itself: chunks to workers, results back in input order; a dead worker's share done here."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from concurrent.futures.process import BrokenProcessPool
 
     try:
-        executor = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method),
-                                       initializer=_init_worker, initargs=(linter,))
+        executor = ProcessPoolExecutor(
+            workers, mp_context=multiprocessing.get_context(method), initializer=_init_worker, initargs=(linter,)
+        )
     except _CANNOT_START:
         yield from _lint_here(linter, sources)
         return

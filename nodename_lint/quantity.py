@@ -90,7 +90,7 @@ def parse_quantity(value: Any) -> Fraction:
     Raises QuantityError for anything the API server would not decode as a Quantity.
     """
     if isinstance(value, bool) or value is None:
-        raise QuantityError(value, "expected a string such as \"500m\" or \"1Gi\", or a number")
+        raise QuantityError(value, 'expected a string such as "500m" or "1Gi", or a number')
     if isinstance(value, int):
         text = str(value)
     elif isinstance(value, float):
@@ -100,7 +100,7 @@ def parse_quantity(value: Any) -> Fraction:
     elif isinstance(value, str):
         text = value.strip()  # UnmarshalJSON trims surrounding whitespace
     else:
-        raise QuantityError(value, "expected a string such as \"500m\" or \"1Gi\", or a number")
+        raise QuantityError(value, 'expected a string such as "500m" or "1Gi", or a number')
     if not text:
         raise QuantityError(value, f"quantities must match the regular expression '{QUANTITY_PATTERN}'")
     if text == "0":

@@ -81,8 +81,9 @@ def _containers(spec: dict[str, Any], key: str) -> Iterable[tuple[int, dict[str,
                 yield index, container
 
 
-def pod_requests(spec: dict[str, Any], *, lenient: bool = False,
-                 overhead: dict[str, Any] | None = None) -> dict[str, int]:
+def pod_requests(
+    spec: dict[str, Any], *, lenient: bool = False, overhead: dict[str, Any] | None = None
+) -> dict[str, int]:
     """The Pod's effective requests (PodRequests): cpu in millicores, the rest in units.
 
     Raises RequestError (with the path inside the Pod spec) for an invalid quantity unless
@@ -148,7 +149,7 @@ def _pod_level_requests(resources: Any, containers: dict[str, int], lenient: boo
 def _quantities(block: Any, path: Path, lenient: bool) -> dict[str, int]:
     """One requests or limits mapping, parsed (invalid quantities: RequestError, or skipped when lenient)."""
     found: dict[str, int] = {}
-    for resource, raw in (block.items() if isinstance(block, dict) else ()):
+    for resource, raw in block.items() if isinstance(block, dict) else ():
         if raw is None or not isinstance(resource, str):
             continue
         try:
@@ -236,12 +237,13 @@ def tolerations_of(spec: dict[str, Any]) -> list[Any]:
     return tolerations if isinstance(tolerations, list) else []
 
 
-def untolerated(taints: Iterable[dict[str, Any]], tolerations: list[Any], effects: Iterable[str]) -> list[dict[str, Any]]:
+def untolerated(
+    taints: Iterable[dict[str, Any]], tolerations: list[Any], effects: Iterable[str]
+) -> list[dict[str, Any]]:
     """The taints with one of `effects` that no toleration tolerates."""
     wanted = set(effects)
     return [
-        taint for taint in taints
-        if taint.get("effect") in wanted and not any(tolerates(t, taint) for t in tolerations)
+        taint for taint in taints if taint.get("effect") in wanted and not any(tolerates(t, taint) for t in tolerations)
     ]
 
 
@@ -256,8 +258,11 @@ def eviction_delay(taints: Iterable[dict[str, Any]], tolerations: list[Any]) -> 
         match = next((t for t in tolerations if tolerates(t, taint)), None)
         if match is not None:
             used.append(match)
-    seconds = [value for value in (t.get("tolerationSeconds") for t in used)
-               if isinstance(value, int) and not isinstance(value, bool)]
+    seconds = [
+        value
+        for value in (t.get("tolerationSeconds") for t in used)
+        if isinstance(value, int) and not isinstance(value, bool)
+    ]
     if not seconds:
         return None
     return max(0, min(seconds))
@@ -415,10 +420,16 @@ def shortages(requests: dict[str, int], node: NodeInfo, usage: NodeUsage | None,
     return found
 
 
-def kubelet_reasons(spec: dict[str, Any], node: NodeInfo, usage: NodeUsage | None, *,
-                    labels: dict[str, Any] | None = None, static: bool = False,
-                    ports_in_use: dict[HostPort, str] | None = None,
-                    overhead: dict[str, Any] | None = None) -> list[str]:
+def kubelet_reasons(
+    spec: dict[str, Any],
+    node: NodeInfo,
+    usage: NodeUsage | None,
+    *,
+    labels: dict[str, Any] | None = None,
+    static: bool = False,
+    ports_in_use: dict[HostPort, str] | None = None,
+    overhead: dict[str, Any] | None = None,
+) -> list[str]:
     """The kubelet's admission failures in its order; the Pod shows the first one.
 
     Evicted (node pressure), PodOSSelectorNodeLabelDoesNotMatch, PodOSNotSupported, OutOf<resource>,
@@ -451,8 +462,11 @@ EVICTED_REASON = "Evicted"
 PRESSURE_CONDITIONS = ("MemoryPressure", "DiskPressure", "PIDPressure")
 MEMORY_PRESSURE_TAINT = "node.kubernetes.io/memory-pressure"
 # The NoSchedule taints the node lifecycle controller sets for each condition (TaintNodesByCondition).
-PRESSURE_TAINTS = {"MemoryPressure": MEMORY_PRESSURE_TAINT, "DiskPressure": "node.kubernetes.io/disk-pressure",
-                   "PIDPressure": "node.kubernetes.io/pid-pressure"}
+PRESSURE_TAINTS = {
+    "MemoryPressure": MEMORY_PRESSURE_TAINT,
+    "DiskPressure": "node.kubernetes.io/disk-pressure",
+    "PIDPressure": "node.kubernetes.io/pid-pressure",
+}
 SYSTEM_CRITICAL_PRIORITY = 2_000_000_000  # scheduling.SystemCriticalPriority
 CRITICAL_PRIORITY_CLASSES = frozenset({"system-node-critical", "system-cluster-critical"})
 
@@ -566,8 +580,9 @@ def host_ports(spec: dict[str, Any], *, default_from_host_network: bool = False)
     return found
 
 
-def port_conflict(wanted: list[tuple[Path, HostPort]],
-                  in_use: dict[HostPort, str]) -> tuple[Path, HostPort, str] | None:
+def port_conflict(
+    wanted: list[tuple[Path, HostPort]], in_use: dict[HostPort, str]
+) -> tuple[Path, HostPort, str] | None:
     """HostPortInfo.CheckConflict for each wanted port: (path, port, holder) of the first conflict.
 
     0.0.0.0 conflicts with the same protocol and port on any address; another address conflicts
@@ -575,8 +590,9 @@ def port_conflict(wanted: list[tuple[Path, HostPort]],
     """
     for path, (address, protocol, number) in wanted:
         if address == BIND_ALL:
-            holder = next((who for (_, proto, port), who in in_use.items() if proto == protocol and port == number),
-                          None)
+            holder = next(
+                (who for (_, proto, port), who in in_use.items() if proto == protocol and port == number), None
+            )
         else:
             holder = in_use.get((BIND_ALL, protocol, number)) or in_use.get((address, protocol, number))
         if holder is not None:
@@ -591,8 +607,12 @@ def port_text(port: HostPort) -> str:
 
 # The rule that explains each kubelet reason, for "(it reports X first: see RULE)".
 _REASON_RULES = {
-    EVICTED_REASON: "node-pressure", OS_LABEL_REASON: "node-os-mismatch", OS_FIELD_REASON: "node-os-mismatch",
-    "NodeAffinity": "node-selector-mismatch", "NodePorts": "host-port-conflict", "TaintToleration": "untolerated-taint",
+    EVICTED_REASON: "node-pressure",
+    OS_LABEL_REASON: "node-os-mismatch",
+    OS_FIELD_REASON: "node-os-mismatch",
+    "NodeAffinity": "node-selector-mismatch",
+    "NodePorts": "host-port-conflict",
+    "TaintToleration": "untolerated-taint",
 }
 
 
@@ -602,7 +622,7 @@ def reason_rule(reason: str) -> str | None:
 
 
 def reported_first(reasons: list[str], own: str) -> str:
-    """" (it reports OutOfcpu first: ...)" when an earlier check hides `own` in the Pod's status."""
+    """ " (it reports OutOfcpu first: ...)" when an earlier check hides `own` in the Pod's status."""
     if not reasons or reasons[0] == own:
         return ""
     return f" (it reports {reasons[0]} first: see {reason_rule(reasons[0])})"
@@ -615,9 +635,14 @@ TAINT_REASON = "node(s) had untolerated taint(s)"
 AFFINITY_REASON = "node(s) didn't match Pod's node affinity/selector"
 
 
-def scheduler_rejections(spec: dict[str, Any], requests: dict[str, int], node: NodeInfo,
-                         usage: Callable[[], NodeUsage | None], wanted_ports: list[tuple[Path, HostPort]] | None = None,
-                         ports: Callable[[], dict[HostPort, str] | None] | None = None) -> list[str]:
+def scheduler_rejections(
+    spec: dict[str, Any],
+    requests: dict[str, int],
+    node: NodeInfo,
+    usage: Callable[[], NodeUsage | None],
+    wanted_ports: list[tuple[Path, HostPort]] | None = None,
+    ports: Callable[[], dict[HostPort, str] | None] | None = None,
+) -> list[str]:
     """The reasons the default scheduler's first failing filter gives for `node` ([] when it fits).
 
     Filters in the default profile's order: NodeUnschedulable, TaintToleration, NodeAffinity,
@@ -655,8 +680,9 @@ def prefilter_node_names(spec: dict[str, Any]) -> frozenset[str] | None:
     """
     affinity = spec.get("affinity")
     node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
-    required = (node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
-                if isinstance(node_affinity, dict) else None)
+    required = (
+        node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node_affinity, dict) else None
+    )
     terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
     if not isinstance(terms, list) or not terms:
         return None
@@ -665,8 +691,11 @@ def prefilter_node_names(spec: dict[str, Any]) -> frozenset[str] | None:
         fields = term.get("matchFields") if isinstance(term, dict) else None
         allowed: set[str] | None = None
         for requirement in fields if isinstance(fields, list) else []:
-            if isinstance(requirement, dict) and requirement.get("key") == NODE_NAME_FIELD \
-                    and requirement.get("operator") == "In":
+            if (
+                isinstance(requirement, dict)
+                and requirement.get("key") == NODE_NAME_FIELD
+                and requirement.get("operator") == "In"
+            ):
                 values = {str(v) for v in requirement.get("values") or [] if v is not None}
                 allowed = values if allowed is None else allowed & values
         if allowed is None:

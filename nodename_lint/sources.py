@@ -106,8 +106,9 @@ def discover(paths: Iterable[str], static_dirs: Iterable[str] = (), exclude: Ite
                 yield source
 
 
-def _file_sources(path: str, static_dirs: list[str], build_folders: dict[str, tuple[str, str]]
-                  ) -> list[tuple[Source, object]]:
+def _file_sources(
+    path: str, static_dirs: list[str], build_folders: dict[str, tuple[str, str]]
+) -> list[tuple[Source, object]]:
     """A file named on the command line (a hook's changed file): a chart's template or values file
     stands for its chart; a kustomization's file is linted, and so is the kustomization's build."""
     if is_static_pod_path(path, static_dirs):
@@ -144,8 +145,10 @@ def _identity(path: str) -> tuple[int, int] | str:
 def is_excluded(path: str, patterns: list[str]) -> bool:
     """Patterns are absolute globs (config paths are anchored at the config file's folder)."""
     normalized = os.path.abspath(path).replace(os.sep, "/")
-    return any(fnmatch.fnmatch(normalized, pattern) or fnmatch.fnmatch(normalized, pattern.rstrip("/") + "/*")
-               for pattern in patterns)
+    return any(
+        fnmatch.fnmatch(normalized, pattern) or fnmatch.fnmatch(normalized, pattern.rstrip("/") + "/*")
+        for pattern in patterns
+    )
 
 
 def _walk(
@@ -190,9 +193,13 @@ def _walk(
         mode = info.st_mode
         if stat.S_ISDIR(mode):
             if static_folder:
-                _skipped(path, "the kubelet does not recurse into subfolders of its staticPodPath (\"Not recursing "
-                         "into manifest path\"): nothing in it runs as a static Pod; its files are linted as ordinary "
-                         "manifests", as_note=True)
+                _skipped(
+                    path,
+                    'the kubelet does not recurse into subfolders of its staticPodPath ("Not recursing '
+                    'into manifest path"): nothing in it runs as a static Pod; its files are linted as ordinary '
+                    "manifests",
+                    as_note=True,
+                )
             yield from _walk(path, static_dirs, exclude, visited, roots)
         elif stat.S_ISREG(mode):
             if wanted:
@@ -215,8 +222,13 @@ def _skipped(path: str, reason: str, as_note: bool = False) -> None:
 
 
 def file_kind(mode: int) -> str:
-    kinds = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-             (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+    kinds = (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a folder"),
+    )
     return next((name for test, name in kinds if test(mode)), "not a file")
 
 

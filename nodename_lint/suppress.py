@@ -99,6 +99,8 @@ def describe_unknown_ids(unknown: list[str], known: list[str]) -> tuple[str, str
     names = ", ".join(repr(rule_id) for rule_id in unknown)
     guesses = [difflib.get_close_matches(rule_id, known, n=1, cutoff=0.6) for rule_id in unknown]
     hint = "; ".join(f"did you mean {close[0]!r}?" for close in guesses if close)
-    message = (f"the suppression names {'an unknown rule id' if len(unknown) == 1 else 'unknown rule ids'} {names}, "
-               "so it silences nothing" + (f"; {hint}" if hint else ""))
+    message = (
+        f"the suppression names {'an unknown rule id' if len(unknown) == 1 else 'unknown rule ids'} {names}, "
+        "so it silences nothing" + (f"; {hint}" if hint else "")
+    )
     return message, "correct the id (see `nodename-lint rules`) or remove it from the suppression"

@@ -88,7 +88,9 @@ def _finite_or(number: str, fallback: str) -> float | str:
 
 
 _TAG_TYPES: dict[str, tuple[type, ...]] = {
-    YAML_TAG + "int": (int,), YAML_TAG + "float": (float, int), YAML_TAG + "bool": (bool,),
+    YAML_TAG + "int": (int,),
+    YAML_TAG + "float": (float, int),
+    YAML_TAG + "bool": (bool,),
     YAML_TAG + "null": (type(None),),
 }
 
@@ -188,7 +190,7 @@ def _go_float_key(value: float) -> str:
     if exponent < 0:
         return f"{sign}0.{'0' * (-exponent - 1)}{digits}"
     whole = digits.ljust(exponent + 1, "0")
-    fraction = f".{whole[exponent + 1:]}" if len(whole) > exponent + 1 else ""
+    fraction = f".{whole[exponent + 1 :]}" if len(whole) > exponent + 1 else ""
     return f"{sign}{whole[: exponent + 1]}{fraction}"
 
 
@@ -283,7 +285,8 @@ def _convert(node: Node, budget: list[int], depth: int) -> Any:
         _spend(budget, len(node.value), node)
         # most values of a manifest are strings that stay themselves: read them without a call
         return [
-            item.value if item.__class__ is ScalarNode and (item.tag == QUOTED_TAG or _plain_word(item))
+            item.value
+            if item.__class__ is ScalarNode and (item.tag == QUOTED_TAG or _plain_word(item))
             else _convert(item, budget, depth)
             for item in node.value
         ]
@@ -295,7 +298,8 @@ def _convert(node: Node, budget: list[int], depth: int) -> Any:
         winners[key] = value_node  # a later key overrides an earlier one, as in go-yaml
     _spend(budget, len(winners), node)
     return {
-        key: value.value if value.__class__ is ScalarNode and (value.tag == QUOTED_TAG or _plain_word(value))
+        key: value.value
+        if value.__class__ is ScalarNode and (value.tag == QUOTED_TAG or _plain_word(value))
         else _convert(value, budget, depth)
         for key, value in winners.items()
     }
@@ -353,17 +357,29 @@ def _key_problem(key_node: Node) -> str:
 _END = r"(?:[ \t\r\n]|$)"
 # go-yaml cannot decode: an explicit tag (`!`), a merge key, a collection key (`{{ x }}`, `[a]: b`,
 # `{a: b}: c`), an alias (`*name` after a space, a flow indicator or the start).
-_MAY_NOT_DECODE = tuple(re.compile(pattern, re.M) for pattern in (
-    "!", "<<", r"\{[ \t]*[\[{]", r",[ \t]*[\[{]", r"\][ \t]*:" + _END, r"\}[ \t]*:" + _END,
-    r"\*(?<![^\s\[{,:]\*)[^\s,\[\]{}]",
-))
+_MAY_NOT_DECODE = tuple(
+    re.compile(pattern, re.M)
+    for pattern in (
+        "!",
+        "<<",
+        r"\{[ \t]*[\[{]",
+        r",[ \t]*[\[{]",
+        r"\][ \t]*:" + _END,
+        r"\}[ \t]*:" + _END,
+        r"\*(?<![^\s\[{,:]\*)[^\s,\[\]{}]",
+    )
+)
 # JSON cannot hold: a null key (`~: x`, `null: x`, `: x`, after a space, `{`, `,`, `?`, `-` or the
 # start), .nan or .inf.
-_MAY_NOT_BE_JSON = tuple(re.compile(pattern, re.M) for pattern in (
-    r":(?<![^\s{,?-]:)" + _END, r"~(?<![^\s{,?-]~):" + _END,
-    *(rf"{word}(?<![^\s{{,?-]{word}):" + _END for word in ("null", "Null", "NULL")),
-    r"\.(?:nan|NaN|NAN|inf|Inf|INF)",
-))
+_MAY_NOT_BE_JSON = tuple(
+    re.compile(pattern, re.M)
+    for pattern in (
+        r":(?<![^\s{,?-]:)" + _END,
+        r"~(?<![^\s{,?-]~):" + _END,
+        *(rf"{word}(?<![^\s{{,?-]{word}):" + _END for word in ("null", "Null", "NULL")),
+        r"\.(?:nan|NaN|NAN|inf|Inf|INF)",
+    )
+)
 _QUESTION_MARK = re.compile(r"\?" + _END)
 
 
@@ -453,8 +469,10 @@ def _too_many_nodes(node: Node, max_nodes: int) -> str:
                 stack.extend(current.value)
     if len(seen) > max_nodes:
         return f"this collection is too large to check ({len(seen):,} nodes, limit {max_nodes:,}: --max-nodes)"
-    return (f"aliases expand this to more than {max_nodes:,} nodes from {len(seen):,} written ones "
-            f"(an alias bomb; limit: --max-nodes)")
+    return (
+        f"aliases expand this to more than {max_nodes:,} nodes from {len(seen):,} written ones "
+        f"(an alias bomb; limit: --max-nodes)"
+    )
 
 
 def _first_not_json(root: Node) -> tuple[Node, str] | None:

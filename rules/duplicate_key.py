@@ -129,8 +129,9 @@ def _may_have_duplicates(root: Node) -> bool:
     return False
 
 
-def _report(pairs: list[tuple[Node, Node]], path: Path, stack: list[tuple[Node, Path]]) -> Iterator[
-        tuple[Path, str, int, Node]]:
+def _report(
+    pairs: list[tuple[Node, Node]], path: Path, stack: list[tuple[Node, Path]]
+) -> Iterator[tuple[Path, str, int, Node]]:
     """Group one mapping's keys as JSON will; report the groups of two or more, push the winners."""
     groups: dict[str, list[Node]] = {}
     for key, value in pairs:

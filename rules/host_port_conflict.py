@@ -81,14 +81,20 @@ RULE = Rule(
     doc=__doc__,
     needs=frozenset({"nodes", "pods"}),
     examples=(
-        Example("host port 80 is taken by the ingress controller", _POD.replace("{port}", "80"), fails=True,
-                cluster=_CLUSTER),
+        Example(
+            "host port 80 is taken by the ingress controller",
+            _POD.replace("{port}", "80"),
+            fails=True,
+            cluster=_CLUSTER,
+        ),
         Example("a free host port", _POD.replace("{port}", "8080"), fails=False, cluster=_CLUSTER),
     ),
 )
 
-_KUBELET = ("(kubelet: \"Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the "
-            "requested pod ports\")")
+_KUBELET = (
+    "(kubelet: \"Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the "
+    'requested pod ports")'
+)
 
 
 @RULE.check

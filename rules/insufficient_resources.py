@@ -200,10 +200,12 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     detail += counted
     fate = rejection_fate(obj)
     if obj.is_static_pod:
-        fate = ("even evicting every other Pod cannot make room, so the kubelet never runs it and its mirror Pod "
-                "shows Failed")
+        fate = (
+            "even evicting every other Pod cannot make room, so the kubelet never runs it and its mirror Pod "
+            "shows Failed"
+        )
     path = spec_path(obj, "nodeName") if resource == "pods" else spec_path(obj, *request_path(spec, resource))
     # without the node's Pods the kubelet's "used" is unknown, so its message cannot be quoted
     exact = resource in ("pods", *NATIVE_ORDER) or len(found) == 1
-    quote = f" (kubelet: \"Pod was rejected: {shortage.kubelet_message}\")" if usage is not None and exact else ""
+    quote = f' (kubelet: "Pod was rejected: {shortage.kubelet_message}")' if usage is not None and exact else ""
     yield Violation(path, f"{head}: {detail}; {fate}{quote}", fix=fix)

@@ -105,8 +105,11 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         suggestions = closest_node_names(value, cluster.nodes)
         if suggestions:
             fix = f"did you mean {' or '.join(suggestions)}? ({fix})"
-    yield Violation(path, f'{field}: Invalid value: "{value}": {error}; {refused} (kubectl apply fails)',
-                    fix=template_hint(value) or fix)
+    yield Violation(
+        path,
+        f'{field}: Invalid value: "{value}": {error}; {refused} (kubectl apply fails)',
+        fix=template_hint(value) or fix,
+    )
 
 
 @RULE.fixer

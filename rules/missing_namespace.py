@@ -58,27 +58,60 @@ RULE = Rule(
     id="missing-namespace",
     severity="error",
     summary="The object's namespace does not exist and no linted manifest creates it: the API server refuses it "
-    "(namespaces \"x\" not found).",
+    '(namespaces "x" not found).',
     doc=__doc__,
     needs=frozenset({"namespaces"}),
     examples=(
-        Example("a namespace that was never created", _SERVICE.replace("{namespace}", "shop"), fails=True,
-                cluster=_CLUSTER),
-        Example("created by the same apply", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n---\n"
-                + _SERVICE.replace("{namespace}", "shop").replace("\n    ", "\n").strip() + "\n", fails=False,
-                cluster=_CLUSTER),
+        Example(
+            "a namespace that was never created", _SERVICE.replace("{namespace}", "shop"), fails=True, cluster=_CLUSTER
+        ),
+        Example(
+            "created by the same apply",
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n---\n"
+            + _SERVICE.replace("{namespace}", "shop").replace("\n    ", "\n").strip()
+            + "\n",
+            fails=False,
+            cluster=_CLUSTER,
+        ),
         Example("an existing namespace", _SERVICE.replace("{namespace}", "default"), fails=False, cluster=_CLUSTER),
     ),
 )
 
 # Namespaced kinds of the built-in API groups: checked even without metadata.namespace.
-_NAMESPACED = frozenset({
-    "Pod", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicationController",
-    "PodTemplate", "Service", "ConfigMap", "Secret", "ServiceAccount", "PersistentVolumeClaim", "Endpoints",
-    "EndpointSlice", "Ingress", "NetworkPolicy", "Role", "RoleBinding", "HorizontalPodAutoscaler",
-    "PodDisruptionBudget", "LimitRange", "ResourceQuota", "Lease", "Event", "ControllerRevision",
-    "CSIStorageCapacity", "ResourceClaim", "ResourceClaimTemplate",
-})
+_NAMESPACED = frozenset(
+    {
+        "Pod",
+        "Deployment",
+        "ReplicaSet",
+        "StatefulSet",
+        "DaemonSet",
+        "Job",
+        "CronJob",
+        "ReplicationController",
+        "PodTemplate",
+        "Service",
+        "ConfigMap",
+        "Secret",
+        "ServiceAccount",
+        "PersistentVolumeClaim",
+        "Endpoints",
+        "EndpointSlice",
+        "Ingress",
+        "NetworkPolicy",
+        "Role",
+        "RoleBinding",
+        "HorizontalPodAutoscaler",
+        "PodDisruptionBudget",
+        "LimitRange",
+        "ResourceQuota",
+        "Lease",
+        "Event",
+        "ControllerRevision",
+        "CSIStorageCapacity",
+        "ResourceClaim",
+        "ResourceClaimTemplate",
+    }
+)
 
 
 @RULE.check
@@ -94,7 +127,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     yield Violation(
         ("metadata", "namespace") if written else ("metadata",),
         f"namespace {namespace}{where} does not exist in the cluster ({cluster.source}) and no linted manifest creates "
-        f"it: the API server refuses {obj.kind} {obj.name} (NamespaceLifecycle: namespaces \"{namespace}\" not found) "
+        f'it: the API server refuses {obj.kind} {obj.name} (NamespaceLifecycle: namespaces "{namespace}" not found) '
         "and nothing is created",
         fix=f"create the namespace first (kubectl create namespace {namespace}, or a Namespace manifest in the same "
         "apply), or use one from kubectl get namespaces",

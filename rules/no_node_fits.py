@@ -157,7 +157,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         fixes.append("the required node affinity terms name no common node: fix the matchFields metadata.name values")
     yield Violation(
         path,
-        f"no node of the cluster can take {pods_noun(obj)}: it stays Pending with FailedScheduling \"{event}\""
+        f'no node of the cluster can take {pods_noun(obj)}: it stays Pending with FailedScheduling "{event}"'
         f"{note}{counted}",
         fix="; ".join(fixes) or "change the Pod's constraints",
     )

@@ -64,7 +64,12 @@ RULE = Rule(
     doc=__doc__,
     needs=frozenset({"nodes"}),
     examples=(
-        Example("a cordoned node whose kubelet stopped reporting", _POD.replace("{node}", "kind-worker4"), fails=True, cluster=_CLUSTER),
+        Example(
+            "a cordoned node whose kubelet stopped reporting",
+            _POD.replace("{node}", "kind-worker4"),
+            fails=True,
+            cluster=_CLUSTER,
+        ),
         Example("a Ready node", _POD.replace("{node}", "kind-worker"), fails=False, cluster=_CLUSTER),
     ),
 )
@@ -89,7 +94,8 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     ready = node.conditions.get("Ready")
     if ready != "True":
         problems.append(
-            f"node {name} is " + _READY_TEXT.get(ready or "", "not Ready (it has no Ready condition)")
+            f"node {name} is "
+            + _READY_TEXT.get(ready or "", "not Ready (it has no Ready condition)")
             + ", so nothing may ever start the Pod there"
         )
     state_taints = [t for t in node.taints if t.get("key") in (NOT_READY_TAINT, UNREACHABLE_TAINT)]
@@ -102,7 +108,11 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         text = ", ".join(taint_text(t) for t in state_taints)
         problems.append(
             f"it has taint {text}"
-            + ("; the taint eviction controller evicts the Pod after 300 s (the default toleration)" if evicting else "")
+            + (
+                "; the taint eviction controller evicts the Pod after 300 s (the default toleration)"
+                if evicting
+                else ""
+            )
         )
     if node.unschedulable:
         problems.append(

@@ -68,8 +68,9 @@ RULE = Rule(
     doc=__doc__,
     needs=frozenset({"nodes"}),
     examples=(
-        Example("a Windows Pod pinned to a Linux node", _POD.replace("{node}", "kind-worker"), fails=True,
-                cluster=_CLUSTER),
+        Example(
+            "a Windows Pod pinned to a Linux node", _POD.replace("{node}", "kind-worker"), fails=True, cluster=_CLUSTER
+        ),
         Example("a Windows Pod on a Windows node", _POD.replace("{node}", "win-node-1"), fails=False, cluster=_CLUSTER),
     ),
 )
@@ -114,10 +115,10 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         path = (*metadata, "labels", OS_LABEL)
         what = f"the Pod's label {OS_LABEL} is {pod_os}"
         fix = f"pin to a {pod_os} node (kubectl get nodes -L {OS_LABEL}), or fix the Pod's {OS_LABEL} label"
-    fate = ("the kubelet never runs the static Pod" if obj.is_static_pod else rejection_fate(obj))
+    fate = "the kubelet never runs the static Pod" if obj.is_static_pod else rejection_fate(obj)
     yield Violation(
         path,
         f"{pods_noun(obj)} would be rejected by the kubelet on {name} with {reason}{first}: {what} and the node runs "
-        f"{node_os} ({OS_LABEL}); {fate} (kubelet: \"Pod was rejected: {OS_MESSAGES[reason]}\")",
+        f'{node_os} ({OS_LABEL}); {fate} (kubelet: "Pod was rejected: {OS_MESSAGES[reason]}")',
         fix=fix + ", or drop nodeName and use a nodeSelector on kubernetes.io/os",
     )

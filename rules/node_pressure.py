@@ -104,17 +104,20 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     listed = " and ".join(conditions)
     if conditions == ["MemoryPressure"]:
         why = f"node {name} has MemoryPressure and the Pod is BestEffort (no cpu or memory requests or limits)"
-        fix = ("give the containers cpu and memory requests (Burstable Pods are admitted under memory pressure), "
-               "pick another node, or drop nodeName")
+        fix = (
+            "give the containers cpu and memory requests (Burstable Pods are admitted under memory pressure), "
+            "pick another node, or drop nodeName"
+        )
     else:
         why = f"node {name} has {listed}, under which the kubelet admits only critical Pods"
         freed = "disk" if "DiskPressure" in conditions else "PIDs"
-        fix = (f"pick a node without pressure, free {freed} on {name} first, or drop nodeName and let the "
-               "scheduler choose")
+        fix = (
+            f"pick a node without pressure, free {freed} on {name} first, or drop nodeName and let the scheduler choose"
+        )
     order = " (the kubelet lists the conditions in no fixed order)" if len(conditions) > 1 else ""
     yield Violation(
         spec_path(obj, "nodeName"),
         f"{pods_noun(obj)} would be rejected by the kubelet on {name} with Evicted: {why}; {rejection_fate(obj)} "
-        f"(kubelet: \"Pod was rejected: {pressure_message(conditions).rstrip()}\"{order})",
+        f'(kubelet: "Pod was rejected: {pressure_message(conditions).rstrip()}"{order})',
         fix=fix,
     )

@@ -63,8 +63,18 @@ RULE = Rule(
     doc=__doc__,
     needs=frozenset({"nodes"}),
     examples=(
-        Example("nodeSelector disktype=ssd on an hdd node", _POD.replace("{node}", "kind-worker"), fails=True, cluster=_CLUSTER),
-        Example("the selector matches the pinned node", _POD.replace("{node}", "kind-worker2"), fails=False, cluster=_CLUSTER),
+        Example(
+            "nodeSelector disktype=ssd on an hdd node",
+            _POD.replace("{node}", "kind-worker"),
+            fails=True,
+            cluster=_CLUSTER,
+        ),
+        Example(
+            "the selector matches the pinned node",
+            _POD.replace("{node}", "kind-worker2"),
+            fails=False,
+            cluster=_CLUSTER,
+        ),
     ),
 )
 
@@ -104,7 +114,8 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         requests = {}
     # nodes where the scheduler would put it: the selector matches, no taint, cordon or shortage
     matching = [
-        other.name for other in cluster.nodes.values()
+        other.name
+        for other in cluster.nodes.values()
         if not scheduler_rejections(spec, requests, other, partial(cluster.usage, other.name))
     ]
     first = reported_first(admission_reasons(obj, node, cluster), "NodeAffinity")
@@ -121,6 +132,6 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         spec_path(obj, *mismatch.path),
         f"{pods_noun(obj)} would be rejected by the kubelet on {name} with NodeAffinity{first}: {mismatch.detail}; "
         f"{fate} (kubelet: \"Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node "
-        "affinity/selector\")",
+        'affinity/selector")',
         fix=fix,
     )

@@ -65,7 +65,9 @@ RULE = Rule(
     doc=__doc__,
     needs=frozenset({"live-pods"}),
     examples=(
-        Example("moving a running Pod to another node", _POD.replace("{node}", "kind-worker2"), fails=True, cluster=_CLUSTER),
+        Example(
+            "moving a running Pod to another node", _POD.replace("{node}", "kind-worker2"), fails=True, cluster=_CLUSTER
+        ),
         Example("the same node, a new image", _POD.replace("{node}", "kind-worker"), fails=False, cluster=_CLUSTER),
     ),
 )
@@ -85,8 +87,10 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     yield Violation(
         spec_path(obj, "nodeName"),
         f"Pod {namespace}/{obj.name} already {where} ({cluster.source}); applying nodeName {node} fails with "
-        f"`The Pod \"{obj.name}\" is invalid: spec: Forbidden: pod updates may not change fields other than "
+        f'`The Pod "{obj.name}" is invalid: spec: Forbidden: pod updates may not change fields other than '
         "`spec.containers[*].image`, ...` and the Pod stays where it is",
         fix=f"delete and recreate the Pod (kubectl delete pod {obj.name} -n {namespace}, then apply), "
-        f"or keep nodeName {live.node_name}" if live.node_name else "delete and recreate the Pod",
+        f"or keep nodeName {live.node_name}"
+        if live.node_name
+        else "delete and recreate the Pod",
     )

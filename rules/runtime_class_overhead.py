@@ -71,11 +71,18 @@ RULE = Rule(
     "plugin refuses the Pod.",
     doc=__doc__,
     examples=(
-        Example("overhead set by hand, different from the RuntimeClass's",
-                _POD + "      overhead: {cpu: 100m}\n", fails=True, cluster=_CLUSTER),
+        Example(
+            "overhead set by hand, different from the RuntimeClass's",
+            _POD + "      overhead: {cpu: 100m}\n",
+            fails=True,
+            cluster=_CLUSTER,
+        ),
         Example("the RuntimeClass sets the overhead", _POD, fails=False, cluster=_CLUSTER),
-        Example("overhead set by hand without a RuntimeClass",
-                _POD.replace("      runtimeClassName: gvisor\n", "      overhead: {cpu: 100m}\n"), fails=True),
+        Example(
+            "overhead set by hand without a RuntimeClass",
+            _POD.replace("      runtimeClassName: gvisor\n", "      overhead: {cpu: 100m}\n"),
+            fails=True,
+        ),
     ),
 )
 
@@ -97,8 +104,8 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         if overhead is not None:
             yield Violation(
                 spec_path(obj, "overhead"),
-                f"spec.overhead is set by hand without a runtimeClassName: {refused} (\"pod rejected: Pod Overhead set "
-                "without corresponding RuntimeClass defined Overhead\")",
+                f'spec.overhead is set by hand without a runtimeClassName: {refused} ("pod rejected: Pod Overhead set '
+                'without corresponding RuntimeClass defined Overhead")',
                 fix=remove,
             )
         return
@@ -110,7 +117,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         yield Violation(
             spec_path(obj, "runtimeClassName"),
             f"RuntimeClass {name} does not exist in the cluster ({cluster.source}; RuntimeClasses: {known}): {refused} "
-            f"(\"pod rejected: RuntimeClass \\\"{name}\\\" not found\")",
+            f'("pod rejected: RuntimeClass \\"{name}\\" not found")',
             fix="name an existing RuntimeClass (kubectl get runtimeclasses), or create it first",
         )
         return
@@ -120,7 +127,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         listed = ", ".join(f"{resource} {value}" for resource, value in info.overhead.items())
         yield Violation(
             spec_path(obj, "overhead"),
-            f"spec.overhead differs from the overhead of RuntimeClass {name} ({listed}): {refused} (\"pod rejected: "
+            f'spec.overhead differs from the overhead of RuntimeClass {name} ({listed}): {refused} ("pod rejected: '
             "Pod's Overhead doesn't match RuntimeClass's defined Overhead\")",
             fix=remove,
         )
@@ -132,16 +139,16 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
             yield Violation(
                 spec_path(obj, "nodeSelector", key),
                 f"RuntimeClass {name} schedules its Pods with nodeSelector {key}={value} and the Pod asks for "
-                f"{key}={selector[key]}: {refused} (\"conflict: runtimeClass.scheduling.nodeSelector[{key}] = {value}; "
-                f"pod.spec.nodeSelector[{key}] = {selector[key]}\")",
+                f'{key}={selector[key]}: {refused} ("conflict: runtimeClass.scheduling.nodeSelector[{key}] = {value}; '
+                f'pod.spec.nodeSelector[{key}] = {selector[key]}")',
                 fix=f"drop nodeSelector {key} (the RuntimeClass sets it) or use another RuntimeClass",
             )
             return
     if overhead is not None and not info.overhead:
         yield Violation(
             spec_path(obj, "overhead"),
-            f"spec.overhead is set by hand and RuntimeClass {name} defines no overhead: {refused} (\"pod rejected: Pod "
-            "Overhead set without corresponding RuntimeClass defined Overhead\")",
+            f'spec.overhead is set by hand and RuntimeClass {name} defines no overhead: {refused} ("pod rejected: Pod '
+            'Overhead set without corresponding RuntimeClass defined Overhead")',
             fix=remove,
         )
 

@@ -123,9 +123,14 @@ RULE = Rule(
 )
 
 _KINDS = {
-    "serviceaccounts": "ServiceAccount", "secrets": "Secret", "configmaps": "ConfigMap",
-    "persistentvolumeclaims": "PersistentVolumeClaim", "clustertrustbundles": "ClusterTrustBundle",
-    "resourceclaims": "ResourceClaim", "csidrivers": "CSI driver", "endpoints": "Endpoints",
+    "serviceaccounts": "ServiceAccount",
+    "secrets": "Secret",
+    "configmaps": "ConfigMap",
+    "persistentvolumeclaims": "PersistentVolumeClaim",
+    "clustertrustbundles": "ClusterTrustBundle",
+    "resourceclaims": "ResourceClaim",
+    "csidrivers": "CSI driver",
+    "endpoints": "Endpoints",
     "podcertificates": "PodCertificateRequest",
 }
 # What kubelets before 1.34 (PreventStaticPodAPIReferences off) refuse themselves (tryDecodeSinglePod).
@@ -133,20 +138,26 @@ _OLD_KUBELET_ERRORS = {
     "clustertrustbundles": "static pods may not use ClusterTrustBundle projected volume sources",
     "resourceclaims": "static pods may not use ResourceClaims",
 }
-_FIX = ("remove this {kind} reference: a static Pod runs without the API server; put what it needs in files on the "
-        "node and mount them with hostPath")
+_FIX = (
+    "remove this {kind} reference: a static Pod runs without the API server; put what it needs in files on the "
+    "node and mount them with hostPath"
+)
 
 
 def _refusal(what: str) -> str:
     """What the kubelet does with a static Pod that references `what`, by version."""
     resource = what.split(" ")[0]
     if resource in _OLD_KUBELET_ERRORS:
-        older = f"kubelets before 1.34 refuse it too (\"{_OLD_KUBELET_ERRORS[resource]}\")"
+        older = f'kubelets before 1.34 refuse it too ("{_OLD_KUBELET_ERRORS[resource]}")'
     else:
-        older = ("kubelets before 1.34 run it, but the API server refuses its mirror Pod (NodeRestriction: \"node "
-                 f"... can not create pods that reference {what}\"), so kubectl never shows it")
-    return (f"the kubelet refuses this static Pod (\"static pods may not reference {what}\": "
-            f"PreventStaticPodAPIReferences, on by default from 1.34 and always from 1.37); {older}")
+        older = (
+            'kubelets before 1.34 run it, but the API server refuses its mirror Pod (NodeRestriction: "node '
+            f'... can not create pods that reference {what}"), so kubectl never shows it'
+        )
+    return (
+        f'the kubelet refuses this static Pod ("static pods may not reference {what}": '
+        f"PreventStaticPodAPIReferences, on by default from 1.34 and always from 1.37); {older}"
+    )
 
 
 @RULE.file_check
@@ -154,24 +165,36 @@ def check_file(objects: Sequence[Manifest], context: Context) -> Iterator[tuple[
     """One Pod per file, nothing else."""
     for position, obj in enumerate(objects):
         if obj.node is not obj.document.root:
-            yield obj, Violation(
-                (), "a static Pod file holds a List: the kubelet loads exactly one Pod "
-                "per file and refuses this one (Could not process manifest file)",
-                fix="put each Pod in a file of its own",
+            yield (
+                obj,
+                Violation(
+                    (),
+                    "a static Pod file holds a List: the kubelet loads exactly one Pod "
+                    "per file and refuses this one (Could not process manifest file)",
+                    fix="put each Pod in a file of its own",
+                ),
             )
             return
         if position == 0 and obj.kind != "Pod":
-            yield obj, Violation(
-                ("kind",), f"a static Pod file holds a {obj.kind}: the kubelet loads only Pods from "
-                "its staticPodPath and refuses this file (Could not process manifest file); nothing runs",
-                fix="apply this object with kubectl instead, or write it as a Pod",
+            yield (
+                obj,
+                Violation(
+                    ("kind",),
+                    f"a static Pod file holds a {obj.kind}: the kubelet loads only Pods from "
+                    "its staticPodPath and refuses this file (Could not process manifest file); nothing runs",
+                    fix="apply this object with kubectl instead, or write it as a Pod",
+                ),
             )
         elif position > 0:
-            yield obj, Violation(
-                (), f"a static Pod file holds several documents: the kubelet decodes only the first one "
-                f"({objects[0].kind} {objects[0].name}) and silently ignores this {obj.kind} {obj.name}, "
-                "which never runs",
-                fix="put each Pod in a file of its own",
+            yield (
+                obj,
+                Violation(
+                    (),
+                    f"a static Pod file holds several documents: the kubelet decodes only the first one "
+                    f"({objects[0].kind} {objects[0].name}) and silently ignores this {obj.kind} {obj.name}, "
+                    "which never runs",
+                    fix="put each Pod in a file of its own",
+                ),
             )
     if objects and objects[0].is_pod:
         yield from ((objects[0], v) for v in _pod_violations(objects[0]))
@@ -187,13 +210,15 @@ def _pod_violations(obj: Manifest) -> Iterator[Violation]:
     ):
         if spec.get(field):
             yield Violation(
-                spec_path(obj, field), f"{why}: the mirror Pod is refused by the API server, so the Pod never shows in kubectl",
+                spec_path(obj, field),
+                f"{why}: the mirror Pod is refused by the API server, so the Pod never shows in kubectl",
                 fix=f"remove spec.{field}",
             )
     name = obj.name
     if not name:
-        yield Violation(("metadata",), "the static Pod has no metadata.name: the kubelet cannot load it",
-                        fix="set metadata.name")
+        yield Violation(
+            ("metadata",), "the static Pod has no metadata.name: the kubelet cannot load it", fix="set metadata.name"
+        )
         return
     node = pinned_node(obj)
     mirror = f"{name}-{node.lower()}" if node else f"{name}-x"
@@ -211,24 +236,58 @@ def _pod_violations(obj: Manifest) -> Iterator[Violation]:
 
 # Volume sources that need no API object (the allowed cases of HasAPIObjectReference); their
 # secretRef fields are caught by VisitPodSecretNames before.
-_LOCAL_VOLUMES = frozenset({
-    "awsElasticBlockStore", "azureDisk", "cephfs", "cinder", "downwardAPI", "emptyDir", "fc", "flexVolume", "flocker",
-    "gcePersistentDisk", "gitRepo", "hostPath", "image", "iscsi", "nfs", "photonPersistentDisk", "portworxVolume",
-    "quobyte", "rbd", "scaleIO", "storageos", "vsphereVolume",
-})
+_LOCAL_VOLUMES = frozenset(
+    {
+        "awsElasticBlockStore",
+        "azureDisk",
+        "cephfs",
+        "cinder",
+        "downwardAPI",
+        "emptyDir",
+        "fc",
+        "flexVolume",
+        "flocker",
+        "gcePersistentDisk",
+        "gitRepo",
+        "hostPath",
+        "image",
+        "iscsi",
+        "nfs",
+        "photonPersistentDisk",
+        "portworxVolume",
+        "quobyte",
+        "rbd",
+        "scaleIO",
+        "storageos",
+        "vsphereVolume",
+    }
+)
 # Volume sources whose secretRef / nodePublishSecretRef VisitPodSecretNames visits.
-_SECRET_REF_VOLUMES = {"cephfs": "secretRef", "cinder": "secretRef", "flexVolume": "secretRef", "rbd": "secretRef",
-                       "scaleIO": "secretRef", "iscsi": "secretRef", "storageos": "secretRef",
-                       "csi": "nodePublishSecretRef"}
+_SECRET_REF_VOLUMES = {
+    "cephfs": "secretRef",
+    "cinder": "secretRef",
+    "flexVolume": "secretRef",
+    "rbd": "secretRef",
+    "scaleIO": "secretRef",
+    "iscsi": "secretRef",
+    "storageos": "secretRef",
+    "csi": "nodePublishSecretRef",
+}
 # The other volume sources HasAPIObjectReference refuses, and how it names them.
 _API_VOLUMES = {
-    "csi": "csidrivers (via CSI volumes)", "glusterfs": "endpoints (via glusterFS volumes)",
-    "persistentVolumeClaim": "persistentvolumeclaims", "ephemeral": "persistentvolumeclaims (via ephemeral volumes)",
+    "csi": "csidrivers (via CSI volumes)",
+    "glusterfs": "endpoints (via glusterFS volumes)",
+    "persistentVolumeClaim": "persistentvolumeclaims",
+    "ephemeral": "persistentvolumeclaims (via ephemeral volumes)",
     "azureFile": "secrets (via azureFile volumes)",
 }
-_PROJECTED = {"configMap": "configmaps (via projected volumes)", "secret": "secrets (via projected volumes)",
-              "serviceAccountToken": "serviceaccounts (via projected volumes)",
-              "clusterTrustBundle": "clustertrustbundles", "podCertificate": "podcertificates"}
+_PROJECTED = {
+    "configMap": "configmaps (via projected volumes)",
+    "secret": "secrets (via projected volumes)",
+    "serviceAccountToken": "serviceaccounts (via projected volumes)",
+    "clusterTrustBundle": "clustertrustbundles",
+    "podCertificate": "podcertificates",
+}
 
 
 def _api_references(spec: dict[str, Any]) -> Iterator[tuple[Path, str]]:
@@ -291,8 +350,9 @@ def _configmap_references(spec: dict[str, Any]) -> Iterator[tuple[Path, str]]:
                 yield ("volumes", index, "projected", "sources", s_index, "configMap"), "configmaps"
 
 
-def _container_references(spec: dict[str, Any], key_ref: str, env_from_ref: str,
-                          what: str) -> Iterator[tuple[Path, str]]:
+def _container_references(
+    spec: dict[str, Any], key_ref: str, env_from_ref: str, what: str
+) -> Iterator[tuple[Path, str]]:
     for group in ("initContainers", "containers", "ephemeralContainers"):
         for c_index, container in enumerate(_list(spec.get(group))):
             container = _mapping(container)
@@ -321,11 +381,14 @@ def check_static_folder(pods: Sequence[Manifest], context: Context) -> Iterator[
         if not pod.name:
             continue
         if key in first:
-            yield pod, Violation(
-                ("metadata", "name"),
-                f"{pod.namespace}/{pod.name} is already defined by {first[key].path}: the kubelet loads the files "
-                "of its staticPodPath in name order and ignores this duplicate",
-                fix="give each static Pod a unique name, or delete the stale copy",
+            yield (
+                pod,
+                Violation(
+                    ("metadata", "name"),
+                    f"{pod.namespace}/{pod.name} is already defined by {first[key].path}: the kubelet loads the files "
+                    "of its staticPodPath in name order and ignores this duplicate",
+                    fix="give each static Pod a unique name, or delete the stale copy",
+                ),
             )
         else:
             first[key] = pod

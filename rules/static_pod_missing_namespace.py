@@ -58,10 +58,20 @@ RULE = Rule(
     doc=__doc__,
     needs=frozenset({"namespaces"}),
     examples=(
-        Example("a namespace that was never created", _POD.replace("{namespace}", "monitoring"), fails=True,
-                cluster=_CLUSTER, static_pod=True),
-        Example("kube-system exists", _POD.replace("{namespace}", "kube-system"), fails=False, cluster=_CLUSTER,
-                static_pod=True),
+        Example(
+            "a namespace that was never created",
+            _POD.replace("{namespace}", "monitoring"),
+            fails=True,
+            cluster=_CLUSTER,
+            static_pod=True,
+        ),
+        Example(
+            "kube-system exists",
+            _POD.replace("{namespace}", "kube-system"),
+            fails=False,
+            cluster=_CLUSTER,
+            static_pod=True,
+        ),
     ),
 )
 
@@ -79,7 +89,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     yield Violation(
         path,
         f"namespace {namespace} does not exist in the cluster ({cluster.source}): the kubelet runs the static Pod's "
-        f"containers on its node, but the API server refuses its mirror Pod (namespaces \"{namespace}\" not found), "
+        f'containers on its node, but the API server refuses its mirror Pod (namespaces "{namespace}" not found), '
         "so kubectl never shows it",
         fix=f"create the namespace (kubectl create namespace {namespace}) or use one that exists, such as kube-system",
     )

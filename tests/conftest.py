@@ -24,8 +24,15 @@ ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 
 
-def lint_yaml(text: str, *, rules: list[str] | None = None, cluster=None, static_pod: bool = False,
-              namespace: str = "default", static_pod_node: str | None = None) -> list[Finding]:
+def lint_yaml(
+    text: str,
+    *,
+    rules: list[str] | None = None,
+    cluster=None,
+    static_pod: bool = False,
+    namespace: str = "default",
+    static_pod_node: str | None = None,
+) -> list[Finding]:
     """Findings for YAML text with the given rules (default: every rule) at default severities."""
     catalogue = all_rules()
     context = Context(cluster=cluster, default_namespace=namespace, static_pod_node=static_pod_node)
@@ -36,17 +43,24 @@ def lint_yaml(text: str, *, rules: list[str] | None = None, cluster=None, static
     return run.findings
 
 
-def run_cli(*args: str, cwd: Path | str | None = None, stdin: str | bytes | None = None,
-            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, cwd: Path | str | None = None, stdin: str | bytes | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run `python -m nodename_lint ARGS` as a user would; text in, text out."""
     full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
     data = stdin.encode() if isinstance(stdin, str) else stdin
     completed = subprocess.run(
-        [sys.executable, "-m", "nodename_lint", *args], cwd=cwd, input=data, capture_output=True, env=full_env,
+        [sys.executable, "-m", "nodename_lint", *args],
+        cwd=cwd,
+        input=data,
+        capture_output=True,
+        env=full_env,
         timeout=120,
     )
     return subprocess.CompletedProcess(
-        completed.args, completed.returncode, completed.stdout.decode("utf-8", "replace"),
+        completed.args,
+        completed.returncode,
+        completed.stdout.decode("utf-8", "replace"),
         completed.stderr.decode("utf-8", "replace"),
     )
 

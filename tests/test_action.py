@@ -29,7 +29,8 @@ from .test_sarif import BROKEN_DEPLOYMENT, assert_valid_sarif
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 DEBUG_POD = (ROOT / "examples" / "deploy" / "debug-pod.yaml").read_text(encoding="utf-8")
 CLEAN_DEPLOYMENT = BROKEN_DEPLOYMENT.replace(
-    "      nodeName: worker-2\n", "      nodeSelector:\n        kubernetes.io/hostname: worker-2\n")
+    "      nodeName: worker-2\n", "      nodeSelector:\n        kubernetes.io/hostname: worker-2\n"
+)
 
 
 @dataclass
@@ -83,12 +84,18 @@ def run_action(workspace: Path, tmp_path: Path, event: dict, action_path: Path =
     event_path = runner / "event.json"
     event_path.write_text(json.dumps(event), encoding="utf-8")
     base_env = {
-        **os.environ, **GIT_IDENTITY,
+        **os.environ,
+        **GIT_IDENTITY,
         "PATH": os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]),
-        "CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_WORKSPACE": str(workspace),
-        "GITHUB_ACTION_PATH": str(action_path), "GITHUB_EVENT_NAME": "pull_request",
-        "GITHUB_EVENT_PATH": str(event_path), "GITHUB_BASE_REF": event["pull_request"]["base"]["ref"],
-        "GITHUB_HEAD_REF": event["pull_request"]["head"]["ref"], "RUNNER_TEMP": str(runner),
+        "CI": "true",
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_ACTION_PATH": str(action_path),
+        "GITHUB_EVENT_NAME": "pull_request",
+        "GITHUB_EVENT_PATH": str(event_path),
+        "GITHUB_BASE_REF": event["pull_request"]["base"]["ref"],
+        "GITHUB_HEAD_REF": event["pull_request"]["head"]["ref"],
+        "RUNNER_TEMP": str(runner),
     }
     base_env.pop("NO_COLOR", None)
     steps: dict[str, dict[str, str]] = {}
@@ -102,8 +109,14 @@ def run_action(workspace: Path, tmp_path: Path, event: dict, action_path: Path =
         script.write_text(_substitute(step["run"], inputs, steps), encoding="utf-8")
         env = {**base_env, "GITHUB_OUTPUT": str(output_file), "GITHUB_STEP_SUMMARY": str(summary_file)}
         env.update({name: _substitute(str(value), inputs, steps) for name, value in (step.get("env") or {}).items()})
-        completed = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
-                                   cwd=workspace, env=env, capture_output=True, text=True, timeout=900)
+        completed = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         stdout.append(completed.stdout)
         stderr.append(completed.stderr)
         summary.append(summary_file.read_text(encoding="utf-8"))
@@ -149,17 +162,26 @@ def pull_request(tmp_path: Path) -> tuple[Path, dict]:
     _git(workspace, "commit", "-q", "-m", "base")
     base_sha = _git(workspace, "rev-parse", "HEAD")
     _git(workspace, "checkout", "-q", "-b", "add-debug-pod")
-    _write(workspace, {"deploy/debug-pod.yaml": DEBUG_POD,
-                       "deploy/web.yaml": CLEAN_DEPLOYMENT.replace("namespace: shop", "namespace: store")})
+    _write(
+        workspace,
+        {
+            "deploy/debug-pod.yaml": DEBUG_POD,
+            "deploy/web.yaml": CLEAN_DEPLOYMENT.replace("namespace: shop", "namespace: store"),
+        },
+    )
     _git(workspace, "add", ".")
     _git(workspace, "commit", "-q", "-m", "add a debug pod")
     head_sha = _git(workspace, "rev-parse", "HEAD")
     _git(workspace, "checkout", "-q", "--detach", "main")
     _git(workspace, "merge", "-q", "--no-ff", "-m", "Merge add-debug-pod into main", "add-debug-pod")
     event = {
-        "action": "synchronize", "number": 7,
-        "pull_request": {"number": 7, "base": {"ref": "main", "sha": base_sha},
-                         "head": {"ref": "add-debug-pod", "sha": head_sha}},
+        "action": "synchronize",
+        "number": 7,
+        "pull_request": {
+            "number": 7,
+            "base": {"ref": "main", "sha": base_sha},
+            "head": {"ref": "add-debug-pod", "sha": head_sha},
+        },
     }
     return workspace, event
 
@@ -176,14 +198,22 @@ def test_action_annotates_summarises_and_fails_on_errors(pull_request, tmp_path:
     assert "bypasses the scheduler" in run.annotations()[0]
     assert "every replica of Deployment web" in run.annotations()[1]
     sarif_path = workspace / "results" / "nodename-lint.sarif"
-    assert run.outputs == {"sarif-file": str(sarif_path), "findings": "2", "errors": "1", "warnings": "0",
-                           "infos": "1", "exit-code": "1"}
+    assert run.outputs == {
+        "sarif-file": str(sarif_path),
+        "findings": "2",
+        "errors": "1",
+        "warnings": "0",
+        "infos": "1",
+        "exit-code": "1",
+    }
     log = assert_valid_sarif(sarif_path.read_text(encoding="utf-8"))
     uris = [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in log["runs"][0]["results"]]
     assert uris == ["deploy/debug-pod.yaml", "deploy/legacy.yaml"]
     assert "Found 2 problems (1 error, 0 warnings, 1 info)" in run.summary
-    assert ("| :x: error | [`nodename-in-template`](https://github.com/nodename-lint/nodename-lint/blob/main/docs/"
-            "rules/nodename-in-template.md) | <code>deploy/legacy.yaml:13:7</code> |") in run.summary
+    assert (
+        "| :x: error | [`nodename-in-template`](https://github.com/nodename-lint/nodename-lint/blob/main/docs/"
+        "rules/nodename-in-template.md) | <code>deploy/legacy.yaml:13:7</code> |"
+    ) in run.summary
 
 
 def test_only_changed_reports_the_files_of_the_pull_request(pull_request, tmp_path: Path):
@@ -198,7 +228,9 @@ def test_only_changed_reports_the_files_of_the_pull_request(pull_request, tmp_pa
     log = assert_valid_sarif(Path(run.outputs["sarif-file"]).read_text(encoding="utf-8"))
     results = log["runs"][0]["results"]
     assert [(r["ruleId"], r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]) for r in results] == [
-        ("nodename-on-pod", "deploy/debug-pod.yaml"), ("nodename-in-template", "deploy/legacy.yaml")]
+        ("nodename-on-pod", "deploy/debug-pod.yaml"),
+        ("nodename-in-template", "deploy/legacy.yaml"),
+    ]
     assert "1 finding in files unchanged since" in run.summary
 
     strict = run_action(workspace, tmp_path, event, only_changed="true", fail_on="info")
@@ -209,7 +241,10 @@ def test_only_changed_without_the_base_commit_reports_everything_and_says_why(pu
     workspace, event = pull_request
     event["pull_request"]["base"] = {"ref": "release-9", "sha": "1" * 40}
     run = run_action(workspace, tmp_path, event, only_changed="true")
-    assert "::warning title=nodename-lint::only-changed: the pull request's base commit is not in this checkout" in run.stdout
+    assert (
+        "::warning title=nodename-lint::only-changed: the pull request's base commit is not in this checkout"
+        in run.stdout
+    )
     assert run.outputs["findings"] == "2" and run.exit_code == 1
 
 
@@ -226,8 +261,9 @@ def test_config_and_usage_errors_reach_the_log_not_a_traceback(pull_request, tmp
     assert "Traceback" not in missing.stderr and missing.outputs["sarif-file"] == ""
 
 
-def test_install_step_installs_the_action_checkout_into_a_virtualenv(pull_request, tmp_path: Path,
-                                                                     api_server: ApiServer, kubeconfig: Path):
+def test_install_step_installs_the_action_checkout_into_a_virtualenv(
+    pull_request, tmp_path: Path, api_server: ApiServer, kubeconfig: Path
+):
     """The real install: pip installs a copy of this checkout (and its dependencies from the index), no extras.
 
     That one plain install runs the Action against a live cluster, and `--fix`.
@@ -237,8 +273,15 @@ def test_install_step_installs_the_action_checkout_into_a_virtualenv(pull_reques
     snapshot_working_tree(action_path)
     markers = tmp_path / "markers"
     plant_hostile_modules(workspace, markers)  # the venv and pip modules of the install are not the PR's
-    run = run_action(workspace, tmp_path, event, action_path=action_path, paths="deploy",
-                     kubeconfig=str(kubeconfig), context="kind-kind")
+    run = run_action(
+        workspace,
+        tmp_path,
+        event,
+        action_path=action_path,
+        paths="deploy",
+        kubeconfig=str(kubeconfig),
+        context="kind-kind",
+    )
     assert sorted(path.name for path in markers.iterdir()) == [], run.stderr
     python = run.step_outputs["install"].get("python", "")
     if not python and any(word in run.stderr for word in ("NewConnectionError", "Could not find a version")):
@@ -247,16 +290,19 @@ def test_install_step_installs_the_action_checkout_into_a_virtualenv(pull_reques
     assert "already installed" not in run.stdout
     assert run.exit_code == 1, run.stderr
     # worker-2 is no node of the live kind cluster: a cluster rule's finding, from the official client
-    assert any(a.startswith("::error file=deploy/legacy.yaml,line=13,col=7,title=nodename-lint unknown-node::")
-               for a in run.annotations()), run.stdout
+    assert any(
+        a.startswith("::error file=deploy/legacy.yaml,line=13,col=7,title=nodename-lint unknown-node::")
+        for a in run.annotations()
+    ), run.stdout
     assert "Skipped" not in run.summary, "the live cluster was read: every rule ran"
     assert [request.path for request in api_server.requests][:2] == ["/api/v1/nodes", "/api/v1/namespaces"]
     assert api_server.methods == {"GET"}
 
     fixed = workspace / "deploy" / "legacy.yaml"
     installed = Path(python).parent / "nodename-lint"
-    completed = subprocess.run([str(installed), "--fix", str(fixed)], capture_output=True, text=True, timeout=120,
-                               check=False)
+    completed = subprocess.run(
+        [str(installed), "--fix", str(fixed)], capture_output=True, text=True, timeout=120, check=False
+    )
     assert "fixed 1 problem in 1 file" in completed.stderr, completed.stderr
     assert "kubernetes.io/hostname: worker-2" in fixed.read_text(encoding="utf-8")
     assert "nodeName" not in fixed.read_text(encoding="utf-8")
@@ -265,13 +311,19 @@ def test_install_step_installs_the_action_checkout_into_a_virtualenv(pull_reques
 def test_cluster_state_input_runs_the_cluster_rules(pull_request, tmp_path: Path):
     workspace, event = pull_request
     (workspace / "cluster-state.yaml").write_text(
-        (ROOT / "examples" / "cluster" / "state.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+        (ROOT / "examples" / "cluster" / "state.yaml").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     _write(workspace, {"deploy/debug-pod.yaml": DEBUG_POD.replace("kind-worker", "kind-wroker")})
     run = run_action(workspace, tmp_path, event, paths="deploy", cluster_state="cluster-state.yaml")
     assert run.exit_code == 1
-    assert any(a.startswith("::error file=deploy/debug-pod.yaml,line=8,col=3,title=nodename-lint unknown-node::")
-               for a in run.annotations()), run.stdout
-    assert "[`unknown-node`](https://github.com/nodename-lint/nodename-lint/blob/main/docs/rules/unknown-node.md)" in run.summary
+    assert any(
+        a.startswith("::error file=deploy/debug-pod.yaml,line=8,col=3,title=nodename-lint unknown-node::")
+        for a in run.annotations()
+    ), run.stdout
+    assert (
+        "[`unknown-node`](https://github.com/nodename-lint/nodename-lint/blob/main/docs/rules/unknown-node.md)"
+        in run.summary
+    )
 
 
 def test_example_workflow_uses_the_inputs_and_outputs_action_yml_declares():
@@ -287,8 +339,18 @@ def test_example_workflow_uses_the_inputs_and_outputs_action_yml_declares():
 
 
 # --- a pull request written by an attacker (issue 10) ------------------------------------------------
-HOSTILE_MODULES = ("json.py", "yaml.py", "click.py", "nodename_lint/__init__.py", "kubernetes/__init__.py",
-                   "venv.py", "pip/__init__.py", "pathlib.py", "encodings/__init__.py", "multiprocessing/__init__.py")
+HOSTILE_MODULES = (
+    "json.py",
+    "yaml.py",
+    "click.py",
+    "nodename_lint/__init__.py",
+    "kubernetes/__init__.py",
+    "venv.py",
+    "pip/__init__.py",
+    "pathlib.py",
+    "encodings/__init__.py",
+    "multiprocessing/__init__.py",
+)
 
 
 def plant_hostile_modules(workspace: Path, markers: Path) -> None:

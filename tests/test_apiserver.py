@@ -12,8 +12,12 @@ from tests.apiserver import TOKEN, ApiServer
 
 def _call(server: ApiServer, method: str, path: str, token: str = TOKEN) -> tuple[int, dict]:
     context = ssl.create_default_context(cadata=server.ca_pem.decode())
-    request = urllib.request.Request(f"{server.url}{path}", method=method, headers={"Authorization": f"Bearer {token}"},
-                                     data=b"{}" if method != "GET" else None)
+    request = urllib.request.Request(
+        f"{server.url}{path}",
+        method=method,
+        headers={"Authorization": f"Bearer {token}"},
+        data=b"{}" if method != "GET" else None,
+    )
     try:
         with urllib.request.urlopen(request, context=context, timeout=5) as response:
             return response.status, json.load(response)
@@ -33,9 +37,13 @@ def test_selectors_and_errors_as_the_api_server_gives_them(api_server: ApiServer
     status, body = _call(api_server, "GET", "/api/v1/pods?fieldSelector=status.phase%3DSucceeded")
     assert status == 200 and [p["metadata"]["name"] for p in body["items"]] == ["done-job-x7k2p"]
     assert body["kind"] == "PodList" and "kind" not in body["items"][0]  # list items carry no kind, as on a real server
-    status, body = _call(api_server, "GET", "/api/v1/namespaces/kube-system/pods?fieldSelector=spec.nodeName%3Dkind-worker")
+    status, body = _call(
+        api_server, "GET", "/api/v1/namespaces/kube-system/pods?fieldSelector=spec.nodeName%3Dkind-worker"
+    )
     assert {p["metadata"]["name"] for p in body["items"]} == {"kindnet-4kd8w", "kube-proxy-9xq2c"}
-    status, body = _call(api_server, "GET", "/api/v1/nodes?labelSelector=kubernetes.io/hostname%20notin%20(kind-worker)")
+    status, body = _call(
+        api_server, "GET", "/api/v1/nodes?labelSelector=kubernetes.io/hostname%20notin%20(kind-worker)"
+    )
     assert [n["metadata"]["name"] for n in body["items"]] == ["kind-control-plane", "kind-worker2"]
     status, body = _call(api_server, "GET", "/api/v1/nodes?fieldSelector=spec.nodeName%3Dx")
     assert status == 400 and "field label not supported: spec.nodeName" in body["message"]

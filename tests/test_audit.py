@@ -29,8 +29,13 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
 def nodes() -> list[dict[str, Any]]:
     return [
         kind_node("kind-worker", cpu="4", index=1),
-        kind_node("kind-gone", ready="Unknown", unschedulable=True, index=2,
-                  taints=[{"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}]),
+        kind_node(
+            "kind-gone",
+            ready="Unknown",
+            unschedulable=True,
+            index=2,
+            taints=[{"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}],
+        ),
     ]
 
 
@@ -42,32 +47,54 @@ def managed_by(manager: str, *, nodename: bool, subresource: str | None = None) 
     spec: dict[str, Any] = {"f:containers": {}}
     if nodename:
         spec["f:nodeName"] = {}
-    entry: dict[str, Any] = {"manager": manager, "operation": "Update", "fieldsType": "FieldsV1",
-                             "fieldsV1": {"f:spec": spec}}
+    entry: dict[str, Any] = {
+        "manager": manager,
+        "operation": "Update",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {"f:spec": spec},
+    }
     if subresource:
         entry["subresource"] = subresource
     return {"managedFields": [entry]}
 
 
-def pod(name: str, node: str | None, *, phase: str = "Running", cpu: str = "100m", meta: dict[str, Any] | None = None,
-        status: dict[str, Any] | None = None, spec: dict[str, Any] | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"containers": [{"name": "main", "image": "busybox:1.37",
-                                            "resources": {"requests": {"cpu": cpu}}}], **(spec or {})}
+def pod(
+    name: str,
+    node: str | None,
+    *,
+    phase: str = "Running",
+    cpu: str = "100m",
+    meta: dict[str, Any] | None = None,
+    status: dict[str, Any] | None = None,
+    spec: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "containers": [{"name": "main", "image": "busybox:1.37", "resources": {"requests": {"cpu": cpu}}}],
+        **(spec or {}),
+    }
     if node:
         body["nodeName"] = node
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "default", "creationTimestamp": "2026-11-29T22:00:00Z",
-                         **(meta or {})},
-            "spec": body, "status": {"phase": phase, **(status or {})}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "creationTimestamp": "2026-11-29T22:00:00Z", **(meta or {})},
+        "spec": body,
+        "status": {"phase": phase, **(status or {})},
+    }
 
 
-def workload(kind: str, name: str, template_spec: dict[str, Any], *, meta: dict[str, Any] | None = None,
-             replicas: int = 1) -> dict[str, Any]:
+def workload(
+    kind: str, name: str, template_spec: dict[str, Any], *, meta: dict[str, Any] | None = None, replicas: int = 1
+) -> dict[str, Any]:
     spec: dict[str, Any] = {"template": {"metadata": {"labels": {"app": name}}, "spec": template_spec}}
     if kind != "DaemonSet":
         spec["replicas"] = replicas
-    return {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name, "namespace": "default", **(meta or {})},
-            "spec": spec}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": kind,
+        "metadata": {"name": name, "namespace": "default", **(meta or {})},
+        "spec": spec,
+    }
 
 
 def container(cpu: str) -> list[dict[str, Any]]:
@@ -95,16 +122,19 @@ REJECTED = "Pod was rejected: Node didn't have enough resource: cpu"
 
 
 # --- who placed a Pod -----------------------------------------------------------------------------
-@pytest.mark.parametrize("meta,expected", [
-    ({"annotations": {"kubernetes.io/config.mirror": "abc"}}, Placement.MIRROR),
-    (owned_by("Node", "kind-worker"), Placement.MIRROR),
-    (owned_by("DaemonSet", "kindnet"), Placement.DAEMONSET),
-    (owned_by("ReplicaSet", "web-5d8f"), Placement.CONTROLLER),
-    (managed_by("kubectl-run", nodename=False), Placement.SCHEDULER),
-    (managed_by("kube-scheduler", nodename=True, subresource="binding"), Placement.SCHEDULER),
-    (HAND, Placement.BY_HAND),
-    ({}, Placement.UNKNOWN),
-])
+@pytest.mark.parametrize(
+    "meta,expected",
+    [
+        ({"annotations": {"kubernetes.io/config.mirror": "abc"}}, Placement.MIRROR),
+        (owned_by("Node", "kind-worker"), Placement.MIRROR),
+        (owned_by("DaemonSet", "kindnet"), Placement.DAEMONSET),
+        (owned_by("ReplicaSet", "web-5d8f"), Placement.CONTROLLER),
+        (managed_by("kubectl-run", nodename=False), Placement.SCHEDULER),
+        (managed_by("kube-scheduler", nodename=True, subresource="binding"), Placement.SCHEDULER),
+        (HAND, Placement.BY_HAND),
+        ({}, Placement.UNKNOWN),
+    ],
+)
 def test_placement_is_read_from_owners_and_managed_fields(meta: dict[str, Any], expected: Placement) -> None:
     assert placement(pod("p", "kind-worker", meta=meta)) is expected
 
@@ -124,21 +154,26 @@ SYSTEM_PLACED = {
 
 
 @pytest.mark.parametrize("who", sorted(SYSTEM_PLACED))
-@pytest.mark.parametrize("node,phase,status", [
-    ("kind-gone", "Running", {}),  # NotReady, cordoned, NoExecute-tainted
-    ("no-such-node", "Pending", {}),  # orphaned
-    ("kind-worker", "Failed", {"reason": "OutOfcpu", "message": REJECTED}),
-])
+@pytest.mark.parametrize(
+    "node,phase,status",
+    [
+        ("kind-gone", "Running", {}),  # NotReady, cordoned, NoExecute-tainted
+        ("no-such-node", "Pending", {}),  # orphaned
+        ("kind-worker", "Failed", {"reason": "OutOfcpu", "message": REJECTED}),
+    ],
+)
 def test_system_placed_pods_are_never_reported(who: str, node: str, phase: str, status: dict[str, Any]) -> None:
     assert audit(pod("p", node, phase=phase, cpu="100", meta=SYSTEM_PLACED[who], status=status)) == []
 
 
-@pytest.mark.parametrize("node,phase,status,rule", [
-    ("kind-gone", "Running", {}, "node-not-ready"),
-    ("no-such-node", "Pending", {}, "unknown-node"),
-    ("kind-worker", "Failed", {"reason": "OutOfcpu", "message": REJECTED},
-     "insufficient-resources"),
-])
+@pytest.mark.parametrize(
+    "node,phase,status,rule",
+    [
+        ("kind-gone", "Running", {}, "node-not-ready"),
+        ("no-such-node", "Pending", {}, "unknown-node"),
+        ("kind-worker", "Failed", {"reason": "OutOfcpu", "message": REJECTED}, "insufficient-resources"),
+    ],
+)
 def test_the_same_pods_pinned_by_hand_are_reported(node: str, phase: str, status: dict[str, Any], rule: str) -> None:
     assert ("Pod/default/p", rule) in audit(pod("p", node, phase=phase, cpu="100", meta=HAND, status=status))
 
@@ -155,9 +190,11 @@ def test_a_succeeded_pod_pinned_by_hand_is_done_and_not_reported() -> None:
 # --- workloads: once, on the owner ----------------------------------------------------------------
 def test_a_replicaset_owned_by_a_deployment_is_reported_once_on_the_deployment() -> None:
     pinned = {"nodeName": "kind-worker", "containers": container("100m")}
-    found = audit(workload("Deployment", "web", pinned),
-                  workload("ReplicaSet", "web-5d8f", pinned, meta=owned_by("Deployment", "web")),
-                  pod("web-5d8f-abcde", "kind-worker", meta=owned_by("ReplicaSet", "web-5d8f")))
+    found = audit(
+        workload("Deployment", "web", pinned),
+        workload("ReplicaSet", "web-5d8f", pinned, meta=owned_by("Deployment", "web")),
+        pod("web-5d8f-abcde", "kind-worker", meta=owned_by("ReplicaSet", "web-5d8f")),
+    )
     assert found == [("Deployment/default/web", "nodename-in-template")]
 
 
@@ -168,8 +205,13 @@ def test_a_replicaset_whose_owner_is_not_in_the_state_is_reported_itself() -> No
 
 
 def test_a_workload_without_node_name_is_silent() -> None:
-    assert audit(workload("Deployment", "web", {"containers": container("100m")}),
-                 workload("DaemonSet", "agent", {"containers": container("100m")})) == []
+    assert (
+        audit(
+            workload("Deployment", "web", {"containers": container("100m")}),
+            workload("DaemonSet", "agent", {"containers": container("100m")}),
+        )
+        == []
+    )
 
 
 def test_a_running_object_is_not_reported_for_not_fitting_next_to_itself() -> None:
@@ -178,9 +220,11 @@ def test_a_running_object_is_not_reported_for_not_fitting_next_to_itself() -> No
     pinned = {"nodeName": "kind-worker", "containers": container("1500m")}
     replicas = [pod(f"web-{i}", "kind-worker", cpu="1500m", meta=owned_by("Deployment", "web")) for i in range(2)]
     assert audit(workload("Deployment", "web", pinned, replicas=2), *replicas) == [
-        ("Deployment/default/web", "nodename-in-template")]
+        ("Deployment/default/web", "nodename-in-template")
+    ]
     assert ("Deployment/default/web", "insufficient-resources") in audit(
-        workload("Deployment", "web", pinned, replicas=3), *replicas)
+        workload("Deployment", "web", pinned, replicas=3), *replicas
+    )
 
 
 # --- live-state messages --------------------------------------------------------------------------
@@ -190,15 +234,25 @@ def audit_messages(*objects: dict[str, Any]) -> dict[str, str]:
 
 def test_a_pod_on_a_missing_node_gets_the_podgc_timeline_from_its_creation() -> None:
     message = audit_messages(pod("ghost", "kind-wroker", phase="Pending", meta=HAND))["unknown-node"]
-    assert ("? In the cluster: it is Pending, created at 2026-11-29T22:00:00Z: with its node missing since then, PodGC "
-            "deletes it between 2026-11-29T22:00:40Z and 2026-11-29T22:01:20Z") in message
+    assert (
+        "? In the cluster: it is Pending, created at 2026-11-29T22:00:00Z: with its node missing since then, PodGC "
+        "deletes it between 2026-11-29T22:00:40Z and 2026-11-29T22:01:20Z"
+    ) in message
     assert "which has passed" in message
 
 
 def test_a_rejected_pod_is_explained_by_the_rule_and_quotes_the_kubelet() -> None:
     kubelet = "Pod was rejected: Node didn't have enough resource: cpu, requested: 100000, used: 100, capacity: 4000"
-    message = audit_messages(pod("bigcpu", "kind-worker", phase="Failed", cpu="100", meta=HAND,
-                                 status={"reason": "OutOfcpu", "message": kubelet}))["insufficient-resources"]
+    message = audit_messages(
+        pod(
+            "bigcpu",
+            "kind-worker",
+            phase="Failed",
+            cpu="100",
+            meta=HAND,
+            status={"reason": "OutOfcpu", "message": kubelet},
+        )
+    )["insufficient-resources"]
     assert message.startswith("Pod bigcpu would be rejected by the kubelet on kind-worker with OutOfcpu")
     assert f'status.reason OutOfcpu, status.message "{kubelet}"' in message
 
@@ -207,7 +261,7 @@ def test_a_rejection_whose_cause_is_gone_is_still_reported_with_control_characte
     status = {"reason": "OutOfmemory", "message": "Pod was rejected:\x1b[2J memory"}
     found = audit_messages(pod("p", "kind-worker", phase="Failed", meta=HAND, status=status))
     message = found["insufficient-resources"]
-    assert "status.message \"Pod was rejected: [2J memory\"" in message and "\x1b" not in message
+    assert 'status.message "Pod was rejected: [2J memory"' in message and "\x1b" not in message
     assert "The cause is gone from the cluster now" in message
 
 
@@ -230,9 +284,13 @@ def serve(path: Path) -> ApiServer:
 
 
 def kubeconfig_for(tmp_path: Path, server: ApiServer) -> Path:
-    return write_kubeconfig(tmp_path / "kubeconfig", clusters={"kind-kind": cluster_entry(server.url, server.ca_pem)},
-                            users={"kind-kind": {"token": TOKEN}}, contexts={"kind-kind": ("kind-kind", "kind-kind")},
-                            current="kind-kind")
+    return write_kubeconfig(
+        tmp_path / "kubeconfig",
+        clusters={"kind-kind": cluster_entry(server.url, server.ca_pem)},
+        users={"kind-kind": {"token": TOKEN}},
+        contexts={"kind-kind": ("kind-kind", "kind-kind")},
+        current="kind-kind",
+    )
 
 
 def test_audit_of_the_example_cluster_prints_the_documented_output() -> None:
@@ -240,12 +298,22 @@ def test_audit_of_the_example_cluster_prints_the_documented_output() -> None:
     assert result.returncode == 1 and result.stderr == ""
     assert result.stdout == (EXAMPLE / "audit-expected.txt").read_text(encoding="utf-8")
     assert f"$ nodename-lint audit --cluster-state examples/cluster/state.yaml\n{result.stdout}```" in (
-        ROOT / "docs" / "audit.md").read_text(encoding="utf-8")
+        ROOT / "docs" / "audit.md"
+    ).read_text(encoding="utf-8")
 
 
 def comparable(report: str, source: str) -> list[tuple[Any, ...]]:
-    return sorted((f["rule"], f["object"]["kind"], f["object"]["namespace"], f["object"]["name"], f["severity"],
-                   f["message"].replace(source, "<cluster>")) for f in json.loads(report)["findings"])
+    return sorted(
+        (
+            f["rule"],
+            f["object"]["kind"],
+            f["object"]["namespace"],
+            f["object"]["name"],
+            f["severity"],
+            f["message"].replace(source, "<cluster>"),
+        )
+        for f in json.loads(report)["findings"]
+    )
 
 
 def test_audit_live_gives_the_same_findings_as_the_saved_state(tmp_path: Path) -> None:
@@ -259,8 +327,12 @@ def test_audit_live_gives_the_same_findings_as_the_saved_state(tmp_path: Path) -
     assert expected and comparable(live.stdout, "context kind-kind") == expected
     assert {r.method for r in server.requests} == {"GET"}
     assert all(r.query.get("limit") and "watch" not in r.query for r in requests)  # paginated LISTs, no watch
-    assert {r.path for r in requests} == {"/api/v1/nodes", "/api/v1/namespaces", "/api/v1/pods",
-                                          *(f"{group}/{resource}" for resource, group in WORKLOADS.values())}
+    assert {r.path for r in requests} == {
+        "/api/v1/nodes",
+        "/api/v1/namespaces",
+        "/api/v1/pods",
+        *(f"{group}/{resource}" for resource, group in WORKLOADS.values()),
+    }
 
 
 def test_snapshot_workloads_round_trips_to_the_same_audit(tmp_path: Path) -> None:
@@ -280,8 +352,11 @@ def test_audit_findings_name_the_object_in_every_format(tmp_path: Path) -> None:
     args = ["audit", "--cluster-state", "examples/cluster/state.yaml"]
     log = assert_valid_sarif(run_cli(*args, "--format", "sarif", cwd=ROOT).stdout)
     results = log["runs"][0]["results"]
-    assert results and all("physicalLocation" not in location and location["logicalLocations"][0]["fullyQualifiedName"]
-                           for result in results for location in result["locations"])
+    assert results and all(
+        "physicalLocation" not in location and location["logicalLocations"][0]["fullyQualifiedName"]
+        for result in results
+        for location in result["locations"]
+    )
     names = {result["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] for result in results}
     assert "Pod/default/ghost" in names and "Deployment/default/web" in names
     report = json.loads(run_cli(*args, "--format", "json", cwd=ROOT).stdout)
@@ -300,34 +375,50 @@ def test_audit_cluster_state_and_live_options_exclude_each_other(tmp_path: Path)
 
 
 def rejected_replica(name: str, cpu: str = "100") -> dict[str, Any]:
-    return pod(name, "kind-worker", phase="Failed", cpu=cpu, meta=owned_by("ReplicaSet", "web-5d8f"),
-               status={"reason": "OutOfcpu", "message": f"Pod was rejected: {name} did not fit"})
+    return pod(
+        name,
+        "kind-worker",
+        phase="Failed",
+        cpu=cpu,
+        meta=owned_by("ReplicaSet", "web-5d8f"),
+        status={"reason": "OutOfcpu", "message": f"Pod was rejected: {name} did not fit"},
+    )
 
 
 def test_the_rejected_pods_of_a_pinned_workload_are_counted_on_the_workload() -> None:
     pinned = {"nodeName": "kind-worker", "containers": container("100")}
-    objects = (workload("Deployment", "web", pinned),
-               workload("ReplicaSet", "web-5d8f", pinned, meta=owned_by("Deployment", "web")),
-               rejected_replica("web-5d8f-a"), rejected_replica("web-5d8f-b"))
+    objects = (
+        workload("Deployment", "web", pinned),
+        workload("ReplicaSet", "web-5d8f", pinned, meta=owned_by("Deployment", "web")),
+        rejected_replica("web-5d8f-a"),
+        rejected_replica("web-5d8f-b"),
+    )
     message = audit_messages(*objects)["insufficient-resources"]
-    assert 'the kubelet did reject them: 2 of its Pods are Failed' in message and "did not fit" in message
+    assert "the kubelet did reject them: 2 of its Pods are Failed" in message and "did not fit" in message
     assert [key for key, _ in audit(*objects)] == ["Deployment/default/web"] * 2  # never on the Pods themselves
 
 
 def test_rejected_pods_of_a_workload_are_reported_even_when_the_cause_is_gone() -> None:
     pinned = {"nodeName": "kind-worker", "containers": container("100m")}
-    message = audit_messages(workload("Deployment", "web", pinned),
-                             workload("ReplicaSet", "web-5d8f", pinned, meta=owned_by("Deployment", "web")),
-                             rejected_replica("web-5d8f-a"))["insufficient-resources"]
+    message = audit_messages(
+        workload("Deployment", "web", pinned),
+        workload("ReplicaSet", "web-5d8f", pinned, meta=owned_by("Deployment", "web")),
+        rejected_replica("web-5d8f-a"),
+    )["insufficient-resources"]
     assert message.startswith("the kubelet on kind-worker rejected Deployment web's Pod: ")
     assert "The cause is gone from the cluster now" in message
 
 
 def test_rejected_pods_of_a_workload_the_scheduler_places_are_not_claimed() -> None:
     unpinned = {"containers": container("100m")}
-    assert audit(workload("Deployment", "web", unpinned),
-                 workload("ReplicaSet", "web-5d8f", unpinned, meta=owned_by("Deployment", "web")),
-                 rejected_replica("web-5d8f-a")) == []
+    assert (
+        audit(
+            workload("Deployment", "web", unpinned),
+            workload("ReplicaSet", "web-5d8f", unpinned, meta=owned_by("Deployment", "web")),
+            rejected_replica("web-5d8f-a"),
+        )
+        == []
+    )
 
 
 def test_an_unscheduled_bare_pod_that_fits_nowhere_is_reported() -> None:
@@ -410,16 +501,30 @@ def test_a_pod_pinned_by_hand_on_a_node_tainted_noexecute_since_is_reported_with
     result = run_audit(found, dict.fromkeys(all_rules()), now=NOW)
     messages = {(f.object.key() if f.object else "", f.rule): f.message for f in result.findings}
     assert set(messages) == {("Pod/default/debug", "untolerated-taint"), ("Pod/default/debug", "nodename-on-pod")}
-    assert "In the cluster: it is Running there: the taint eviction controller deletes" in messages[
-        ("Pod/default/debug", "untolerated-taint")]
+    assert (
+        "In the cluster: it is Running there: the taint eviction controller deletes"
+        in messages[("Pod/default/debug", "untolerated-taint")]
+    )
 
 
-@pytest.mark.parametrize("tolerations,fate", [
-    ([], "evicts it at once"),
-    ([{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300}],
-     "evicts it 300 s after"),
-    ([{"operator": "Exists"}], "tolerates the node's NoExecute taint forever"),
-])
+@pytest.mark.parametrize(
+    "tolerations,fate",
+    [
+        ([], "evicts it at once"),
+        (
+            [
+                {
+                    "key": "node.kubernetes.io/unreachable",
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": 300,
+                }
+            ],
+            "evicts it 300 s after",
+        ),
+        ([{"operator": "Exists"}], "tolerates the node's NoExecute taint forever"),
+    ],
+)
 def test_a_pod_pinned_to_an_unreachable_node_is_told_when_it_is_evicted(tolerations: list[Any], fate: str) -> None:
     message = audit_messages(pod("p", "kind-gone", meta=HAND, spec={"tolerations": tolerations}))["node-not-ready"]
     assert "In the cluster: it is Running there" in message and fate in message
@@ -439,7 +544,9 @@ def test_a_cluster_bigger_than_a_page_is_read_page_by_page_with_the_same_finding
     assert live.returncode == 1, live.stderr
     report = json.loads(live.stdout)
     assert sorted((f["object"]["name"], f["rule"]) for f in report["findings"]) == [
-        ("ghost", "nodename-on-pod"), ("ghost", "unknown-node")]
+        ("ghost", "nodename-on-pod"),
+        ("ghost", "unknown-node"),
+    ]
     assert any("1200 Pods placed by the system" in note for note in report["summary"]["notes"])
     assert len(pages) == 3 + 2 and all(r.query["limit"] == "500" for r in pages)  # 2 pages, 410, then 3 pages
 
@@ -454,14 +561,18 @@ def test_host_ports_held_by_system_placed_pods_count_and_a_pod_never_conflicts_w
     debug = pod("debug", "kind-worker", phase="Pending", meta=HAND, spec=with_host_port(80))
     assert ("Pod/default/debug", "host-port-conflict") in audit(ingress, debug)
     assert ("Pod/default/debug", "host-port-conflict") not in audit(
-        pod("debug", "kind-worker", meta=HAND, spec=with_host_port(80)))
+        pod("debug", "kind-worker", meta=HAND, spec=with_host_port(80))
+    )
 
 
 def test_a_pod_rejected_for_its_host_port_is_explained_by_host_port_conflict() -> None:
     ingress = pod("ingress-abcde", "kind-worker", meta=owned_by("DaemonSet", "ingress"), spec=with_host_port(80))
-    status = {"reason": "NodePorts",
-              "message": "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the "
-                         "requested pod ports"}
-    message = audit_messages(ingress, pod("debug", "kind-worker", phase="Failed", meta=HAND, status=status,
-                                          spec=with_host_port(80)))["host-port-conflict"]
+    status = {
+        "reason": "NodePorts",
+        "message": "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the "
+        "requested pod ports",
+    }
+    message = audit_messages(
+        ingress, pod("debug", "kind-worker", phase="Failed", meta=HAND, status=status, spec=with_host_port(80))
+    )["host-port-conflict"]
     assert "already used by Pod default/ingress-abcde" in message and "status.reason NodePorts" in message

@@ -39,8 +39,11 @@ EXPECTED_ERRORS: dict[str, list[tuple[str, int, str]]] = {
     "syntax-undefined-alias.yaml": [("yaml-syntax", 4, "found undefined alias")],
     "syntax-stray-bracket.yaml": [("yaml-syntax", 3, "did not find expected node content")],
     "syntax-bad-escape.yaml": [("yaml-syntax", 4, "unknown escape character")],
-    "syntax-second-document.yaml": [("invalid-node-name", 6, "Bad_Node"), ("yaml-syntax", 12, "mapping values"),
-                                    ("invalid-node-name", 19, "Also_Bad")],
+    "syntax-second-document.yaml": [
+        ("invalid-node-name", 6, "Bad_Node"),
+        ("yaml-syntax", 12, "mapping values"),
+        ("invalid-node-name", 19, "Also_Bad"),
+    ],
     "template-unrendered.yaml": [("yaml-syntax", 4, "a mapping or a list")],
     "key-is-a-list.yaml": [("yaml-syntax", 6, "a mapping key is itself a mapping or a list")],
     "key-is-null.yaml": [("yaml-syntax", 6, "a mapping key is null")],
@@ -55,25 +58,50 @@ EXPECTED_ERRORS: dict[str, list[tuple[str, int, str]]] = {
     "crlf.yaml": [("invalid-node-name", 6, "Crlf_Node")],
     "utf16-le.yaml": [("invalid-node-name", 6, "Utf16_Node")],
     "utf16-be.yaml": [("invalid-node-name", 6, "Utf16be_Node")],
-    "duplicate-keys.yaml": [("duplicate-key", 10, "key 'nodeName' appears 2 times in this mapping: kubectl keeps only "
-                                                 "this last one (\"worker-2\")")],
-    "wrong-types.yaml": [("invalid-node-name", 5, "must be a string, not int 123"),
-                         ("invalid-node-name", 50, "must be a string, not list")],
+    "duplicate-keys.yaml": [
+        (
+            "duplicate-key",
+            10,
+            "key 'nodeName' appears 2 times in this mapping: kubectl keeps only this last one (\"worker-2\")",
+        )
+    ],
+    "wrong-types.yaml": [
+        ("invalid-node-name", 5, "must be a string, not int 123"),
+        ("invalid-node-name", 50, "must be a string, not list"),
+    ],
 }
 CHECKED_RULES = ("yaml-syntax", "invalid-node-name", "duplicate-key")
 # Read without any finding: nothing in them is a Kubernetes object, or nothing is wrong.
-SILENT = ["empty.yaml", "whitespace-only.yaml", "comments-only.yaml", "empty-documents.yaml",
-          "document-is-a-list.yaml", "document-is-a-scalar.yaml", "keys-not-strings.yaml"]
+SILENT = [
+    "empty.yaml",
+    "whitespace-only.yaml",
+    "comments-only.yaml",
+    "empty-documents.yaml",
+    "document-is-a-list.yaml",
+    "document-is-a-scalar.yaml",
+    "keys-not-strings.yaml",
+]
 
 
-def run_limited(*args: str, cwd: Path | str | None = None, timeout: float = 60) -> tuple[subprocess.CompletedProcess, float]:
+def run_limited(
+    *args: str, cwd: Path | str | None = None, timeout: float = 60
+) -> tuple[subprocess.CompletedProcess, float]:
     """The real CLI with its address space capped at MEMORY_LIMIT: (result, seconds)."""
+
     def cap_memory() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
     start = time.monotonic()
-    result = subprocess.run([sys.executable, "-m", "nodename_lint", *args], cwd=cwd, capture_output=True, text=True,
-                            errors="replace", timeout=timeout, preexec_fn=cap_memory, env={**os.environ, "NO_COLOR": "1"})
+    result = subprocess.run(
+        [sys.executable, "-m", "nodename_lint", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        errors="replace",
+        timeout=timeout,
+        preexec_fn=cap_memory,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     return result, time.monotonic() - start
 
 
@@ -104,8 +132,9 @@ def test_each_bad_file_is_reported_at_its_line(badinput_run, name):
     found = findings_by_file(badinput_run.stdout).get(name, [])
     got = [(f["rule"], f["line"]) for f in found if f["rule"] in CHECKED_RULES]
     assert got == [(rule, line) for rule, line, _ in EXPECTED_ERRORS[name]]
-    for finding, (_, _, words) in zip([f for f in found if f["rule"] in CHECKED_RULES], EXPECTED_ERRORS[name],
-                                      strict=True):
+    for finding, (_, _, words) in zip(
+        [f for f in found if f["rule"] in CHECKED_RULES], EXPECTED_ERRORS[name], strict=True
+    ):
         assert words in finding["message"]
         assert finding["fix"]
         assert finding["file"] == f"{BADINPUT}/{name}"
@@ -128,7 +157,10 @@ def test_exit_codes_follow_the_contract(tmp_path):
     assert run_cli(str(tmp_path)).returncode == 0
     assert run_cli(str(BADINPUT / "syntax-tab-indent.yaml")).returncode == 1
     assert run_cli(str(BADINPUT / "duplicate-keys.yaml"), "--select", "duplicate-key").returncode == 0  # a warning
-    assert run_cli(str(BADINPUT / "duplicate-keys.yaml"), "--select", "duplicate-key", "--fail-on", "warning").returncode == 1
+    assert (
+        run_cli(str(BADINPUT / "duplicate-keys.yaml"), "--select", "duplicate-key", "--fail-on", "warning").returncode
+        == 1
+    )
     missing = run_cli(str(tmp_path / "missing.yaml"))
     assert missing.returncode == 2 and "no such file or folder" in missing.stderr
 
@@ -153,13 +185,30 @@ def billion_laughs(indent: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-@pytest.mark.parametrize("where, manifest, line", ids=["configmap-data", "pod-spec", "metadata"], argvalues=[
-    ("a ConfigMap's data", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\ndata:\n" + billion_laughs("  "), 12),
-    ("a Pod spec", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bomb\nspec:\n  nodeName: kind-worker\n  x:\n"
-     + billion_laughs("    "), 14),
-    ("metadata", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bomb\n  labels:\n" + billion_laughs("    ")
-     + "spec: {nodeName: kind-worker}\n", 12),
-])
+@pytest.mark.parametrize(
+    "where, manifest, line",
+    ids=["configmap-data", "pod-spec", "metadata"],
+    argvalues=[
+        (
+            "a ConfigMap's data",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\ndata:\n" + billion_laughs("  "),
+            12,
+        ),
+        (
+            "a Pod spec",
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bomb\nspec:\n  nodeName: kind-worker\n  x:\n"
+            + billion_laughs("    "),
+            14,
+        ),
+        (
+            "metadata",
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bomb\n  labels:\n"
+            + billion_laughs("    ")
+            + "spec: {nodeName: kind-worker}\n",
+            12,
+        ),
+    ],
+)
 def test_alias_bombs_end_fast_in_bounded_memory_at_their_line(tmp_path, where, manifest, line):
     (tmp_path / "bomb.yaml").write_text(manifest)
     (tmp_path / "z-good.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec: {nodeName: BAD}\n")
@@ -198,8 +247,11 @@ def test_the_document_size_limit_is_an_option(tmp_path):
 def test_deep_flow_nesting_in_a_pod_spec_is_a_finding_not_a_recursion_error(tmp_path):
     nested = "[" * 10_000 + "]" * 10_000
     (tmp_path / "deep.yaml").write_text(
-        f"apiVersion: v1\nkind: Pod\nmetadata: {{name: deep}}\nspec:\n  nodeName: kind-worker\n  containers: {nested}\n")
-    (tmp_path / "deeper.yaml").write_text(f"apiVersion: v1\nkind: Pod\nmetadata: {{name: deeper}}\nspec: {'[' * 10_001}\n")
+        f"apiVersion: v1\nkind: Pod\nmetadata: {{name: deep}}\nspec:\n  nodeName: kind-worker\n  containers: {nested}\n"
+    )
+    (tmp_path / "deeper.yaml").write_text(
+        f"apiVersion: v1\nkind: Pod\nmetadata: {{name: deeper}}\nspec: {'[' * 10_001}\n"
+    )
     result, seconds = run_limited(str(tmp_path), "--format", "json", timeout=60)
     assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     grouped = findings_by_file(result.stdout)
@@ -245,8 +297,11 @@ def test_huge_documents_are_refused_fast_in_bounded_memory(tmp_path, what):
 
 
 def test_a_big_document_under_the_limit_is_parsed(tmp_path):
-    text = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: big\n  annotations:\n    note: " + "x" * (2 << 20)
-            + "\nspec:\n  nodeName: BAD\n")
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: big\n  annotations:\n    note: "
+        + "x" * (2 << 20)
+        + "\nspec:\n  nodeName: BAD\n"
+    )
     (tmp_path / "big.yaml").write_text(text)
     result, _ = run_limited(str(tmp_path / "big.yaml"), "--format", "json", "--select", "invalid-node-name")
     assert [(f["rule"], f["line"]) for f in json.loads(result.stdout)["findings"]] == [("invalid-node-name", 8)]
@@ -279,10 +334,13 @@ def test_odd_folder_entries_are_skipped_with_a_note_and_never_opened(tmp_path):
     files = sorted({Path(f["file"]).name for f in report["findings"]})
     assert files == ["caf\\xe9.yaml", "good.yaml", "n" * 250 + ".yaml"]
     assert report["summary"]["files"] == 3
-    for name, reason in [("dangling.yaml", "No such file or directory"), ("loop-a.yaml", "Too many levels of symbolic links"),
-                         ("fifo.yaml", "not a regular file (a FIFO), not opened"),
-                         ("zero.yaml", "a symlink to /dev/zero, outside the folders given; not followed"),
-                         ("socket.yaml", "not a regular file (a socket), not opened")]:
+    for name, reason in [
+        ("dangling.yaml", "No such file or directory"),
+        ("loop-a.yaml", "Too many levels of symbolic links"),
+        ("fifo.yaml", "not a regular file (a FIFO), not opened"),
+        ("zero.yaml", "a symlink to /dev/zero, outside the folders given; not followed"),
+        ("socket.yaml", "not a regular file (a socket), not opened"),
+    ]:
         assert f"{folder / name}: skipped: {reason}" in result.stderr
     assert seconds < 20
 
@@ -294,8 +352,17 @@ def test_odd_files_named_explicitly_are_findings_or_read_safely(tmp_path):
     server.bind(str(tmp_path / "socket.yaml"))
     (tmp_path / "good.yaml").write_text(GOOD)
     try:
-        result, _ = run_limited("fifo.yaml", "dangling.yaml", "socket.yaml", "/dev/zero", "good.yaml",
-                                "--format", "json", cwd=tmp_path, timeout=30)
+        result, _ = run_limited(
+            "fifo.yaml",
+            "dangling.yaml",
+            "socket.yaml",
+            "/dev/zero",
+            "good.yaml",
+            "--format",
+            "json",
+            cwd=tmp_path,
+            timeout=30,
+        )
     finally:
         server.close()
     assert result.returncode == 1, result.stderr
@@ -309,8 +376,13 @@ def test_odd_files_named_explicitly_are_findings_or_read_safely(tmp_path):
 
 def test_a_pipe_named_on_purpose_is_read(tmp_path):
     (tmp_path / "good.yaml").write_text(GOOD)
-    result = subprocess.run(["bash", "-c", f"{sys.executable} -m nodename_lint <(cat good.yaml) --format json"],
-                            cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        ["bash", "-c", f"{sys.executable} -m nodename_lint <(cat good.yaml) --format json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert [f["rule"] for f in json.loads(result.stdout)["findings"]] == ["invalid-node-name", "nodename-on-pod"]
 
 
@@ -326,10 +398,19 @@ def test_unreadable_file(tmp_path):
     (tmp_path / "secret.yaml").chmod(0)
     prefix: list[str] = []
     if os.geteuid() == 0:
-        prefix = [require_tool("setpriv", "apt-get install util-linux"), "--bounding-set=-dac_override,-dac_read_search",
-                  "--"]
-    result = subprocess.run([*prefix, sys.executable, "-m", "nodename_lint", "secret.yaml", "good.yaml"], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=60, env={**os.environ, "NO_COLOR": "1"})
+        prefix = [
+            require_tool("setpriv", "apt-get install util-linux"),
+            "--bounding-set=-dac_override,-dac_read_search",
+            "--",
+        ]
+    result = subprocess.run(
+        [*prefix, sys.executable, "-m", "nodename_lint", "secret.yaml", "good.yaml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     assert result.returncode == 1, result.stderr
     assert "secret.yaml:1:1: error[yaml-syntax]" in result.stdout and "Permission denied" in result.stdout
     assert "good.yaml:" in result.stdout, "the readable file is still linted"

@@ -16,7 +16,7 @@ import pytest
 
 from .conftest import ROOT, SHARED_MISSING
 
-CASES = f'''
+CASES = f"""
 import pytest
 from tests.conftest import require_tool
 
@@ -31,7 +31,7 @@ def test_skips_for_an_unlisted_reason():
 
 def test_skips_for_the_listed_reason():
     pytest.skip({SHARED_MISSING!r})
-'''
+"""
 
 
 def outcomes(tmp_path: Path, ci: str | None) -> dict[str, str]:
@@ -41,9 +41,25 @@ def outcomes(tmp_path: Path, ci: str | None) -> dict[str, str]:
         env["CI"] = ci
     report = tmp_path / "report.xml"
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "tests.conftest", "-q", "-p", "no:cacheprovider", "--rootdir",
-         str(tmp_path), f"--junitxml={report}", str(tmp_path / "test_cases.py")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "tests.conftest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(tmp_path),
+            f"--junitxml={report}",
+            str(tmp_path / "test_cases.py"),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert report.is_file(), completed.stdout + completed.stderr
     found = {}
@@ -55,10 +71,16 @@ def outcomes(tmp_path: Path, ci: str | None) -> dict[str, str]:
 
 @pytest.mark.parametrize("ci", [None, "false"])
 def test_a_developer_sees_skips_with_their_reasons(tmp_path: Path, ci: str | None) -> None:
-    assert outcomes(tmp_path, ci) == {"needs_a_missing_tool": "skipped", "skips_for_an_unlisted_reason": "skipped",
-                                      "skips_for_the_listed_reason": "skipped"}
+    assert outcomes(tmp_path, ci) == {
+        "needs_a_missing_tool": "skipped",
+        "skips_for_an_unlisted_reason": "skipped",
+        "skips_for_the_listed_reason": "skipped",
+    }
 
 
 def test_ci_fails_a_missing_tool_and_every_skip_it_does_not_allow(tmp_path: Path) -> None:
-    assert outcomes(tmp_path, "true") == {"needs_a_missing_tool": "failure", "skips_for_an_unlisted_reason": "failure",
-                                          "skips_for_the_listed_reason": "skipped"}
+    assert outcomes(tmp_path, "true") == {
+        "needs_a_missing_tool": "failure",
+        "skips_for_an_unlisted_reason": "failure",
+        "skips_for_the_listed_reason": "skipped",
+    }

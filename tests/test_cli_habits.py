@@ -30,16 +30,23 @@ def test_exit_zero_keeps_the_report_but_not_the_failure() -> None:
 
 
 def test_statistics_prints_count_rule_summary_lines() -> None:
-    result = run_cli("examples/cluster/manifests", "--cluster-state", "examples/cluster/state.yaml", "--statistics",
-                     "--quiet", cwd=ROOT)
+    result = run_cli(
+        "examples/cluster/manifests",
+        "--cluster-state",
+        "examples/cluster/state.yaml",
+        "--statistics",
+        "--quiet",
+        cwd=ROOT,
+    )
     lines = result.stdout.splitlines()
     assert result.returncode == 1 and lines
     parsed = [re.fullmatch(r"(\d+)  (\S+) +(.+)", line) for line in lines]
     assert all(parsed), lines
     counts = [(int(match.group(1)), match.group(2)) for match in parsed if match]
     assert counts == sorted(counts, key=lambda item: (-item[0], item[1])), "most frequent first"
-    full = run_cli("examples/cluster/manifests", "--cluster-state", "examples/cluster/state.yaml", "--format", "json",
-                   cwd=ROOT)
+    full = run_cli(
+        "examples/cluster/manifests", "--cluster-state", "examples/cluster/state.yaml", "--format", "json", cwd=ROOT
+    )
     import json
 
     findings = json.loads(full.stdout)["findings"]
@@ -68,8 +75,19 @@ def test_show_source_puts_a_caret_under_the_column() -> None:
     assert lines[at + 3].startswith("  fix: ")
 
 
-@pytest.mark.parametrize("text, seconds", [("5", 5.0), ("2.5", 2.5), ("5s", 5.0), ("1m", 60.0), ("1m30s", 90.0),
-                                           ("500ms", 0.5), ("1h", 3600.0), (".5s", 0.5)])
+@pytest.mark.parametrize(
+    "text, seconds",
+    [
+        ("5", 5.0),
+        ("2.5", 2.5),
+        ("5s", 5.0),
+        ("1m", 60.0),
+        ("1m30s", 90.0),
+        ("500ms", 0.5),
+        ("1h", 3600.0),
+        (".5s", 0.5),
+    ],
+)
 def test_request_timeout_takes_kubectl_durations(text: str, seconds: float) -> None:
     assert parse_duration(text) == pytest.approx(seconds)
 
@@ -85,8 +103,14 @@ def test_request_timeout_refuses_what_kubectl_refuses(text: str, tmp_path: Path)
 def _complete(words: str, env: dict[str, str] | None = None) -> list[str]:
     """What bash completion offers after WORDS (click's bash_complete protocol, as the shell calls it)."""
     completing = len(words.split()) - (0 if words.endswith(" ") else 1)
-    result = run_cli(env={"COMP_WORDS": words, "COMP_CWORD": str(completing),
-                          "_NODENAME_LINT_COMPLETE": "bash_complete", **(env or {})})
+    result = run_cli(
+        env={
+            "COMP_WORDS": words,
+            "COMP_CWORD": str(completing),
+            "_NODENAME_LINT_COMPLETE": "bash_complete",
+            **(env or {}),
+        }
+    )
     if result.returncode != 0:
         raise AssertionError(result.stderr)
     return [line.split(",", 1)[1] for line in result.stdout.splitlines() if line]
@@ -99,8 +123,10 @@ def test_completion_of_subcommands_rule_ids_and_contexts(tmp_path: Path) -> None
     assert _complete("nodename-lint explain unknown-n") == ["unknown-node"]
     assert _complete("nodename-lint deploy --select nodename-on-pod,untol") == ["nodename-on-pod,untolerated-taint"]
     kubeconfig = tmp_path / "config"
-    kubeconfig.write_text("apiVersion: v1\nkind: Config\ncontexts:\n- {name: kind-kind, context: {cluster: a}}\n"
-                          "- {name: prod-eu, context: {cluster: b}}\n")
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncontexts:\n- {name: kind-kind, context: {cluster: a}}\n"
+        "- {name: prod-eu, context: {cluster: b}}\n"
+    )
     assert _complete("nodename-lint deploy --context ", {"KUBECONFIG": str(kubeconfig)}) == ["kind-kind", "prod-eu"]
     assert _complete(f"nodename-lint deploy --kubeconfig {kubeconfig} --context pr", {"KUBECONFIG": ""}) == ["prod-eu"]
     assert _complete("nodename-lint deploy --context ", {"KUBECONFIG": str(tmp_path / "missing")}) == []
@@ -142,8 +168,12 @@ def _lint_on_a_terminal(*args: str, hold_fifo: Path | None = None) -> str:
     """
     writer = os.open(hold_fifo, os.O_RDWR) if hold_fifo else None  # a writer exists: the lint's read waits
     controller, terminal = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-m", "nodename_lint", *args], stdout=subprocess.DEVNULL,
-                               stderr=terminal, env={**os.environ, "NO_COLOR": "1"})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nodename_lint", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=terminal,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     os.close(terminal)
     if writer is not None:
         time.sleep(1.0)
@@ -176,8 +206,9 @@ def test_progress_on_a_terminal_for_long_runs_only(tmp_path: Path) -> None:
     assert shown.endswith("\r"), "the progress line is erased at the end"
     assert "files (" not in _lint_on_a_terminal(str(fifo), str(many), "--jobs", "1", "--quiet", hold_fifo=fifo)
     assert "files (" not in _lint_on_a_terminal(str(many), "--jobs", "1"), "a short run shows nothing"
-    piped = subprocess.Popen([sys.executable, "-m", "nodename_lint", str(fifo), str(many)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)
+    piped = subprocess.Popen(
+        [sys.executable, "-m", "nodename_lint", str(fifo), str(many)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     writer = os.open(fifo, os.O_WRONLY)
     time.sleep(1.0)
     os.write(writer, CLEAN_POD.encode())

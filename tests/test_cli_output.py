@@ -16,8 +16,9 @@ ESC = "\x1b["
 def _run_on_a_terminal(args: list[str], env: dict[str, str]) -> str:
     """Run the CLI with stdout on a pseudo-terminal, as in an interactive shell."""
     leader, follower = pty.openpty()
-    process = subprocess.Popen([sys.executable, "-m", "nodename_lint", *args], stdout=follower, stderr=follower,
-                               cwd=ROOT, env=env)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nodename_lint", *args], stdout=follower, stderr=follower, cwd=ROOT, env=env
+    )
     os.close(follower)
     chunks = []
     while True:

@@ -65,8 +65,13 @@ def _one_error(stderr: str) -> str:
 
 
 def _kubeconfig_for(tmp_path: Path, server: str, ca_pem: bytes | None, token: str = TOKEN) -> Path:
-    return write_kubeconfig(tmp_path / "kubeconfig", clusters={"c": cluster_entry(server, ca_pem)},
-                            users={"u": {"token": token}}, contexts={"test": ("c", "u")}, current="test")
+    return write_kubeconfig(
+        tmp_path / "kubeconfig",
+        clusters={"c": cluster_entry(server, ca_pem)},
+        users={"u": {"token": token}},
+        contexts={"test": ("c", "u")},
+        current="test",
+    )
 
 
 def test_connection_refused(manifests: Path, kubeconfig: Path, api_server: ApiServer) -> None:
@@ -139,8 +144,9 @@ def test_transient_errors_are_retried(manifests: Path, kubeconfig: Path, api_ser
 
 
 @pytest.mark.parametrize("status", [429, 500])
-def test_persistent_errors_give_up_after_bounded_retries(manifests: Path, kubeconfig: Path, api_server: ApiServer,
-                                                         status: int) -> None:
+def test_persistent_errors_give_up_after_bounded_retries(
+    manifests: Path, kubeconfig: Path, api_server: ApiServer, status: int
+) -> None:
     api_server.faults = [Fault(f"status:{status}", path="/api/v1/nodes")]
     code, _, err, seconds = _lint(manifests, kubeconfig)
     assert code == 2 and seconds < BOUND

@@ -17,8 +17,14 @@ from nodename_lint.cluster.names import closest_node_names
 from .conftest import ROOT, lint_yaml, run_cli
 
 CLUSTER_RULES = [
-    "unknown-node", "insufficient-resources", "node-selector-mismatch", "untolerated-taint", "node-not-ready",
-    "nodename-immutable", "no-node-fits", "static-pod-missing-namespace",
+    "unknown-node",
+    "insufficient-resources",
+    "node-selector-mismatch",
+    "untolerated-taint",
+    "node-not-ready",
+    "nodename-immutable",
+    "no-node-fits",
+    "static-pod-missing-namespace",
 ]
 STATE = ROOT / "examples" / "cluster" / "state.yaml"
 
@@ -36,12 +42,23 @@ def pod(name: str, node: str | None, extra: str = "") -> str:
 CASES = {
     "typo.yaml": (pod("typo", "kind-wroker"), [("unknown-node", 6, 3, "error", "did you mean kind-worker?")]),
     "bigcpu.yaml": (
-        pod("bigcpu", "kind-worker").replace("busybox:1.37\n", "busybox:1.37\n      resources:\n        requests: {cpu: \"100\"}\n"),
-        [("insufficient-resources", 11, 20, "error",
-          "Node didn't have enough resource: cpu, requested: 100000, used: 950, capacity: 4000")],
+        pod("bigcpu", "kind-worker").replace(
+            "busybox:1.37\n", 'busybox:1.37\n      resources:\n        requests: {cpu: "100"}\n'
+        ),
+        [
+            (
+                "insufficient-resources",
+                11,
+                20,
+                "error",
+                "Node didn't have enough resource: cpu, requested: 100000, used: 950, capacity: 4000",
+            )
+        ],
     ),
     "fits-now-not.yaml": (
-        pod("medium", "kind-worker").replace("busybox:1.37\n", "busybox:1.37\n      resources:\n        requests: {cpu: 3500m}\n"),
+        pod("medium", "kind-worker").replace(
+            "busybox:1.37\n", "busybox:1.37\n      resources:\n        requests: {cpu: 3500m}\n"
+        ),
         [("insufficient-resources", 11, 20, "error", "does not fit now")],
     ),
     "badsel.yaml": (
@@ -57,30 +74,51 @@ CASES = {
         [("untolerated-taint", 6, 3, "error", "rejected by the kubelet on kind-worker3 with TaintToleration")],
     ),
     "evicted-later.yaml": (
-        pod("kernel-debug2", "kind-worker3",
-            "  tolerations:\n    - {key: maintenance, operator: Exists, effect: NoExecute, tolerationSeconds: 60}\n"),
+        pod(
+            "kernel-debug2",
+            "kind-worker3",
+            "  tolerations:\n    - {key: maintenance, operator: Exists, effect: NoExecute, tolerationSeconds: 60}\n",
+        ),
         [("untolerated-taint", 7, 3, "error", "evicts it 60 s after it starts")],
     ),
     "notready.yaml": (
         pod("collector", "kind-worker4", "  tolerations:\n    - operator: Exists\n"),
         [("node-not-ready", 6, 3, "warning", "cordoned")],
     ),
-    "moved.yaml": (pod("pinned", "kind-worker"), [("nodename-immutable", 6, 3, "error", "already runs on kind-worker2")]),
+    "moved.yaml": (
+        pod("pinned", "kind-worker"),
+        [("nodename-immutable", 6, 3, "error", "already runs on kind-worker2")],
+    ),
     "nofit.yaml": (
-        pod("huge", None).replace("busybox:1.37\n", "busybox:1.37\n      resources:\n        requests: {memory: 1Ti}\n"),
-        [("no-node-fits", 5, 1, "error",
-          "0/5 nodes are available: 1 Insufficient memory, 1 node(s) were unschedulable, "
-          "3 node(s) had untolerated taint(s).")],
+        pod("huge", None).replace(
+            "busybox:1.37\n", "busybox:1.37\n      resources:\n        requests: {memory: 1Ti}\n"
+        ),
+        [
+            (
+                "no-node-fits",
+                5,
+                1,
+                "error",
+                "0/5 nodes are available: 1 Insufficient memory, 1 node(s) were unschedulable, "
+                "3 node(s) had untolerated taint(s).",
+            )
+        ],
     ),
     "etc/kubernetes/manifests/agent.yaml": (
         pod("agent", None).replace("  name: agent\n", "  name: agent\n  namespace: monitoring\n"),
-        [("static-pod-missing-namespace", 5, 3, "error", "namespaces \"monitoring\" not found")],
+        [("static-pod-missing-namespace", 5, 3, "error", 'namespaces "monitoring" not found')],
     ),
     # silent cases: a good node, a tolerated taint, a Pod that fits somewhere, an existing namespace
     "fine.yaml": (pod("fine", "kind-worker"), []),
-    "tolerated.yaml": (pod("tolerated", "kind-worker3", "  tolerations:\n    - {key: maintenance, operator: Exists}\n"), []),
+    "tolerated.yaml": (
+        pod("tolerated", "kind-worker3", "  tolerations:\n    - {key: maintenance, operator: Exists}\n"),
+        [],
+    ),
     "schedulable.yaml": (pod("plain", None), []),
-    "etc/kubernetes/manifests/ok.yaml": (pod("ok", None).replace("  name: ok\n", "  name: ok\n  namespace: kube-system\n"), []),
+    "etc/kubernetes/manifests/ok.yaml": (
+        pod("ok", None).replace("  name: ok\n", "  name: ok\n  namespace: kube-system\n"),
+        [],
+    ),
 }
 
 
@@ -99,7 +137,9 @@ def case_dir(tmp_path_factory):
 
 
 def _findings(folder, state) -> list[dict]:
-    result = run_cli(str(folder), "--cluster-state", str(state), "--format", "json", "--select", ",".join(CLUSTER_RULES))
+    result = run_cli(
+        str(folder), "--cluster-state", str(state), "--format", "json", "--select", ",".join(CLUSTER_RULES)
+    )
     assert result.returncode == 1, result.stderr
     assert result.stderr == ""
     return json.loads(result.stdout)["findings"]
@@ -156,16 +196,27 @@ def test_nodes_only_state_skips_the_rules_that_need_more(tmp_path):
     [
         ("apiVersion: v1\nkind: List\nitems:\n  - kind: Node\n    metadata: {name: [x}\n", ":5:", "not a valid YAML"),
         ('{"apiVersion": "v1", "kind": "List",\n "items": [}', ":2:", "not a valid JSON"),
-        ("apiVersion: v1\nkind: List\nitems:\n  - kind: Node\n    metadata:\n      labels: {}\n", ":5:", "no metadata.name"),
-        ("apiVersion: v1\nkind: List\nitems:\n  - kind: Node\n    metadata: {name: a}\n    spec:\n      taints: 3\n",
-         ":7:", "spec.taints is not a list"),
+        (
+            "apiVersion: v1\nkind: List\nitems:\n  - kind: Node\n    metadata:\n      labels: {}\n",
+            ":5:",
+            "no metadata.name",
+        ),
+        (
+            "apiVersion: v1\nkind: List\nitems:\n  - kind: Node\n    metadata: {name: a}\n    spec:\n      taints: 3\n",
+            ":7:",
+            "spec.taints is not a list",
+        ),
         ("apiVersion: v1\nkind: List\nitems: []\n", "", "has no Node objects"),
         ("- just\n- a list\n", "", "not a Kubernetes object or List"),
         # as kubectl reads it (tests/test_kubectl_yaml_oracle.py): a value that does not fit its tag is an error,
         # an unknown tag such as !!python/object:os.system leaves a plain string (nothing is ever constructed)
         ("kind: List\nitems:\n  - kind: Node\n    metadata: {name: !!int x}\n", ":4:", "'x' is not a valid !!int"),
-        ("kind: List\nx: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\ny: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
-         "items:\n  - kind: Node\n    metadata:\n      name: node-a\n      labels: {bomb: *b}\n", ":8:", "is not a string"),
+        (
+            "kind: List\nx: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]\ny: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+            "items:\n  - kind: Node\n    metadata:\n      name: node-a\n      labels: {bomb: *b}\n",
+            ":8:",
+            "is not a string",
+        ),
     ],
 )
 def test_a_bad_state_file_is_a_usage_error_with_its_line(tmp_path, text, where, message):
@@ -180,7 +231,8 @@ def test_a_bad_state_file_is_a_usage_error_with_its_line(tmp_path, text, where, 
 
 
 def test_state_yaml_reads_scalars_as_kubectl_does():
-    state = load_state_text(textwrap.dedent("""
+    state = load_state_text(
+        textwrap.dedent("""
         apiVersion: v1
         kind: List
         items:
@@ -191,7 +243,9 @@ def test_state_yaml_reads_scalars_as_kubectl_does():
               creationTimestamp: 2024-01-02T03:04:05Z
             status:
               allocatable: {cpu: 4, memory: 1e3}
-        """), "inline")
+        """),
+        "inline",
+    )
     node = state.nodes["n1"]
     assert node.labels == {"flag": "=", "built": "2024-01-02", "enabled": "true", "version": "1.2"}
     assert node.capacity == {"cpu": 4000, "memory": 1000}
@@ -199,12 +253,20 @@ def test_state_yaml_reads_scalars_as_kubectl_does():
 
 def test_partial_pod_knowledge_is_said_in_no_node_fits():
     nodes = [{"metadata": {"name": f"n{i}"}, "status": {"allocatable": {"cpu": "1", "pods": "10"}}} for i in range(3)]
-    pods = [{"metadata": {"name": "big", "namespace": "default"}, "spec": {"nodeName": "n0", "containers": [
-        {"name": "c", "resources": {"requests": {"cpu": "900m"}}}]}, "status": {"phase": "Running"}}]
+    pods = [
+        {
+            "metadata": {"name": "big", "namespace": "default"},
+            "spec": {"nodeName": "n0", "containers": [{"name": "c", "resources": {"requests": {"cpu": "900m"}}}]},
+            "status": {"phase": "Running"},
+        }
+    ]
     state = state_from_objects("context test", nodes=nodes, namespaces=None, pods=pods, pod_nodes=frozenset({"n0"}))
     assert state.usage("n0").requested == {"cpu": 900} and state.usage("n1") is None
-    findings = lint_yaml(pod("wide", None).replace("busybox:1.37\n", "busybox:1.37\n      resources:\n        requests: {cpu: 2}\n"),
-                         rules=["no-node-fits"], cluster=state)
+    findings = lint_yaml(
+        pod("wide", None).replace("busybox:1.37\n", "busybox:1.37\n      resources:\n        requests: {cpu: 2}\n"),
+        rules=["no-node-fits"],
+        cluster=state,
+    )
     assert len(findings) == 1
     assert "0/3 nodes are available: 3 Insufficient cpu." in findings[0].message
     assert "2 of 3 nodes are not in the cluster state" in findings[0].message
@@ -229,12 +291,16 @@ def test_terminated_pods_do_not_use_resources_and_templates_count_replicas():
         """)
     findings = lint_yaml(deployment, rules=["insufficient-resources"], cluster=state)
     assert len(findings) == 1 and "only 2 of the 3 replicas" in findings[0].message
-    assert not lint_yaml(deployment.replace("replicas: 3", "replicas: 2"), rules=["insufficient-resources"], cluster=state)
+    assert not lint_yaml(
+        deployment.replace("replicas: 3", "replicas: 2"), rules=["insufficient-resources"], cluster=state
+    )
 
 
 def test_static_pods_and_unparsable_requests_are_skipped_by_the_pinned_rules():
     state = load_state_file(str(STATE))
-    bad = pod("bad", "kind-worker").replace("busybox:1.37\n", "busybox:1.37\n      resources:\n        requests: {cpu: 1.5.3}\n")
+    bad = pod("bad", "kind-worker").replace(
+        "busybox:1.37\n", "busybox:1.37\n      resources:\n        requests: {cpu: 1.5.3}\n"
+    )
     assert not lint_yaml(bad, rules=["insufficient-resources", "no-node-fits"], cluster=state)
     static = pod("static", "kind-worker3")
     assert not lint_yaml(static, rules=["untolerated-taint", "unknown-node"], cluster=state, static_pod=True)
@@ -243,8 +309,12 @@ def test_static_pods_and_unparsable_requests_are_skipped_by_the_pinned_rules():
 @pytest.mark.parametrize(
     "name, suggestions",
     [
-        ("kind-wroker", ["kind-worker"]), ("Kind-Worker", ["kind-worker"]), ("kind-worker-2", ["kind-worker2"]),
-        ("worker2", ["kind-worker2"]), ("kind-contol-plane", ["kind-control-plane"]), ("database-7", []),
+        ("kind-wroker", ["kind-worker"]),
+        ("Kind-Worker", ["kind-worker"]),
+        ("kind-worker-2", ["kind-worker2"]),
+        ("worker2", ["kind-worker2"]),
+        ("kind-contol-plane", ["kind-control-plane"]),
+        ("database-7", []),
         # a removed node's number is not a "missing suffix" of kind-worker: every distance-1 name is as close
         ("kind-worker4", ["kind-worker", "kind-worker2", "kind-worker3"]),
         ("kind-worker.ec2.internal", ["kind-worker"]),
@@ -271,7 +341,9 @@ def test_offline_runs_import_nothing_of_the_cluster_code():
 def test_insufficient_resources_without_the_nodes_pods_compares_allocatable_and_says_so():
     nodes = [{"metadata": {"name": "n0"}, "status": {"allocatable": {"cpu": "4", "pods": "110"}}}]
     state = state_from_objects("context test", nodes=nodes, namespaces=None, pods=[], pod_nodes=frozenset())
-    manifest = pod("big", "n0").replace("busybox:1.37\n", "busybox:1.37\n      resources:\n        requests: {cpu: 5}\n")
+    manifest = pod("big", "n0").replace(
+        "busybox:1.37\n", "busybox:1.37\n      resources:\n        requests: {cpu: 5}\n"
+    )
     findings = lint_yaml(manifest, rules=["insufficient-resources"], cluster=state)
     assert len(findings) == 1
     assert "can never fit there" in findings[0].message and "only allocatable was compared" in findings[0].message
@@ -280,7 +352,8 @@ def test_insufficient_resources_without_the_nodes_pods_compares_allocatable_and_
 
 
 def test_state_yaml_merge_keys_aliases_and_several_documents():
-    state = load_state_text(textwrap.dedent("""
+    state = load_state_text(
+        textwrap.dedent("""
         apiVersion: v1
         kind: NodeList
         items:
@@ -296,7 +369,9 @@ def test_state_yaml_merge_keys_aliases_and_several_documents():
         apiVersion: v1
         kind: Namespace
         metadata: {name: default}
-        """), "inline")
+        """),
+        "inline",
+    )
     assert state.nodes["n1"].labels == {"zone": "a", "disktype": "ssd"}
     assert state.nodes["n2"].labels == {"zone": "b", "disktype": "ssd"}  # explicit keys win over merged ones
     assert state.namespaces == frozenset({"default"}) and not state.has("pods")
@@ -316,14 +391,23 @@ def test_snapshot_shaped_yaml_with_one_json_item_per_line_reads_like_block_yaml(
     assert from_flow.usage("kind-worker") == from_block.usage("kind-worker")
 
 
-@pytest.mark.parametrize("text, where", [
-    # the second document's item has no name: pointed at its metadata key
-    ("apiVersion: v1\nkind: NodeList\nitems:\n- metadata: {name: a}\n---\n# a comment\napiVersion: v1\nkind: List\n"
-     "items:\n- kind: Node\n  metadata:\n    labels: {x: y}\n", "state.yaml:11:3"),
-    # JSON reads as YAML for the position
-    ('{"apiVersion": "v1", "kind": "List",\n "items": [\n  {"kind": "Node", "metadata": {"name": ""}}]}\n',
-     "state.yaml:3:20"),
-])
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        # the second document's item has no name: pointed at its metadata key
+        (
+            "apiVersion: v1\nkind: NodeList\nitems:\n- metadata: {name: a}\n---\n"
+            "# a comment\napiVersion: v1\nkind: List\n"
+            "items:\n- kind: Node\n  metadata:\n    labels: {x: y}\n",
+            "state.yaml:11:3",
+        ),
+        # JSON reads as YAML for the position
+        (
+            '{"apiVersion": "v1", "kind": "List",\n "items": [\n  {"kind": "Node", "metadata": {"name": ""}}]}\n',
+            "state.yaml:3:20",
+        ),
+    ],
+)
 def test_a_bad_cluster_state_names_the_line_of_the_wrong_key(tmp_path, text, where):
     """from_file._locate walks the path as findings do (yamlnodes.follow), pointing at the key."""
     state = tmp_path / "state.yaml"
@@ -335,6 +419,7 @@ def test_a_bad_cluster_state_names_the_line_of_the_wrong_key(tmp_path, text, whe
 
 def test_an_unknown_tag_in_a_state_file_is_a_plain_string_as_kubectl_reads_it():
     """Nothing is ever constructed from a tag: `!!python/object:os.system x` is the string "x" (go-yaml)."""
-    state = load_state_text("kind: List\nitems:\n  - kind: Node\n    metadata: {name: !!python/object:os.system x}\n",
-                            "state.yaml")
+    state = load_state_text(
+        "kind: List\nitems:\n  - kind: Node\n    metadata: {name: !!python/object:os.system x}\n", "state.yaml"
+    )
     assert state.nodes is not None and list(state.nodes) == ["x"]

@@ -31,9 +31,7 @@ def _rules(result):
 
 def test_config_disables_rules_and_sets_severities(tmp_path):
     (tmp_path / "pod.yaml").write_text(POD)
-    (tmp_path / ".nodename-lint.yaml").write_text(
-        "rules:\n  nodename-on-pod: off\n  invalid-node-name: warning\n"
-    )
+    (tmp_path / ".nodename-lint.yaml").write_text("rules:\n  nodename-on-pod: off\n  invalid-node-name: warning\n")
     (tmp_path / "sub").mkdir()
     result = run_cli("../pod.yaml", "--format", "json", cwd=tmp_path / "sub")  # found in a parent folder
     findings = json.loads(result.stdout)["findings"]
@@ -64,11 +62,20 @@ def test_config_exclude_static_dirs_namespace_and_fail_on(tmp_path):
     "config, expected",
     [
         ("rules:\n  no-such-rule: off\n", "cfg.yaml:2: unknown rule id 'no-such-rule'"),
-        ("rules:\n  nodename-on-pods: off\n", "cfg.yaml:2: unknown rule id 'nodename-on-pods' (did you mean 'nodename-on-pod'?)"),
+        (
+            "rules:\n  nodename-on-pods: off\n",
+            "cfg.yaml:2: unknown rule id 'nodename-on-pods' (did you mean 'nodename-on-pod'?)",
+        ),
         ("rules:\n  nodename-on-pod: loud\n", "cfg.yaml:2: invalid setting 'loud' for rule nodename-on-pod"),
-        ("rules:\n  nodename-on-pod: warn\n", "cfg.yaml:2: invalid setting 'warn' for rule nodename-on-pod (did you mean 'warning'?)"),
+        (
+            "rules:\n  nodename-on-pod: warn\n",
+            "cfg.yaml:2: invalid setting 'warn' for rule nodename-on-pod (did you mean 'warning'?)",
+        ),
         ("exclude: vendor\n", "cfg.yaml:1: invalid config at exclude: 'vendor' is not of type 'array'"),
-        ("namespace: a\nfail-on: error\nrule:\n  x: off\n", "cfg.yaml:3: unknown key 'rule' in the top level (did you mean 'rules'?)"),
+        (
+            "namespace: a\nfail-on: error\nrule:\n  x: off\n",
+            "cfg.yaml:3: unknown key 'rule' in the top level (did you mean 'rules'?)",
+        ),
         ("fail-on: warn\n", "cfg.yaml:1: invalid value 'warn' for fail-on (did you mean 'warning'?)"),
         ("rules: [\n", "cfg.yaml:2:1: invalid YAML in the config file"),
     ],
@@ -84,7 +91,8 @@ def test_bad_config_is_a_usage_error_with_its_line(tmp_path, config, expected):
 
 def test_every_config_mistake_is_reported_at_once_at_its_own_line(tmp_path):
     (tmp_path / "cfg.yaml").write_text(
-        "namespace: team-a\nrules:\n  nodename-on-pod: off\n  unknown-nodes: off\nexlude: [vendor]\nfail-on: never\n")
+        "namespace: team-a\nrules:\n  nodename-on-pod: off\n  unknown-nodes: off\nexlude: [vendor]\nfail-on: never\n"
+    )
     (tmp_path / "pod.yaml").write_text(POD)
     result = run_cli("pod.yaml", "--config", "cfg.yaml", cwd=tmp_path)
     assert result.returncode == 2
@@ -99,12 +107,17 @@ def test_every_config_mistake_is_reported_at_once_at_its_own_line(tmp_path):
 
 def test_select_and_ignore(tmp_path):
     (tmp_path / "pod.yaml").write_text(POD)
-    assert _rules(run_cli("pod.yaml", "--format", "json", "--select", "nodename-on-pod", cwd=tmp_path)) == ["nodename-on-pod"]
+    assert _rules(run_cli("pod.yaml", "--format", "json", "--select", "nodename-on-pod", cwd=tmp_path)) == [
+        "nodename-on-pod"
+    ]
     assert _rules(run_cli("pod.yaml", "--format", "json", "--ignore", "nodename-on-pod,yaml-syntax", cwd=tmp_path)) == [
         "invalid-node-name"
     ]
     unknown = run_cli("pod.yaml", "--select", "nodename-on-pods", cwd=tmp_path)
-    assert unknown.returncode == 2 and "unknown rule id 'nodename-on-pods' (did you mean 'nodename-on-pod'?)" in unknown.stderr
+    assert (
+        unknown.returncode == 2
+        and "unknown rule id 'nodename-on-pods' (did you mean 'nodename-on-pod'?)" in unknown.stderr
+    )
 
 
 def test_unknown_flag_is_a_usage_error():
@@ -113,7 +126,9 @@ def test_unknown_flag_is_a_usage_error():
 
 
 def test_comment_on_the_line_or_the_line_above_suppresses():
-    same_line = POD.replace("nodeName: Kind-Worker", "nodeName: Kind-Worker  # nodename-lint: ignore[invalid-node-name]")
+    same_line = POD.replace(
+        "nodeName: Kind-Worker", "nodeName: Kind-Worker  # nodename-lint: ignore[invalid-node-name]"
+    )
     assert [f.rule for f in lint_yaml(same_line)] == ["nodename-on-pod"]
     above = POD.replace("  nodeName:", "  # nodename-lint: ignore[nodename-on-pod, invalid-node-name]\n  nodeName:")
     assert lint_yaml(above) == []
@@ -126,7 +141,9 @@ def test_comment_on_the_line_or_the_line_above_suppresses():
 
 
 def test_annotation_suppresses_on_the_object_and_on_a_pod_template():
-    annotated = POD.replace("  name: debug\n", "  name: debug\n  annotations:\n    nodename-lint.io/ignore: invalid-node-name\n")
+    annotated = POD.replace(
+        "  name: debug\n", "  name: debug\n  annotations:\n    nodename-lint.io/ignore: invalid-node-name\n"
+    )
     assert [f.rule for f in lint_yaml(annotated)] == ["nodename-on-pod"]
     all_rules = POD.replace("  name: debug\n", "  name: debug\n  annotations: {nodename-lint.io/ignore: all}\n")
     assert lint_yaml(all_rules) == []
@@ -176,8 +193,13 @@ def test_a_severity_set_in_the_config_wins_for_every_finding_of_every_rule(tmp_p
     assert severities == {rule.id: severity}
     cluster = load_state_text(example.cluster, source="example") if example.cluster else None
     linter = Linter(severities, Context(cluster=cluster))
-    result = linter.collect([linter.lint_text(example.manifest, "example.yaml", is_static_pod=example.static_pod,
-                                              helm_chart=example.helm_chart)])
+    result = linter.collect(
+        [
+            linter.lint_text(
+                example.manifest, "example.yaml", is_static_pod=example.static_pod, helm_chart=example.helm_chart
+            )
+        ]
+    )
     found = [finding.severity for finding in result.findings if finding.rule == rule.id]
     assert found and set(found) == {severity}, (found, result.notes)
 
@@ -185,15 +207,18 @@ def test_a_severity_set_in_the_config_wins_for_every_finding_of_every_rule(tmp_p
 def test_rules_left_at_their_default_are_not_configured(tmp_path):
     """resolve_severities tells "configured" from "default" (None), also for `on` and `enabled: true`."""
     config_file = tmp_path / ".nodename-lint.yaml"
-    config_file.write_text("rules:\n  unknown-node: on\n  untolerated-taint: {enabled: true}\n"
-                           "  no-node-fits: {severity: info}\n  nodename-on-pod: off\n")
+    config_file.write_text(
+        "rules:\n  unknown-node: on\n  untolerated-taint: {enabled: true}\n"
+        "  no-node-fits: {severity: info}\n  nodename-on-pod: off\n"
+    )
     catalogue = all_rules()
     severities = resolve_severities(catalogue, load_config(str(config_file), list(catalogue)), [], [])
     assert severities["unknown-node"] is None and severities["untolerated-taint"] is None
     assert severities["no-node-fits"] == "info"
     assert "nodename-on-pod" not in severities
-    assert all(severities[rule_id] is None for rule_id in catalogue if rule_id not in
-               ("no-node-fits", "nodename-on-pod"))
+    assert all(
+        severities[rule_id] is None for rule_id in catalogue if rule_id not in ("no-node-fits", "nodename-on-pod")
+    )
 
 
 NO_SCHEDULE_POD = """\
@@ -214,14 +239,25 @@ def test_configured_error_makes_a_noschedule_taint_fail_the_run(tmp_path):
     makes it an error, so `--fail-on error` fails the run."""
     state = str(ROOT / "examples" / "cluster" / "state.yaml")
     (tmp_path / "pod.yaml").write_text(NO_SCHEDULE_POD)
-    args = ("pod.yaml", "--cluster-state", state, "--format", "json", "--fail-on", "error", "--select",
-            "untolerated-taint")
+    args = (
+        "pod.yaml",
+        "--cluster-state",
+        state,
+        "--format",
+        "json",
+        "--fail-on",
+        "error",
+        "--select",
+        "untolerated-taint",
+    )
     default = run_cli(*args, cwd=tmp_path)
     assert [(f["rule"], f["severity"]) for f in json.loads(default.stdout)["findings"]] == [
-        ("untolerated-taint", "warning")], default.stdout
+        ("untolerated-taint", "warning")
+    ], default.stdout
     assert default.returncode == 0, default.stderr
     (tmp_path / ".nodename-lint.yaml").write_text("rules:\n  untolerated-taint: error\n")
     configured = run_cli(*args, cwd=tmp_path)
     assert [(f["rule"], f["severity"]) for f in json.loads(configured.stdout)["findings"]] == [
-        ("untolerated-taint", "error")], configured.stdout
+        ("untolerated-taint", "error")
+    ], configured.stdout
     assert configured.returncode == 1, configured.stderr

@@ -23,8 +23,11 @@ def test_shared_corpus_has_only_the_six_unrendered_templates(shared_dir):
     assert "Traceback" not in result.stderr
     report = json.loads(result.stdout)
     # The corpus really has duplicated keys (kubectl silently keeps the last one): warnings, not errors
-    duplicated = sorted((f["file"].split("/corpus/")[1], f["line"], f["message"].split("'")[1])
-                        for f in report["findings"] if f["rule"] == "duplicate-key")
+    duplicated = sorted(
+        (f["file"].split("/corpus/")[1], f["line"], f["message"].split("'")[1])
+        for f in report["findings"]
+        if f["rule"] == "duplicate-key"
+    )
     assert duplicated == DUPLICATED_KEYS
     findings = [f for f in report["findings"] if f["rule"] != "duplicate-key"]
     # Five templates are not YAML at all; a sixth parses, but its Pod name `vttablet-{{uid}}` is refused.

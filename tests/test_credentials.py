@@ -42,25 +42,44 @@ def secrets_setup(tmp_path: Path):
         good = cluster_entry(server.url, ca.cert_pem.bytes())
         config = write_kubeconfig(
             tmp_path / "kubeconfig",
-            clusters={"good": good, "stopped": cluster_entry(f"https://127.0.0.1:{free_port()}", ca.cert_pem.bytes()),
-                      "wrong-ca": cluster_entry(server.url, trustme.CA().cert_pem.bytes())},
+            clusters={
+                "good": good,
+                "stopped": cluster_entry(f"https://127.0.0.1:{free_port()}", ca.cert_pem.bytes()),
+                "wrong-ca": cluster_entry(server.url, trustme.CA().cert_pem.bytes()),
+            },
             users={
-                "everything": {"token": TOKEN, "username": USERNAME, "password": PASSWORD,
-                               "client-certificate-data": base64.b64encode(cert_pem).decode(),
-                               "client-key-data": base64.b64encode(key_pem).decode()},
+                "everything": {
+                    "token": TOKEN,
+                    "username": USERNAME,
+                    "password": PASSWORD,
+                    "client-certificate-data": base64.b64encode(cert_pem).decode(),
+                    "client-key-data": base64.b64encode(key_pem).decode(),
+                },
                 "basic": {"username": USERNAME, "password": PASSWORD},
                 "key-file": {"client-certificate": "client.crt", "client-key": "client.key", "token": TOKEN},
             },
-            contexts={"ok": ("good", "everything"), "basic-401": ("good", "basic"), "refused": ("stopped", "key-file"),
-                      "tls": ("wrong-ca", "everything"), "key-file": ("good", "key-file")},
+            contexts={
+                "ok": ("good", "everything"),
+                "basic-401": ("good", "basic"),
+                "refused": ("stopped", "key-file"),
+                "tls": ("wrong-ca", "everything"),
+                "key-file": ("good", "key-file"),
+            },
             current="ok",
         )
         text = config.read_text()
         # a common mistake: the token one level too high, which the client quotes back in its error
-        config.write_text(text.replace("users:\n", f"users:\n- name: misnested\n  token: {TOKEN}\n  password: {PASSWORD}\n", 1)
-                          .replace("contexts:\n", "contexts:\n- name: misnested\n  context: {cluster: good, user: misnested}\n", 1))
-        secrets = [TOKEN, PASSWORD, base64.b64encode(f"{USERNAME}:{PASSWORD}".encode()).decode(),
-                   base64.b64encode(key_pem).decode()]
+        config.write_text(
+            text.replace(
+                "users:\n", f"users:\n- name: misnested\n  token: {TOKEN}\n  password: {PASSWORD}\n", 1
+            ).replace("contexts:\n", "contexts:\n- name: misnested\n  context: {cluster: good, user: misnested}\n", 1)
+        )
+        secrets = [
+            TOKEN,
+            PASSWORD,
+            base64.b64encode(f"{USERNAME}:{PASSWORD}".encode()).decode(),
+            base64.b64encode(key_pem).decode(),
+        ]
         secrets += [line for line in key_pem.decode().splitlines() if "-----" not in line and len(line) > 16]
         yield server, config, secrets
 
@@ -71,9 +90,17 @@ def _assert_clean(texts: dict[str, str], secrets: list[str]) -> None:
             assert secret not in text, f"a credential leaked into {where}"
 
 
-@pytest.mark.parametrize("context,expected_code", [
-    ("ok", 1), ("key-file", 1), ("basic-401", 2), ("refused", 2), ("tls", 2), ("misnested", 2),
-])
+@pytest.mark.parametrize(
+    "context,expected_code",
+    [
+        ("ok", 1),
+        ("key-file", 1),
+        ("basic-401", 2),
+        ("refused", 2),
+        ("tls", 2),
+        ("misnested", 2),
+    ],
+)
 def test_no_credential_in_any_output(tmp_path: Path, secrets_setup, context: str, expected_code: int) -> None:
     _, config, secrets = secrets_setup
     manifest = tmp_path / "pod.yaml"
@@ -115,7 +142,13 @@ def test_no_credential_when_python_warnings_and_logging_are_loud(tmp_path: Path,
     _, config, secrets = secrets_setup
     manifest = tmp_path / "pod.yaml"
     manifest.write_text(BROKEN_POD)
-    result = run_cli(str(manifest), "--kubeconfig", str(config), "--context", "basic-401",
-                     env={"PYTHONWARNINGS": "always", "PYTHONDEVMODE": "1"})
+    result = run_cli(
+        str(manifest),
+        "--kubeconfig",
+        str(config),
+        "--context",
+        "basic-401",
+        env={"PYTHONWARNINGS": "always", "PYTHONDEVMODE": "1"},
+    )
     assert result.returncode == 2
     _assert_clean({"stdout": result.stdout, "stderr": result.stderr}, secrets)

@@ -54,8 +54,12 @@ def test_every_lint_option_is_documented_in_usage() -> None:
     from nodename_lint.cli import main
 
     usage = (ROOT / "docs" / "usage.md").read_text(encoding="utf-8")
-    options = {opt for param in main.commands["lint"].params for opt in getattr(param, "opts", [])
-               if opt.startswith("--") and opt != "--help" and not opt.startswith("--output-")}
+    options = {
+        opt
+        for param in main.commands["lint"].params
+        for opt in getattr(param, "opts", [])
+        if opt.startswith("--") and opt != "--help" and not opt.startswith("--output-")
+    }
     assert sorted(option for option in options if f"`{option}" not in usage and f" {option}" not in usage) == []
 
 
@@ -81,7 +85,24 @@ def test_every_example_run_over_the_bundled_examples_prints_what_its_page_shows(
 def test_the_readme_counts_the_cluster_rules() -> None:
     from nodename_lint.registry import all_rules
 
-    words = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-             "twelve", "thirteen", "fourteen", "fifteen", "sixteen"]
+    words = [
+        "zero",
+        "one",
+        "two",
+        "three",
+        "four",
+        "five",
+        "six",
+        "seven",
+        "eight",
+        "nine",
+        "ten",
+        "eleven",
+        "twelve",
+        "thirteen",
+        "fourteen",
+        "fifteen",
+        "sixteen",
+    ]
     count = sum(1 for rule in all_rules().values() if rule.needs)
     assert f"The {words[count]} cluster rules need" in README

@@ -44,11 +44,20 @@ HELPERS = '{{- define "web.labels" -}}\napp: web\nchart: {{ .Chart.Name }}\n{{- 
 NOTES = "Thank you for installing {{ .Chart.Name }}: {{ .Values.node }}\n"
 
 
-def make_chart(folder: Path, *, values: str = "replicas: 2\nnode: ''\n", files: dict[str, str] | None = None,
-               name: str = "web") -> Path:
-    write_chart(str(folder), {"values.yaml": values, "templates/deployment.yaml": DEPLOYMENT,
-                              "templates/_helpers.tpl": HELPERS, "templates/NOTES.txt": NOTES, **(files or {})},
-                name=name)
+def make_chart(
+    folder: Path, *, values: str = "replicas: 2\nnode: ''\n", files: dict[str, str] | None = None, name: str = "web"
+) -> Path:
+    write_chart(
+        str(folder),
+        {
+            "values.yaml": values,
+            "templates/deployment.yaml": DEPLOYMENT,
+            "templates/_helpers.tpl": HELPERS,
+            "templates/NOTES.txt": NOTES,
+            **(files or {}),
+        },
+        name=name,
+    )
     return folder
 
 
@@ -91,13 +100,15 @@ def test_values_files_change_the_result_as_helm_template_f_would(tmp_path: Path)
     # --helm-values: later files win, like helm template -f a -f b
     report, _ = lint_json("web", "--helm-values", str(chart / "values-prod.yaml"), cwd=tmp_path)
     assert [f["rule"] for f in findings(report)] == ["nodename-in-template"]
-    report, _ = lint_json("web", "--helm-values", "web/values-prod.yaml", "--helm-values", "override.yaml",
-                          cwd=tmp_path)
+    report, _ = lint_json(
+        "web", "--helm-values", "web/values-prod.yaml", "--helm-values", "override.yaml", cwd=tmp_path
+    )
     assert {f["rule"] for f in findings(report)} == {"nodename-in-template", "invalid-node-name"}
     assert all("Worker_2" in f["message"] for f in findings(report, "invalid-node-name"))
     # per-chart values in the config file, relative to the chart folder; release and namespace too
     (tmp_path / ".nodename-lint.yaml").write_text(
-        "helm:\n  web:\n    values: [values-prod.yaml]\n    release: prod\n    namespace: shop\n", encoding="utf-8")
+        "helm:\n  web:\n    values: [values-prod.yaml]\n    release: prod\n    namespace: shop\n", encoding="utf-8"
+    )
     report, _ = lint_json("web", cwd=tmp_path)
     [finding] = findings(report)
     assert finding["object"] == {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "shop", "name": "prod-web"}
@@ -111,14 +122,20 @@ def test_release_and_namespace_options(tmp_path: Path):
 
 
 def test_a_value_written_by_toyaml_is_reported_at_the_nearest_key_naming_the_values(tmp_path: Path):
-    make_chart(tmp_path / "web", files={"templates/pod.yaml": textwrap.dedent("""\
+    make_chart(
+        tmp_path / "web",
+        files={
+            "templates/pod.yaml": textwrap.dedent("""\
         apiVersion: v1
         kind: Pod
         metadata:
           name: debug
         spec:
           {{- toYaml .Values.podSpec | nindent 2 }}
-        """)}, values="replicas: 1\nnode: ''\npodSpec:\n  nodeName: Bad_Node\n  containers: [{name: a, image: b}]\n")
+        """)
+        },
+        values="replicas: 1\nnode: ''\npodSpec:\n  nodeName: Bad_Node\n  containers: [{name: a, image: b}]\n",
+    )
     report, _ = lint_json("web", cwd=tmp_path)
     [finding] = findings(report, "invalid-node-name")
     assert finding["file"] == "web/templates/pod.yaml"
@@ -127,7 +144,10 @@ def test_a_value_written_by_toyaml_is_reported_at_the_nearest_key_naming_the_val
 
 
 def test_subcharts_and_library_charts_render_as_helm_renders_them(tmp_path: Path):
-    chart = make_chart(tmp_path / "app", files={"Chart.yaml": textwrap.dedent("""\
+    chart = make_chart(
+        tmp_path / "app",
+        files={
+            "Chart.yaml": textwrap.dedent("""\
         apiVersion: v2
         name: app
         version: 0.1.0
@@ -136,22 +156,36 @@ def test_subcharts_and_library_charts_render_as_helm_renders_them(tmp_path: Path
             version: 0.1.0
           - name: worker
             version: 0.1.0
-        """)}, values="replicas: 1\nnode: ''\nworker:\n  node: worker-9\n")
-    write_chart(str(chart / "charts" / "common"), {
-        "Chart.yaml": "apiVersion: v2\nname: common\nversion: 0.1.0\ntype: library\n",
-        "templates/_pod.tpl": '{{- define "common.pod" -}}\napiVersion: v1\nkind: Pod\n{{- end }}\n',
-    }, name="common")
-    write_chart(str(chart / "charts" / "worker"), {"templates/job.yaml": textwrap.dedent("""\
+        """)
+        },
+        values="replicas: 1\nnode: ''\nworker:\n  node: worker-9\n",
+    )
+    write_chart(
+        str(chart / "charts" / "common"),
+        {
+            "Chart.yaml": "apiVersion: v2\nname: common\nversion: 0.1.0\ntype: library\n",
+            "templates/_pod.tpl": '{{- define "common.pod" -}}\napiVersion: v1\nkind: Pod\n{{- end }}\n',
+        },
+        name="common",
+    )
+    write_chart(
+        str(chart / "charts" / "worker"),
+        {
+            "templates/job.yaml": textwrap.dedent("""\
         {{ include "common.pod" . }}
         metadata:
           name: worker
         spec:
           nodeName: {{ .Values.node }}
           containers: [{name: w, image: busybox}]
-        """)}, name="worker")
+        """)
+        },
+        name="worker",
+    )
     report, stderr = lint_json("app", cwd=tmp_path)
     assert [(f["file"], f["line"], f["rule"]) for f in findings(report, "nodename-on-pod")] == [
-        ("app/charts/worker/templates/job.yaml", 5, "nodename-on-pod")], stderr
+        ("app/charts/worker/templates/job.yaml", 5, "nodename-on-pod")
+    ], stderr
     assert not findings(report, "yaml-syntax")
 
 
@@ -178,14 +212,19 @@ def test_inside_a_chart_folder_paths_are_relative_to_it(tmp_path: Path):
 
 
 def test_a_chart_that_fails_to_render_is_a_helm_render_finding_and_the_rest_is_linted(tmp_path: Path):
-    make_chart(tmp_path / "broken", files={"templates/pod.yaml": textwrap.dedent("""\
+    make_chart(
+        tmp_path / "broken",
+        files={
+            "templates/pod.yaml": textwrap.dedent("""\
         apiVersion: v1
         kind: Pod
         metadata:
           name: x
         spec:
           nodeName: {{ required "set node for the debug Pod" .Values.debugNode }}
-        """)})
+        """)
+        },
+    )
     make_chart(tmp_path / "web", values="replicas: 1\nnode: worker-1\n")
     (tmp_path / "pod.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: Bad_Node}\n")
     report, _ = lint_json("broken", "web", "pod.yaml", cwd=tmp_path)
@@ -197,9 +236,15 @@ def test_a_chart_that_fails_to_render_is_a_helm_render_finding_and_the_rest_is_l
 
 
 def test_a_comment_in_the_template_suppresses_its_finding(tmp_path: Path):
-    make_chart(tmp_path / "web", values="replicas: 1\nnode: worker-1\n", files={
-        "templates/deployment.yaml": DEPLOYMENT.replace(
-            "      nodeName:", "      # nodename-lint: ignore[nodename-in-template]\n      nodeName:")})
+    make_chart(
+        tmp_path / "web",
+        values="replicas: 1\nnode: worker-1\n",
+        files={
+            "templates/deployment.yaml": DEPLOYMENT.replace(
+                "      nodeName:", "      # nodename-lint: ignore[nodename-in-template]\n      nodeName:"
+            )
+        },
+    )
     report, _ = lint_json("web", cwd=tmp_path)
     assert not findings(report)
 
@@ -208,7 +253,10 @@ def test_a_hostile_chart_reads_nothing_outside_its_folder_and_contacts_no_cluste
     secret = tmp_path / "outside" / "secret.txt"
     secret.parent.mkdir()
     secret.write_text("TOPSECRET", encoding="utf-8")
-    chart = make_chart(tmp_path / "repo" / "evil", files={"templates/pod.yaml": textwrap.dedent("""\
+    chart = make_chart(
+        tmp_path / "repo" / "evil",
+        files={
+            "templates/pod.yaml": textwrap.dedent("""\
         apiVersion: v1
         kind: Pod
         metadata:
@@ -217,7 +265,10 @@ def test_a_hostile_chart_reads_nothing_outside_its_folder_and_contacts_no_cluste
           nodeName: x{{ .Files.Get "leak.txt" }}{{ .Files.Get "../../outside/secret.txt" }}{{
             .Files.Get "linked/secret.txt" }}
           hostname: {{ lookup "v1" "Namespace" "" "" | len }}-{{ getHostByName "localhost" }}
-        """), "inside.txt": "fine"})
+        """),
+            "inside.txt": "fine",
+        },
+    )
     os.symlink(secret, chart / "leak.txt")
     os.symlink(secret.parent, chart / "linked")
     os.symlink(chart / "inside.txt", chart / "alias.txt")  # a symlink inside the chart is fine
@@ -239,8 +290,10 @@ def test_without_an_engine_the_chart_is_skipped_with_one_note(tmp_path: Path):
     result = run_cli("web", cwd=tmp_path, env={"PYTHONPATH": str(tmp_path), "PATH": os.path.dirname(os.sys.executable)})
     assert result.returncode == 0, result.stdout + result.stderr
     notes = [line for line in result.stderr.splitlines() if "web" in line]
-    expected = ("nodename-lint: web: Helm chart not linted: no Helm engine to render it "
-                "(pip install helm-python-sdk, or put helm on PATH)")
+    expected = (
+        "nodename-lint: web: Helm chart not linted: no Helm engine to render it "
+        "(pip install helm-python-sdk, or put helm on PATH)"
+    )
     assert notes == [expected]
     assert "yaml-syntax" not in result.stdout
 
@@ -272,8 +325,9 @@ def test_a_rendered_stream_on_stdin_is_reported_at_its_templates_for_code_hosts(
     (tmp_path / ".git").mkdir()
     chart = make_chart(tmp_path / "web", values="replicas: 1\nnode: worker-1\n")
     with helm_python.Chart.load(str(chart)) as loaded:  # what `helm template web` prints
-        stream = "".join(f"---\n# Source: {name}\n{text}" for name, text in loaded.render().items()
-                         if name.endswith(".yaml"))
+        stream = "".join(
+            f"---\n# Source: {name}\n{text}" for name, text in loaded.render().items() if name.endswith(".yaml")
+        )
     text = run_cli("-", cwd=tmp_path, stdin=stream).stdout
     assert "<stdin>:" in text and "(web/templates/deployment.yaml:15:7)" in text
     log = assert_valid_sarif(run_cli("-", "--format", "sarif", cwd=tmp_path, stdin=stream).stdout)
@@ -301,6 +355,7 @@ def test_a_live_run_reads_the_nodes_rendered_charts_name(tmp_path: Path):
     (tmp_path / "prod.yaml").write_text("node: worker-7\n", encoding="utf-8")
     sources = list(discover([str(tmp_path / "web")]))
     assert [source.render for source in sources] == ["helm"]
+
     def parsed(options: RenderOptions) -> list[ParsedSource]:
         return [parse_source(source, options, "default") for source in sources]
 
@@ -318,6 +373,7 @@ def test_charts_render_in_worker_processes(tmp_path: Path):
 
 
 # --- the template outline, without Helm --------------------------------------------------------------
+
 
 def test_outline_follows_lists_compact_lists_and_documents():
     template = textwrap.dedent("""\
@@ -351,12 +407,15 @@ def test_outline_follows_lists_compact_lists_and_documents():
 
 
 def test_helm_template_output_is_split_by_its_source_comments():
-    stream = ("---\n# Source: web/templates/a.yaml\nkind: A\n---\n# Source: web/templates/b.yaml\nkind: B\n"
-              "---\n# Source: web/templates/b.yaml\nkind: B2\n")
+    stream = (
+        "---\n# Source: web/templates/a.yaml\nkind: A\n---\n# Source: web/templates/b.yaml\nkind: B\n"
+        "---\n# Source: web/templates/b.yaml\nkind: B2\n"
+    )
     assert split_template_output(stream) == {
         "web/templates/a.yaml": "# Source: web/templates/a.yaml\nkind: A\n",
-        "web/templates/b.yaml": ("# Source: web/templates/b.yaml\nkind: B\n---\n"
-                                 "# Source: web/templates/b.yaml\nkind: B2\n"),
+        "web/templates/b.yaml": (
+            "# Source: web/templates/b.yaml\nkind: B\n---\n# Source: web/templates/b.yaml\nkind: B2\n"
+        ),
     }
 
 
@@ -391,8 +450,13 @@ def test_a_values_file_that_is_no_regular_file_or_too_big_is_a_render_error_not_
         with open(tmp_path / "values-x.yaml", "wb") as handle:
             handle.truncate(MAX_CHART_BYTES + 1)  # sparse: nothing is written to disk
     (tmp_path / ".nodename-lint.yaml").write_text("helm:\n  web:\n    values: [../values-x.yaml]\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "nodename_lint", "web", "--format", "json"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [sys.executable, "-m", "nodename_lint", "web", "--format", "json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     [finding] = findings(json.loads(done.stdout), "helm-render")
     reason = "not a regular file" if kind == "fifo" else f"larger than {MAX_CHART_BYTES >> 20} MiB"
     assert reason in finding["message"], finding["message"]

@@ -58,7 +58,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         path.append(module)
         for imported in sorted(graph[module]):
             if state.get(imported) == "active":
-                return [*path[path.index(imported):], imported]
+                return [*path[path.index(imported) :], imported]
             if imported not in state:
                 cycle = visit(imported)
                 if cycle:

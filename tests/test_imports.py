@@ -30,8 +30,9 @@ sys.stderr.write("\\nLOADED=" + json.dumps(sorted(m for m in sys.modules if m in
 
 def loaded_modules(args: list[str], cwd: Path) -> tuple[int, list[str], str]:
     code = PROBE.format(heavy=repr(set(HEAVY)))
-    completed = subprocess.run([sys.executable, "-c", code, json.dumps(args)], cwd=cwd, capture_output=True,
-                               text=True, timeout=60)
+    completed = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(args)], cwd=cwd, capture_output=True, text=True, timeout=60
+    )
     stderr, _, loaded = completed.stderr.rpartition("\nLOADED=")
     assert loaded, completed.stderr
     return completed.returncode, json.loads(loaded), completed.stdout + stderr

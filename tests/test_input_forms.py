@@ -77,7 +77,9 @@ def test_kind_list_and_typed_lists_locate_each_item():
     """
     findings = lint_yaml(text, rules=["invalid-node-name"])
     assert [(f.object.name, f.object.namespace, f.line, f.column) for f in findings] == [
-        ("a", "one", 8, 7), ("b", "default", 13, 7), ("c", "default", 20, 7),
+        ("a", "one", 8, 7),
+        ("b", "default", 13, 7),
+        ("c", "default", 20, 7),
     ]
     assert findings[2].object.kind == "Pod"
 
@@ -112,7 +114,8 @@ def test_go_yaml_semantics_bom_crlf_anchors_merge_keys(tmp_path):
     result = run_cli("pod.yaml", "--format", "json", cwd=tmp_path)
     findings = json.loads(result.stdout)["findings"]
     assert [(f["rule"], f["line"], f["column"]) for f in findings] == [
-        ("invalid-node-name", 7, 16), ("nodename-on-pod", 7, 16),
+        ("invalid-node-name", 7, 16),
+        ("nodename-on-pod", 7, 16),
     ]
 
 
@@ -174,8 +177,7 @@ def test_static_pod_path_marker(tmp_path):
 def test_a_list_bigger_than_one_api_request_is_still_linted(tmp_path):
     """`kubectl get deploy -A -o yaml` can exceed 3 MiB; kubectl applies it item by item."""
     item = (
-        "- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: c{index}}}\n"
-        "  data: {{blob: \"" + "x" * 4000 + "\"}}\n"
+        '- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: c{index}}}\n  data: {{blob: "' + "x" * 4000 + '"}}\n'
     )
     body = "".join(item.format(index=index) for index in range(900))
     pinned = "- apiVersion: v1\n  kind: Pod\n  metadata: {name: p}\n  spec: {nodeName: Bad_Node, containers: []}\n"

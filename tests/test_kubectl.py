@@ -25,8 +25,9 @@ def kubectl(tmp_path: Path, kubeconfig: Path):
     env = {**os.environ, "HOME": str(tmp_path), "KUBECONFIG": str(kubeconfig)}
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([binary, "--cache-dir", str(tmp_path / "cache"), *args], capture_output=True,
-                              text=True, env=env, timeout=60)
+        return subprocess.run(
+            [binary, "--cache-dir", str(tmp_path / "cache"), *args], capture_output=True, text=True, env=env, timeout=60
+        )
 
     probe = run("version", "--client")
     if probe.returncode != 0:
@@ -44,11 +45,20 @@ def test_kubectl_lists_nodes_with_pagination(kubectl, api_server: ApiServer) -> 
 
 
 def test_kubectl_field_selectors_on_pods(kubectl, api_server: ApiServer) -> None:
-    result = kubectl("get", "pods", "-A", "--field-selector",
-                     "spec.nodeName=kind-worker,status.phase!=Succeeded,status.phase!=Failed", "-o", "name")
+    result = kubectl(
+        "get",
+        "pods",
+        "-A",
+        "--field-selector",
+        "spec.nodeName=kind-worker,status.phase!=Succeeded,status.phase!=Failed",
+        "-o",
+        "name",
+    )
     assert result.returncode == 0, result.stderr
     assert sorted(result.stdout.split()) == ["pod/kindnet-4kd8w", "pod/kube-proxy-9xq2c", "pod/web-5d4f8c7b9-abcde"]
-    result = kubectl("get", "pods", "-n", "kube-system", "--field-selector", "metadata.name=kindnet-8hn2v", "-o", "json")
+    result = kubectl(
+        "get", "pods", "-n", "kube-system", "--field-selector", "metadata.name=kindnet-8hn2v", "-o", "json"
+    )
     assert [item["spec"]["nodeName"] for item in json.loads(result.stdout)["items"]] == ["kind-worker2"]
     result = kubectl("get", "pods", "-A", "--field-selector", "spec.hostIP=1.2.3.4")
     assert result.returncode != 0 and "field label not supported: spec.hostIP" in result.stderr
@@ -58,7 +68,9 @@ def test_kubectl_field_selectors_on_pods(kubectl, api_server: ApiServer) -> None
 def test_kubectl_label_selector_and_get_by_name(kubectl, api_server: ApiServer) -> None:
     result = kubectl("get", "nodes", "-l", "node-role.kubernetes.io/control-plane", "-o", "name")
     assert result.stdout.split() == ["node/kind-control-plane"]
-    result = kubectl("get", "nodes", "-l", "!node-role.kubernetes.io/control-plane,kubernetes.io/os in (linux)", "-o", "name")
+    result = kubectl(
+        "get", "nodes", "-l", "!node-role.kubernetes.io/control-plane,kubernetes.io/os in (linux)", "-o", "name"
+    )
     assert result.stdout.split() == ["node/kind-worker", "node/kind-worker2"]
     result = kubectl("get", "namespace", "kube-system", "-o", "json")
     assert json.loads(result.stdout)["metadata"]["name"] == "kube-system"
@@ -72,8 +84,9 @@ def test_kubectl_sees_a_wrong_token_as_unauthorized(kubectl, api_server: ApiServ
     assert "You must be logged in to the server" in result.stderr
 
 
-def test_kubectl_saved_state_gives_the_same_findings_as_live(kubectl, tmp_path: Path, api_server: ApiServer,
-                                                              kubeconfig: Path) -> None:
+def test_kubectl_saved_state_gives_the_same_findings_as_live(
+    kubectl, tmp_path: Path, api_server: ApiServer, kubeconfig: Path
+) -> None:
     """`kubectl get nodes,namespaces,pods -A -o yaml` of this server, used as --cluster-state, agrees with the
     live run."""
     result = kubectl("get", "nodes,namespaces,pods", "-A", "-o", "yaml")
@@ -82,8 +95,10 @@ def test_kubectl_saved_state_gives_the_same_findings_as_live(kubectl, tmp_path: 
     state.write_text(result.stdout)
     assert {item["kind"] for item in yaml.safe_load(result.stdout)["items"]} == {"Node", "Namespace", "Pod"}
     manifest = tmp_path / "pod.yaml"
-    manifest.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: big}\nspec:\n  nodeName: kind-worker\n"
-                        "  containers: [{name: a, image: nginx, resources: {requests: {cpu: 3500m}}}]\n")
+    manifest.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: big}\nspec:\n  nodeName: kind-worker\n"
+        "  containers: [{name: a, image: nginx, resources: {requests: {cpu: 3500m}}}]\n"
+    )
     from_file = run_cli(str(manifest), "--cluster-state", str(state), "--format", "json")
     live = run_cli(str(manifest), "--kubeconfig", str(kubeconfig), "--format", "json")
 

@@ -32,10 +32,15 @@ def kubectl(tmp_path: Path, kubeconfig: Path) -> Kubectl:
         unavailable(f"{PLUGIN} is not installed (pip install -e .)")
 
     def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        full_env = {**os.environ, "HOME": str(tmp_path), "KUBECONFIG": str(kubeconfig), "NO_COLOR": "1",
-                    "PATH": os.pathsep.join([str(PLUGIN.parent), os.environ.get("PATH", "")]), **(env or {})}
-        return subprocess.run([binary, *args], capture_output=True, text=True, env=full_env, timeout=120,
-                              cwd=tmp_path)
+        full_env = {
+            **os.environ,
+            "HOME": str(tmp_path),
+            "KUBECONFIG": str(kubeconfig),
+            "NO_COLOR": "1",
+            "PATH": os.pathsep.join([str(PLUGIN.parent), os.environ.get("PATH", "")]),
+            **(env or {}),
+        }
+        return subprocess.run([binary, *args], capture_output=True, text=True, env=full_env, timeout=120, cwd=tmp_path)
 
     return run
 
@@ -63,16 +68,18 @@ def test_plugin_reads_the_current_context_by_default(kubectl: Kubectl, deploy: P
     assert api_server.methods == {"GET"}
 
 
-def test_plugin_offline_and_state_file_read_no_cluster(kubectl: Kubectl, deploy: Path, tmp_path: Path,
-                                                      api_server: ApiServer) -> None:
+def test_plugin_offline_and_state_file_read_no_cluster(
+    kubectl: Kubectl, deploy: Path, tmp_path: Path, api_server: ApiServer
+) -> None:
     offline = kubectl("nodename-lint", "--offline", "deploy", "--format", "json")
     assert offline.returncode == 1, offline.stderr
     report = json.loads(offline.stdout)
     assert [f["rule"] for f in report["findings"]] == ["nodename-in-template"]
     assert api_server.requests == []
     state = tmp_path / "state.yaml"
-    state.write_text("apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n"
-                     "  metadata: {name: kind-wroker}\n")
+    state.write_text(
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: kind-wroker}\n"
+    )
     from_file = kubectl("nodename-lint", "deploy", "--cluster-state", str(state), "--format", "json")
     assert "unknown-node" not in {f["rule"] for f in json.loads(from_file.stdout)["findings"]}, from_file.stderr
     assert api_server.requests == []
@@ -80,8 +87,9 @@ def test_plugin_offline_and_state_file_read_no_cluster(kubectl: Kubectl, deploy:
     assert both.returncode == 2 and "--offline cannot be combined" in both.stderr
 
 
-def test_plugin_honours_kubeconfig_and_context(kubectl: Kubectl, deploy: Path, tmp_path: Path,
-                                               kubeconfig: Path) -> None:
+def test_plugin_honours_kubeconfig_and_context(
+    kubectl: Kubectl, deploy: Path, tmp_path: Path, kubeconfig: Path
+) -> None:
     """KUBECONFIG's first file with a current-context wins, as in kubectl; --context picks another."""
     first = tmp_path / "first"
     first.write_text("apiVersion: v1\nkind: Config\ncurrent-context: stopped-cluster\n")
@@ -103,8 +111,11 @@ def test_krew_manifest_renders_to_a_plugin_running_the_installed_script() -> Non
 
     root = Path(__file__).resolve().parent.parent
     template = (root / "krew" / "nodename-lint.yaml").read_text()
-    rendered = re.sub(r'\{\{ addURIAndSha "([^"]+)" \.TagName \}\}',
-                      lambda m: f"uri: {m.group(1)}\n      sha256: {'0' * 64}", template)
+    rendered = re.sub(
+        r'\{\{ addURIAndSha "([^"]+)" \.TagName \}\}',
+        lambda m: f"uri: {m.group(1)}\n      sha256: {'0' * 64}",
+        template,
+    )
     rendered = rendered.replace("{{ .TagName }}", "v1.2.3")
     assert "{{" not in rendered
     plugin = yaml.safe_load(rendered)
@@ -126,8 +137,9 @@ def test_plugin_audits_the_current_context(kubectl: Kubectl, tmp_path: Path) -> 
     state = EXAMPLE / "state.yaml"
     saved = kubectl("nodename-lint", "audit", "--cluster-state", str(state), "--format", "json")
     with serve(state) as server:
-        live = kubectl("nodename-lint", "audit", "--format", "json",
-                       env={"KUBECONFIG": str(kubeconfig_for(tmp_path, server))})
+        live = kubectl(
+            "nodename-lint", "audit", "--format", "json", env={"KUBECONFIG": str(kubeconfig_for(tmp_path, server))}
+        )
     assert live.returncode == saved.returncode == 1, live.stderr + saved.stderr
     expected = comparable(saved.stdout, f"file {state}")
     assert expected and comparable(live.stdout, "context kind-kind") == expected

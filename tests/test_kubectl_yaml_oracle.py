@@ -43,13 +43,19 @@ def kubectl_json(tmp_path_factory):
     package.mkdir(parents=True)
     shutil.copy(ORACLE_SOURCE, package / "main.go")
     binary = gopath / "yaml2json"
-    env = {**os.environ, "GO111MODULE": "off", "GOPATH": f"{gopath}:{library}", "GOFLAGS": "",
-           "GOCACHE": os.environ.get("GOCACHE") or str(gopath / "cache")}
+    env = {
+        **os.environ,
+        "GO111MODULE": "off",
+        "GOPATH": f"{gopath}:{library}",
+        "GOFLAGS": "",
+        "GOCACHE": os.environ.get("GOCACHE") or str(gopath / "cache"),
+    }
     subprocess.run([go, "build", "-o", str(binary), "."], cwd=package, env=env, check=True, timeout=300)
 
     def convert(documents: list[str]) -> list[object]:
-        completed = subprocess.run([str(binary)], input=json.dumps(documents).encode(), capture_output=True,
-                                   check=True, timeout=120)
+        completed = subprocess.run(
+            [str(binary)], input=json.dumps(documents).encode(), capture_output=True, check=True, timeout=120
+        )
         return [FAILED if "error" in item else item["json"] for item in json.loads(completed.stdout)]
 
     return convert
@@ -76,14 +82,25 @@ def differences(ours: object, theirs: object, path: str = "") -> list[str]:
         return [] if ours is theirs else [f"{path or '.'}: kubectl {_show(theirs)}, nodename-lint {_show(ours)}"]
     if isinstance(ours, dict) and isinstance(theirs, dict):
         if ours.keys() != theirs.keys():
-            return [f"{path or '.'}: keys only kubectl has {sorted(theirs.keys() - ours.keys())}, "
-                    f"only nodename-lint has {sorted(ours.keys() - theirs.keys())}"]
+            return [
+                f"{path or '.'}: keys only kubectl has {sorted(theirs.keys() - ours.keys())}, "
+                f"only nodename-lint has {sorted(ours.keys() - theirs.keys())}"
+            ]
         return [line for key in ours for line in differences(ours[key], theirs[key], f"{path}.{key}")]
     if isinstance(ours, list) and isinstance(theirs, list) and len(ours) == len(theirs):
-        return [line for i, (a, b) in enumerate(zip(ours, theirs, strict=True)) for line in differences(a, b, f"{path}[{i}]")]
+        return [
+            line
+            for i, (a, b) in enumerate(zip(ours, theirs, strict=True))
+            for line in differences(a, b, f"{path}[{i}]")
+        ]
     numbers = (int, float)
-    if isinstance(ours, numbers) and isinstance(theirs, numbers) and not isinstance(ours, bool) \
-            and not isinstance(theirs, bool) and (ours == theirs or math.isclose(ours, theirs, rel_tol=1e-15)):
+    if (
+        isinstance(ours, numbers)
+        and isinstance(theirs, numbers)
+        and not isinstance(ours, bool)
+        and not isinstance(theirs, bool)
+        and (ours == theirs or math.isclose(ours, theirs, rel_tol=1e-15))
+    ):
         return []
     if type(ours) is type(theirs) and ours == theirs:
         return []
@@ -136,9 +153,23 @@ def test_go_yaml_scalars_keys_tags_and_merges(kubectl_json):
 
 
 UNCONVERTIBLE = [
-    "~: a", "? \n: a", "a: .nan", "a: [-.inf]", "a: !!int abc", "a: !!bool maybe", "<<: 1", "<<: [a]",
-    "? [a]\n: b", "{a: 1}: b", "a: {{ .Values.x }}", "a: &x [*x]", "a: 1\n  b: 2", "a: \"unterminated",
-    "a: b\n\tc: d", "k: !!float 12abc", "k: !!timestamp nope",
+    "~: a",
+    "? \n: a",
+    "a: .nan",
+    "a: [-.inf]",
+    "a: !!int abc",
+    "a: !!bool maybe",
+    "<<: 1",
+    "<<: [a]",
+    "? [a]\n: b",
+    "{a: 1}: b",
+    "a: {{ .Values.x }}",
+    "a: &x [*x]",
+    "a: 1\n  b: 2",
+    'a: "unterminated',
+    "a: b\n\tc: d",
+    "k: !!float 12abc",
+    "k: !!timestamp nope",
 ]
 
 
@@ -169,9 +200,12 @@ def test_cluster_state_files_are_read_by_the_same_rules(kubectl_json, document):
 
 
 def test_the_rules_documented_examples_and_the_test_fixtures(kubectl_json):
-    named = [(f"{rule.id}: {example.title}:{document.line_offset + 1}", document.text)
-             for rule in all_rules().values() for example in rule.examples
-             for document in iter_documents([example.manifest])]  # an example may hold several documents
+    named = [
+        (f"{rule.id}: {example.title}:{document.line_offset + 1}", document.text)
+        for rule in all_rules().values()
+        for example in rule.examples
+        for document in iter_documents([example.manifest])
+    ]  # an example may hold several documents
     for folder in ("examples", "tests/badinput", "fuzz/corpus"):
         for path in sorted((ROOT / folder).rglob("*")):
             if path.is_file() and not path.is_symlink():
@@ -191,9 +225,42 @@ def test_every_document_of_the_shared_corpus(kubectl_json, shared_dir):
 
 # --- generated YAML -----------------------------------------------------------------------------
 # Plain tokens that YAML 1.1, YAML 1.2 and go-yaml read differently, and a few that cannot be read.
-TRICKY = ["on", "off", "yes", "no", "y", "N", "True", "~", "null", "=", "2024-01-02", "2024-1-2T10:00:00Z",
-          "0o17", "017", "08", "0x1F", "0b11", "1_000", "1e3", ".5", "-.inf", ".nan", "1e400", "100m", "1.5Gi",
-          "-1", "1.5.3", "10 Gi", "{{ .Values.node }}", "x{{ y }}", "<<", "9223372036854775808", "'on'", '"017"']
+TRICKY = [
+    "on",
+    "off",
+    "yes",
+    "no",
+    "y",
+    "N",
+    "True",
+    "~",
+    "null",
+    "=",
+    "2024-01-02",
+    "2024-1-2T10:00:00Z",
+    "0o17",
+    "017",
+    "08",
+    "0x1F",
+    "0b11",
+    "1_000",
+    "1e3",
+    ".5",
+    "-.inf",
+    ".nan",
+    "1e400",
+    "100m",
+    "1.5Gi",
+    "-1",
+    "1.5.3",
+    "10 Gi",
+    "{{ .Values.node }}",
+    "x{{ y }}",
+    "<<",
+    "9223372036854775808",
+    "'on'",
+    '"017"',
+]
 # Keys whose JSON text is unique per Go value (1 and 1.0, or true and "true", would collide at random).
 KEYS = ["a", "b", "name", "nodeName", "on", "no", "1", "0o17", "1.5", "2024-01-01", "=", "~", "'x'"]
 scalars = st.sampled_from(TRICKY) | st.from_regex(r"[a-z][a-z0-9.\-]{0,8}", fullmatch=True)
@@ -216,7 +283,11 @@ def render(value: object, indent: int, merge_choice: int) -> str:
     for item in value:
         if isinstance(item, tuple):
             key, inner = item
-            body = f" {MERGES[merge_choice % len(MERGES)]}\n" if key == "<<" else render(inner, indent + 2, merge_choice + 1)
+            body = (
+                f" {MERGES[merge_choice % len(MERGES)]}\n"
+                if key == "<<"
+                else render(inner, indent + 2, merge_choice + 1)
+            )
             lines.append(f"{pad}{key}:{body}")
         else:
             lines.append(f"{pad}-{render(item, indent + 2, merge_choice + 1)}")

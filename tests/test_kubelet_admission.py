@@ -33,8 +33,9 @@ from nodename_lint.sources import Source, discover, is_static_pod_path
 from .conftest import lint_yaml, run_cli
 
 
-def node(name: str, *, cpu: str = "4", labels: str = "", conditions: str = "", taints: str = "",
-         extra_allocatable: str = "") -> str:
+def node(
+    name: str, *, cpu: str = "4", labels: str = "", conditions: str = "", taints: str = "", extra_allocatable: str = ""
+) -> str:
     return textwrap.dedent(f"""\
       - apiVersion: v1
         kind: Node
@@ -53,12 +54,14 @@ def state(*items: str) -> str:
     return "apiVersion: v1\nkind: List\nitems:\n" + "".join(items)
 
 
-NAMESPACES = "".join(f"- {{apiVersion: v1, kind: Namespace, metadata: {{name: {ns}}}}}\n"
-                     for ns in ("default", "kube-system"))
+NAMESPACES = "".join(
+    f"- {{apiVersion: v1, kind: Namespace, metadata: {{name: {ns}}}}}\n" for ns in ("default", "kube-system")
+)
 
 
 def running_pod(name: str, node_name: str, extra_container: str = "", cpu: str = "100m") -> str:
-    return textwrap.dedent(f"""\
+    return (
+        textwrap.dedent(f"""\
       - apiVersion: v1
         kind: Pod
         metadata: {{name: {name}, namespace: default}}
@@ -68,7 +71,10 @@ def running_pod(name: str, node_name: str, extra_container: str = "", cpu: str =
             - name: main
               image: busybox
               resources: {{requests: {{cpu: {cpu}}}}}
-    """) + extra_container + "  status: {phase: Running}\n"
+    """)
+        + extra_container
+        + "  status: {phase: Running}\n"
+    )
 
 
 def pod(spec: str, *, name: str = "p", node_name: str | None = "kind-worker", labels: str = "") -> str:
@@ -87,72 +93,108 @@ def findings(text: str, cluster_text: str | None, rule: str, **kwargs):
 
 # --- defaultPodRequests --------------------------------------------------------------------------------
 def test_pod_level_limits_default_requests_to_the_containers_not_to_the_limit():
-    spec = {"resources": {"limits": {"cpu": "4", "memory": "1Gi"}},
-            "containers": [{"name": "a", "resources": {"requests": {"cpu": "100m"}}}]}
+    spec = {
+        "resources": {"limits": {"cpu": "4", "memory": "1Gi"}},
+        "containers": [{"name": "a", "resources": {"requests": {"cpu": "100m"}}}],
+    }
     # cpu: a container requests it -> aggregated 100m; memory: no container requests it -> the limit
     assert pod_requests(spec) == {"cpu": 100, "memory": 2**30}
 
 
 def test_pod_level_explicit_request_wins_and_hugepages_default_to_the_limit():
-    spec = {"resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "4", "hugepages-2Mi": "4Mi"}},
-            "containers": [{"name": "a", "resources": {"requests": {"cpu": "100m", "hugepages-2Mi": "2Mi"}}}]}
+    spec = {
+        "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "4", "hugepages-2Mi": "4Mi"}},
+        "containers": [{"name": "a", "resources": {"requests": {"cpu": "100m", "hugepages-2Mi": "2Mi"}}}],
+    }
     # hugepages are not overcommittable: IsOvercommitAllowed is false, so the pod-level limit counts
     assert pod_requests(spec) == {"cpu": 2000, "hugepages-2Mi": 4 * 2**20}
 
 
 def test_pod_level_limit_of_4_cpu_with_a_100m_container_fits_a_node_with_3_cpu_free():
     cluster = state(node("kind-worker"), running_pod("busy", "kind-worker", cpu="950m"))
-    manifest = pod("  resources:\n    limits: {cpu: \"4\"}\n  containers:\n    - name: app\n      image: busybox\n"
-                   "      resources: {requests: {cpu: 100m}}\n")
+    manifest = pod(
+        '  resources:\n    limits: {cpu: "4"}\n  containers:\n    - name: app\n      image: busybox\n'
+        "      resources: {requests: {cpu: 100m}}\n"
+    )
     assert findings(manifest, cluster, "insufficient-resources") == []
 
 
 # --- HasAPIObjectReference ------------------------------------------------------------------------------
-@pytest.mark.parametrize("volume, what", [
-    ("{name: v, ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce]}}}}",
-     "persistentvolumeclaims (via ephemeral volumes)"),
-    ("{name: v, csi: {driver: inline.example.com}}", "csidrivers (via CSI volumes)"),
-    # the kubelet names the Secret (VisitPodSecretNames comes first); the inline CSI volume is refused too
-    ("{name: v, csi: {driver: d, nodePublishSecretRef: {name: s}}}", "secrets + csidrivers (via CSI volumes)"),
-    ("{name: v, glusterfs: {endpoints: gluster, path: vol}}", "endpoints (via glusterFS volumes)"),
-    ("{name: v, azureFile: {secretName: az, shareName: s}}", "secrets"),
-    ("{name: v, cephfs: {monitors: [m], secretRef: {name: c}}}", "secrets"),
-    ("{name: v, persistentVolumeClaim: {claimName: data}}", "persistentvolumeclaims"),
-    ("{name: v, projected: {sources: [{podCertificate: "
-     "{signerName: s, keyType: ED25519, credentialBundlePath: c}}]}}",
-     "podcertificates"),
-    ("{name: v, projected: {sources: [{serviceAccountToken: {path: t}}]}}", "serviceaccounts (via projected volumes)"),
-    ("{name: v, projected: {sources: [{clusterTrustBundle: {name: b, path: p}}]}}", "clustertrustbundles"),
-])
+@pytest.mark.parametrize(
+    "volume, what",
+    [
+        (
+            "{name: v, ephemeral: {volumeClaimTemplate: {spec: {accessModes: [ReadWriteOnce]}}}}",
+            "persistentvolumeclaims (via ephemeral volumes)",
+        ),
+        ("{name: v, csi: {driver: inline.example.com}}", "csidrivers (via CSI volumes)"),
+        # the kubelet names the Secret (VisitPodSecretNames comes first); the inline CSI volume is refused too
+        ("{name: v, csi: {driver: d, nodePublishSecretRef: {name: s}}}", "secrets + csidrivers (via CSI volumes)"),
+        ("{name: v, glusterfs: {endpoints: gluster, path: vol}}", "endpoints (via glusterFS volumes)"),
+        ("{name: v, azureFile: {secretName: az, shareName: s}}", "secrets"),
+        ("{name: v, cephfs: {monitors: [m], secretRef: {name: c}}}", "secrets"),
+        ("{name: v, persistentVolumeClaim: {claimName: data}}", "persistentvolumeclaims"),
+        (
+            "{name: v, projected: {sources: [{podCertificate: "
+            "{signerName: s, keyType: ED25519, credentialBundlePath: c}}]}}",
+            "podcertificates",
+        ),
+        (
+            "{name: v, projected: {sources: [{serviceAccountToken: {path: t}}]}}",
+            "serviceaccounts (via projected volumes)",
+        ),
+        ("{name: v, projected: {sources: [{clusterTrustBundle: {name: b, path: p}}]}}", "clustertrustbundles"),
+    ],
+)
 def test_static_pods_may_not_reference_api_objects(volume, what):
-    found = findings(pod(f"  volumes:\n    - {volume}\n" + CONTAINER, node_name=None), None, "static-pod-invalid",
-                     static_pod=True)
+    found = findings(
+        pod(f"  volumes:\n    - {volume}\n" + CONTAINER, node_name=None), None, "static-pod-invalid", static_pod=True
+    )
     expected = [f"static pods may not reference {item}" for item in what.split(" + ")]
     assert sorted(f.message.split('"')[1] for f in found) == sorted(expected)
     assert "from 1.34" in found[0].message and "before 1.34" in found[0].message
 
 
 def test_static_pod_resource_claims_were_refused_before_1_34_too():
-    found = findings(pod("  resourceClaims:\n    - {name: gpu, resourceClaimName: gpu}\n" + CONTAINER, node_name=None),
-                     None, "static-pod-invalid", static_pod=True)
+    found = findings(
+        pod("  resourceClaims:\n    - {name: gpu, resourceClaimName: gpu}\n" + CONTAINER, node_name=None),
+        None,
+        "static-pod-invalid",
+        static_pod=True,
+    )
     assert len(found) == 1 and "static pods may not use ResourceClaims" in found[0].message
 
 
-@pytest.mark.parametrize("volume", [
-    "{name: v, hostPath: {path: /etc/agent}}", "{name: v, emptyDir: {}}", "{name: v}",
-    "{name: v, cephfs: {monitors: [m]}}", "{name: v, projected: {sources: [{downwardAPI: {items: []}}]}}",
-])
+@pytest.mark.parametrize(
+    "volume",
+    [
+        "{name: v, hostPath: {path: /etc/agent}}",
+        "{name: v, emptyDir: {}}",
+        "{name: v}",
+        "{name: v, cephfs: {monitors: [m]}}",
+        "{name: v, projected: {sources: [{downwardAPI: {items: []}}]}}",
+    ],
+)
 def test_static_pods_may_use_volumes_without_api_objects(volume):
-    assert findings(pod(f"  volumes:\n    - {volume}\n" + CONTAINER, node_name=None), None, "static-pod-invalid",
-                    static_pod=True) == []
+    assert (
+        findings(
+            pod(f"  volumes:\n    - {volume}\n" + CONTAINER, node_name=None),
+            None,
+            "static-pod-invalid",
+            static_pod=True,
+        )
+        == []
+    )
 
 
 # --- several documents and subfolders of the staticPodPath ----------------------------------------------
 def test_the_kubelet_runs_the_first_document_and_ignores_the_rest():
-    text = pod(CONTAINER, name="first", node_name=None) + "---\n" + "apiVersion: apps/v1\nkind: Deployment\n" \
-        "metadata: {name: second}\nspec:\n  selector: {matchLabels: {a: b}}\n" \
-        "  template:\n    metadata: {labels: {a: b}}\n" \
+    text = (
+        pod(CONTAINER, name="first", node_name=None) + "---\n" + "apiVersion: apps/v1\nkind: Deployment\n"
+        "metadata: {name: second}\nspec:\n  selector: {matchLabels: {a: b}}\n"
+        "  template:\n    metadata: {labels: {a: b}}\n"
         "    spec:\n      containers: [{name: c, image: busybox}]\n"
+    )
     found = findings(text, None, "static-pod-invalid", static_pod=True)
     assert len(found) == 1
     assert "decodes only the first one (Pod first) and silently ignores this Deployment second" in found[0].message
@@ -204,35 +246,59 @@ def test_an_invalid_nodename_in_a_template_is_refused_with_the_deployment():
 
 # --- findNodesThatFitPod with a matchFields metadata.name term -------------------------------------------
 def match_fields(*terms: list[str]) -> str:
-    listed = "".join(f"        - matchFields: [{{key: metadata.name, operator: In, values: {values}}}]\n"
-                     for values in terms)
-    return ("  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
-            "        nodeSelectorTerms:\n" + listed)
+    listed = "".join(
+        f"        - matchFields: [{{key: metadata.name, operator: In, values: {values}}}]\n" for values in terms
+    )
+    return (
+        "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "        nodeSelectorTerms:\n" + listed
+    )
 
 
 CONTROL_PLANE_TAINT = "{key: node-role.kubernetes.io/control-plane, effect: NoSchedule}"
-THREE_NODES = state(node("kind-control-plane", taints=CONTROL_PLANE_TAINT),
-                    node("kind-worker"), node("kind-worker2"))
-BIG = "  containers:\n    - name: app\n      image: busybox\n      resources: {requests: {cpu: \"8\"}}\n"
+THREE_NODES = state(node("kind-control-plane", taints=CONTROL_PLANE_TAINT), node("kind-worker"), node("kind-worker2"))
+BIG = '  containers:\n    - name: app\n      image: busybox\n      resources: {requests: {cpu: "8"}}\n'
 
 
-@pytest.mark.parametrize("terms, event", [
-    ((["kind-worker"],),
-     "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]."),
-    ((["gone-node"],), "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity]."),
-    ((["kind-control-plane", "kind-worker"],),
-     ("0/3 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy plugin(s) [NodeAffinity], "
-      "1 node(s) had untolerated taint(s).")),
-])
+@pytest.mark.parametrize(
+    "terms, event",
+    [
+        (
+            (["kind-worker"],),
+            "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity].",
+        ),
+        ((["gone-node"],), "0/3 nodes are available: 3 node(s) didn't satisfy plugin(s) [NodeAffinity]."),
+        (
+            (["kind-control-plane", "kind-worker"],),
+            (
+                "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) didn't satisfy plugin(s) [NodeAffinity], "
+                "1 node(s) had untolerated taint(s)."
+            ),
+        ),
+    ],
+)
 def test_matchfields_narrows_the_search_to_the_named_nodes(terms, event):
     found = findings(pod(match_fields(*terms) + BIG, node_name=None), THREE_NODES, "no-node-fits")
     assert len(found) == 1 and f'"{event}"' in found[0].message
 
 
 def test_conflicting_matchfields_requirements_fail_the_prefilter():
-    spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]},
-                         {"key": "metadata.name", "operator": "In", "values": ["b"]}]}]}}}}
+    spec = {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchFields": [
+                                {"key": "metadata.name", "operator": "In", "values": ["a"]},
+                                {"key": "metadata.name", "operator": "In", "values": ["b"]},
+                            ]
+                        }
+                    ]
+                }
+            }
+        }
+    }
     assert prefilter_node_names(spec) == frozenset()
     affinity = textwrap.indent(json.dumps(spec["affinity"]), "    ")
     text = pod("  affinity:\n" + affinity + "\n" + CONTAINER, node_name=None)
@@ -241,19 +307,30 @@ def test_conflicting_matchfields_requirements_fail_the_prefilter():
 
 
 def test_a_term_without_matchfields_keeps_every_node():
-    spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]}]},
-        {"matchExpressions": [{"key": "disk", "operator": "Exists"}]}]}}}}
+    spec = {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a"]}]},
+                        {"matchExpressions": [{"key": "disk", "operator": "Exists"}]},
+                    ]
+                }
+            }
+        }
+    }
     assert prefilter_node_names(spec) is None
 
 
 # --- the eviction manager's Admit ----------------------------------------------------------------------
 PRESSURED = state(
-    node("kind-worker", conditions=", {type: DiskPressure, status: \"True\"}",
-         taints="{key: node.kubernetes.io/disk-pressure, effect: NoSchedule}"),
-    node("kind-worker2", conditions=", {type: MemoryPressure, status: \"True\"}"),
-    node("kind-worker3",
-         conditions=", {type: MemoryPressure, status: \"True\"}, {type: PIDPressure, status: \"True\"}"),
+    node(
+        "kind-worker",
+        conditions=', {type: DiskPressure, status: "True"}',
+        taints="{key: node.kubernetes.io/disk-pressure, effect: NoSchedule}",
+    ),
+    node("kind-worker2", conditions=', {type: MemoryPressure, status: "True"}'),
+    node("kind-worker3", conditions=', {type: MemoryPressure, status: "True"}, {type: PIDPressure, status: "True"}'),
 )
 BURSTABLE = "  containers:\n    - name: app\n      image: busybox\n      resources: {requests: {cpu: 100m}}\n"
 
@@ -273,8 +350,11 @@ def test_memory_pressure_rejects_only_best_effort_pods():
     assert findings(pod(BURSTABLE, node_name="kind-worker2"), PRESSURED, "node-pressure") == []
     found = findings(pod(CONTAINER, node_name="kind-worker2"), PRESSURED, "node-pressure")
     assert len(found) == 1 and "[MemoryPressure]" in found[0].message and "BestEffort" in found[0].message
-    tolerating = pod("  tolerations:\n    - {key: node.kubernetes.io/memory-pressure, operator: Exists, "
-                     "effect: NoSchedule}\n" + CONTAINER, node_name="kind-worker2")
+    tolerating = pod(
+        "  tolerations:\n    - {key: node.kubernetes.io/memory-pressure, operator: Exists, "
+        "effect: NoSchedule}\n" + CONTAINER,
+        node_name="kind-worker2",
+    )
     assert findings(tolerating, PRESSURED, "node-pressure") == []
 
 
@@ -285,15 +365,14 @@ def test_memory_pressure_with_another_condition_rejects_every_pod():
 
 
 def test_pressure_is_reported_before_resources():
-    cluster = state(node("kind-worker", cpu="1", conditions=", {type: DiskPressure, status: \"True\"}"))
+    cluster = state(node("kind-worker", cpu="1", conditions=', {type: DiskPressure, status: "True"}'))
     text = pod("  nodeSelector: {disk: ssd}\n" + BURSTABLE)
     found = findings(text, cluster, "node-selector-mismatch")
     assert "(it reports Evicted first: see node-pressure)" in found[0].message
 
 
 # --- the kubelet's OS checks ---------------------------------------------------------------------------
-OS_NODES = state(node("kind-worker"),
-                 node("win-1").replace("kubernetes.io/os: linux", "kubernetes.io/os: windows"))
+OS_NODES = state(node("kind-worker"), node("win-1").replace("kubernetes.io/os: linux", "kubernetes.io/os: windows"))
 
 
 def test_the_pod_os_label_is_checked_before_spec_os():
@@ -311,27 +390,39 @@ def ports(*entries: dict) -> dict:
     return {"containers": [{"name": "a", "ports": list(entries)}]}
 
 
-@pytest.mark.parametrize("held, wanted, conflict", [
-    ({"hostPort": 80, "containerPort": 80}, {"hostPort": 80, "containerPort": 8080}, True),
-    ({"hostPort": 80, "containerPort": 80}, {"hostPort": 80, "containerPort": 80, "protocol": "UDP"}, False),
-    ({"hostPort": 80, "containerPort": 80, "hostIP": "10.0.0.1"}, {"hostPort": 80, "containerPort": 80}, True),
-    ({"hostPort": 80, "containerPort": 80}, {"hostPort": 80, "containerPort": 80, "hostIP": "10.0.0.2"}, True),
-    ({"hostPort": 80, "containerPort": 80, "hostIP": "10.0.0.1"},
-     {"hostPort": 80, "containerPort": 80, "hostIP": "10.0.0.2"}, False),
-    ({"containerPort": 80}, {"hostPort": 80, "containerPort": 80}, False),  # no hostPort: nothing held
-])
+@pytest.mark.parametrize(
+    "held, wanted, conflict",
+    [
+        ({"hostPort": 80, "containerPort": 80}, {"hostPort": 80, "containerPort": 8080}, True),
+        ({"hostPort": 80, "containerPort": 80}, {"hostPort": 80, "containerPort": 80, "protocol": "UDP"}, False),
+        ({"hostPort": 80, "containerPort": 80, "hostIP": "10.0.0.1"}, {"hostPort": 80, "containerPort": 80}, True),
+        ({"hostPort": 80, "containerPort": 80}, {"hostPort": 80, "containerPort": 80, "hostIP": "10.0.0.2"}, True),
+        (
+            {"hostPort": 80, "containerPort": 80, "hostIP": "10.0.0.1"},
+            {"hostPort": 80, "containerPort": 80, "hostIP": "10.0.0.2"},
+            False,
+        ),
+        ({"containerPort": 80}, {"hostPort": 80, "containerPort": 80}, False),  # no hostPort: nothing held
+    ],
+)
 def test_host_ports_conflict_as_check_conflict_compares_them(held, wanted, conflict):
     in_use = {port: "default/holder" for _, port in host_ports(ports(held))}
     assert (port_conflict(host_ports(ports(wanted)), in_use) is not None) == conflict
 
 
 def test_host_network_makes_container_ports_host_ports_and_only_sidecars_count_among_init_containers():
-    spec = {"hostNetwork": True, "containers": [{"name": "a", "ports": [{"containerPort": 9100}]}],
-            "initContainers": [{"name": "i", "ports": [{"hostPort": 1, "containerPort": 1}]},
-                               {"name": "s", "restartPolicy": "Always",
-                                "ports": [{"hostPort": 2, "containerPort": 2}]}]}
+    spec = {
+        "hostNetwork": True,
+        "containers": [{"name": "a", "ports": [{"containerPort": 9100}]}],
+        "initContainers": [
+            {"name": "i", "ports": [{"hostPort": 1, "containerPort": 1}]},
+            {"name": "s", "restartPolicy": "Always", "ports": [{"hostPort": 2, "containerPort": 2}]},
+        ],
+    }
     assert [port for _, port in host_ports(spec, default_from_host_network=True)] == [
-        ("0.0.0.0", "TCP", 2), ("0.0.0.0", "TCP", 9100)]
+        ("0.0.0.0", "TCP", 2),
+        ("0.0.0.0", "TCP", 9100),
+    ]
     assert [port for _, port in host_ports(spec)] == [("0.0.0.0", "TCP", 2)]  # a stored Pod is already defaulted
 
 
@@ -347,9 +438,11 @@ def test_a_taken_host_port_is_rejected_with_nodeports():
 
 
 def test_replicas_pinned_to_one_node_fight_over_their_host_port():
-    deployment = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 3\n"
-                  "  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n"
-                  "      nodeName: kind-worker2\n" + textwrap.indent(WANTS_80, "    "))
+    deployment = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 3\n"
+        "  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n"
+        "      nodeName: kind-worker2\n" + textwrap.indent(WANTS_80, "    ")
+    )
     found = findings(deployment, PORT_STATE, "host-port-conflict")
     assert len(found) == 1 and "only 1 of the 3 replicas" in found[0].message
 
@@ -372,12 +465,29 @@ def test_an_object_in_a_missing_namespace_is_refused_unless_the_run_creates_it(t
     assert len(found) == 1 and 'namespaces "shop" not found' in found[0].message
     (tmp_path / "state.yaml").write_text(NS_STATE)
     (tmp_path / "service.yaml").write_text(SERVICE)
-    alone = run_cli(str(tmp_path / "service.yaml"), "--cluster-state", str(tmp_path / "state.yaml"), "--format", "json",
-                    "--select", "missing-namespace")
+    alone = run_cli(
+        str(tmp_path / "service.yaml"),
+        "--cluster-state",
+        str(tmp_path / "state.yaml"),
+        "--format",
+        "json",
+        "--select",
+        "missing-namespace",
+    )
     assert [f["rule"] for f in json.loads(alone.stdout)["findings"]] == ["missing-namespace"]
     (tmp_path / "namespace.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n")
-    together = run_cli(str(tmp_path / "service.yaml"), str(tmp_path / "namespace.yaml"), "--cluster-state",
-                       str(tmp_path / "state.yaml"), "--format", "json", "--select", "missing-namespace", "-j", "2")
+    together = run_cli(
+        str(tmp_path / "service.yaml"),
+        str(tmp_path / "namespace.yaml"),
+        "--cluster-state",
+        str(tmp_path / "state.yaml"),
+        "--format",
+        "json",
+        "--select",
+        "missing-namespace",
+        "-j",
+        "2",
+    )
     assert json.loads(together.stdout)["findings"] == [], together.stderr
 
 
@@ -389,11 +499,15 @@ def test_cluster_scoped_objects_and_static_pods_are_not_checked():
 
 
 # --- RuntimeClass --------------------------------------------------------------------------------------
-GVISOR = ("- apiVersion: node.k8s.io/v1\n  kind: RuntimeClass\n  metadata: {name: gvisor}\n  handler: runsc\n"
-          "  overhead: {podFixed: {cpu: 500m}}\n")
+GVISOR = (
+    "- apiVersion: node.k8s.io/v1\n  kind: RuntimeClass\n  metadata: {name: gvisor}\n  handler: runsc\n"
+    "  overhead: {podFixed: {cpu: 500m}}\n"
+)
 RC_STATE = state(node("kind-worker", cpu="1"), running_pod("idle", "kind-worker"), GVISOR)
-SANDBOXED = pod("  runtimeClassName: gvisor\n  containers:\n    - name: app\n      image: busybox\n"
-                "      resources: {requests: {cpu: 600m}}\n")
+SANDBOXED = pod(
+    "  runtimeClassName: gvisor\n  containers:\n    - name: app\n      image: busybox\n"
+    "      resources: {requests: {cpu: 600m}}\n"
+)
 
 
 def test_the_runtime_class_overhead_counts_in_the_requests_and_is_named():
@@ -422,20 +536,26 @@ def test_overhead_by_hand_and_unknown_runtime_classes_are_refused():
 # --- noderesources.Fits: scalar resources in Go map order ----------------------------------------------
 def test_several_short_extended_resources_are_one_of():
     cluster = state(node("kind-worker", extra_allocatable=', example.com/fpga: "1", nvidia.com/gpu: "1"'))
-    text = pod("  containers:\n    - name: app\n      image: busybox\n      resources:\n"
-               "        requests: {nvidia.com/gpu: 2, example.com/fpga: 2}\n"
-               "        limits: {nvidia.com/gpu: 2, example.com/fpga: 2}\n")
+    text = pod(
+        "  containers:\n    - name: app\n      image: busybox\n      resources:\n"
+        "        requests: {nvidia.com/gpu: 2, example.com/fpga: 2}\n"
+        "        limits: {nvidia.com/gpu: 2, example.com/fpga: 2}\n"
+    )
     found = findings(text, cluster, "insufficient-resources")
     assert len(found) == 1
-    assert "with one of OutOfexample.com/fpga, OutOfnvidia.com/gpu (the kubelet checks these in no fixed order)" \
+    assert (
+        "with one of OutOfexample.com/fpga, OutOfnvidia.com/gpu (the kubelet checks these in no fixed order)"
         in found[0].message
+    )
     assert "kubelet: " not in found[0].message  # which one it quotes is not known
 
 
 def test_native_resources_keep_their_order():
     cluster = state(node("kind-worker", cpu="1", extra_allocatable=', nvidia.com/gpu: "1"'))
-    text = pod("  containers:\n    - name: app\n      image: busybox\n      resources:\n"
-               "        requests: {cpu: 2, nvidia.com/gpu: 2}\n        limits: {nvidia.com/gpu: 2}\n")
+    text = pod(
+        "  containers:\n    - name: app\n      image: busybox\n      resources:\n"
+        "        requests: {cpu: 2, nvidia.com/gpu: 2}\n        limits: {nvidia.com/gpu: 2}\n"
+    )
     found = findings(text, cluster, "insufficient-resources")
     assert "with OutOfcpu:" in found[0].message
 
@@ -444,15 +564,33 @@ def test_native_resources_keep_their_order():
 def test_static_pods_are_checked_against_the_static_pod_node(tmp_path: Path):
     folder = tmp_path / "manifests"
     folder.mkdir()
-    (folder / "huge.yaml").write_text(pod("  containers:\n    - name: app\n      image: busybox\n"
-                                          "      resources: {requests: {cpu: \"64\"}}\n", name="huge", node_name=None))
-    (folder / "medium.yaml").write_text(pod("  containers:\n    - name: app\n      image: busybox\n"
-                                            "      resources: {requests: {cpu: 3900m}}\n", name="medium",
-                                            node_name=None))
-    (tmp_path / "state.yaml").write_text(state(node("kind-control-plane"), running_pod("etcd", "kind-control-plane",
-                                                                                       cpu="500m")))
-    args = ["--static-pod-dir", str(folder), "--cluster-state", str(tmp_path / "state.yaml"), "--format", "json",
-            "--select", "insufficient-resources"]
+    (folder / "huge.yaml").write_text(
+        pod(
+            '  containers:\n    - name: app\n      image: busybox\n      resources: {requests: {cpu: "64"}}\n',
+            name="huge",
+            node_name=None,
+        )
+    )
+    (folder / "medium.yaml").write_text(
+        pod(
+            "  containers:\n    - name: app\n      image: busybox\n      resources: {requests: {cpu: 3900m}}\n",
+            name="medium",
+            node_name=None,
+        )
+    )
+    (tmp_path / "state.yaml").write_text(
+        state(node("kind-control-plane"), running_pod("etcd", "kind-control-plane", cpu="500m"))
+    )
+    args = [
+        "--static-pod-dir",
+        str(folder),
+        "--cluster-state",
+        str(tmp_path / "state.yaml"),
+        "--format",
+        "json",
+        "--select",
+        "insufficient-resources",
+    ]
     without = run_cli(*args)
     assert json.loads(without.stdout)["findings"] == []
     result = run_cli(*args, "--static-pod-node", "kind-control-plane")
@@ -466,16 +604,33 @@ def test_static_pods_are_checked_against_the_static_pod_node(tmp_path: Path):
 def test_kubelet_reasons_follow_the_admit_handlers_order():
     from nodename_lint.scheduling import kubelet_reasons
 
-    worker = NodeInfo("w", labels={"kubernetes.io/os": "linux"}, allocatable={"cpu": "1", "pods": "10"},
-                      conditions={"DiskPressure": "True"},
-                      taints=[{"key": "k", "effect": "NoExecute"}])
-    spec = {"os": {"name": "windows"}, "nodeSelector": {"a": "b"},
-            "containers": [{"name": "a", "resources": {"requests": {"cpu": "2"}}, "ports": [{"hostPort": 80}]}]}
+    worker = NodeInfo(
+        "w",
+        labels={"kubernetes.io/os": "linux"},
+        allocatable={"cpu": "1", "pods": "10"},
+        conditions={"DiskPressure": "True"},
+        taints=[{"key": "k", "effect": "NoExecute"}],
+    )
+    spec = {
+        "os": {"name": "windows"},
+        "nodeSelector": {"a": "b"},
+        "containers": [{"name": "a", "resources": {"requests": {"cpu": "2"}}, "ports": [{"hostPort": 80}]}],
+    }
     in_use = {("0.0.0.0", "TCP", 80): "default/x"}
     assert kubelet_reasons(spec, worker, None, ports_in_use=in_use) == [
-        "Evicted", "PodOSNotSupported", "OutOfcpu", "NodeAffinity", "NodePorts", "TaintToleration"]
+        "Evicted",
+        "PodOSNotSupported",
+        "OutOfcpu",
+        "NodeAffinity",
+        "NodePorts",
+        "TaintToleration",
+    ]
     assert kubelet_reasons(spec, worker, None, ports_in_use=in_use, static=True) == [
-        "PodOSNotSupported", "OutOfcpu", "NodeAffinity", "NodePorts"]
+        "PodOSNotSupported",
+        "OutOfcpu",
+        "NodeAffinity",
+        "NodePorts",
+    ]
 
 
 def test_sources_are_static_only_directly_inside_the_static_pod_dir(tmp_path: Path):
@@ -489,26 +644,34 @@ def test_sources_are_static_only_directly_inside_the_static_pod_dir(tmp_path: Pa
 
 def test_a_static_pod_does_not_conflict_with_its_own_mirror_pod():
     mirror = running_pod("apiserver-kind-control-plane", "kind-control-plane", HOLDER).replace(
-        "namespace: default", "namespace: kube-system")
+        "namespace: default", "namespace: kube-system"
+    )
     other = running_pod("ingress", "kind-control-plane", HOLDER)
-    static = pod(WANTS_80, name="apiserver", node_name=None).replace("  name: apiserver\n",
-                                                                    "  name: apiserver\n  namespace: kube-system\n")
+    static = pod(WANTS_80, name="apiserver", node_name=None).replace(
+        "  name: apiserver\n", "  name: apiserver\n  namespace: kube-system\n"
+    )
     cluster = load_state_text(state(node("kind-control-plane"), mirror), "state.yaml")
     catalogue_rules = ["host-port-conflict"]
-    assert lint_yaml(static, rules=catalogue_rules, cluster=cluster, static_pod=True,
-                     static_pod_node="kind-control-plane") == []
+    assert (
+        lint_yaml(static, rules=catalogue_rules, cluster=cluster, static_pod=True, static_pod_node="kind-control-plane")
+        == []
+    )
     cluster = load_state_text(state(node("kind-control-plane"), mirror, other), "state.yaml")
-    found = lint_yaml(static, rules=catalogue_rules, cluster=cluster, static_pod=True,
-                      static_pod_node="kind-control-plane")
+    found = lint_yaml(
+        static, rules=catalogue_rules, cluster=cluster, static_pod=True, static_pod_node="kind-control-plane"
+    )
     assert len(found) == 1 and "already used by Pod default/ingress" in found[0].message
 
 
-SANDBOX_CLASS = ("- apiVersion: node.k8s.io/v1\n  kind: RuntimeClass\n  metadata: {name: gvisor}\n  handler: runsc\n"
-                 "  scheduling:\n    nodeSelector: {sandbox: gvisor}\n"
-                 "    tolerations: [{key: sandbox, operator: Exists, effect: NoExecute}]\n")
-SANDBOX_TAINT = "{key: sandbox, value: \"true\", effect: NoExecute}"
-SANDBOX_STATE = state(node("kind-worker", labels=", sandbox: gvisor", taints=SANDBOX_TAINT),
-                      node("kind-worker2"), SANDBOX_CLASS)
+SANDBOX_CLASS = (
+    "- apiVersion: node.k8s.io/v1\n  kind: RuntimeClass\n  metadata: {name: gvisor}\n  handler: runsc\n"
+    "  scheduling:\n    nodeSelector: {sandbox: gvisor}\n"
+    "    tolerations: [{key: sandbox, operator: Exists, effect: NoExecute}]\n"
+)
+SANDBOX_TAINT = '{key: sandbox, value: "true", effect: NoExecute}'
+SANDBOX_STATE = state(
+    node("kind-worker", labels=", sandbox: gvisor", taints=SANDBOX_TAINT), node("kind-worker2"), SANDBOX_CLASS
+)
 
 
 def test_the_runtime_class_scheduling_is_merged_into_the_pod():
@@ -527,14 +690,21 @@ def test_a_node_selector_that_contradicts_the_runtime_class_is_refused():
     text = pod("  runtimeClassName: gvisor\n  nodeSelector: {sandbox: kata}\n" + CONTAINER)
     found = findings(text, SANDBOX_STATE, "runtime-class-overhead")
     assert len(found) == 1
-    assert ("conflict: runtimeClass.scheduling.nodeSelector[sandbox] = gvisor; pod.spec.nodeSelector[sandbox] = kata"
-            in found[0].message)
+    assert (
+        "conflict: runtimeClass.scheduling.nodeSelector[sandbox] = gvisor; pod.spec.nodeSelector[sandbox] = kata"
+        in found[0].message
+    )
 
 
-@pytest.mark.parametrize("reason, rule", [
-    ("NodePorts", "host-port-conflict"), ("PodOSNotSupported", "node-os-mismatch"),
-    ("PodOSSelectorNodeLabelDoesNotMatch", "node-os-mismatch"), ("OutOfnvidia.com/gpu", "insufficient-resources"),
-])
+@pytest.mark.parametrize(
+    "reason, rule",
+    [
+        ("NodePorts", "host-port-conflict"),
+        ("PodOSNotSupported", "node-os-mismatch"),
+        ("PodOSSelectorNodeLabelDoesNotMatch", "node-os-mismatch"),
+        ("OutOfnvidia.com/gpu", "insufficient-resources"),
+    ],
+)
 def test_audit_names_the_rule_a_kubelet_rejection_confirms(reason, rule):
     from nodename_lint.scheduling import OS_MESSAGES, reason_rule
 
@@ -543,13 +713,15 @@ def test_audit_names_the_rule_a_kubelet_rejection_confirms(reason, rule):
 
 
 def test_each_rule_says_which_reason_the_kubelet_reports_first():
-    windows = state(node("win-1").replace("kubernetes.io/os: linux", "kubernetes.io/os: windows"),
-                    running_pod("ingress", "win-1", HOLDER))
+    windows = state(
+        node("win-1").replace("kubernetes.io/os: linux", "kubernetes.io/os: windows"),
+        running_pod("ingress", "win-1", HOLDER),
+    )
     text = pod("  os: {name: linux}\n" + WANTS_80, node_name="win-1")
     found = findings(text, windows, "host-port-conflict")
     assert "with NodePorts (it reports PodOSNotSupported first: see node-os-mismatch)" in found[0].message
-    pressured = state(node("kind-worker", cpu="1", conditions=", {type: DiskPressure, status: \"True\"}"))
-    big = pod("  containers:\n    - name: app\n      image: busybox\n      resources: {requests: {cpu: \"2\"}}\n")
+    pressured = state(node("kind-worker", cpu="1", conditions=', {type: DiskPressure, status: "True"}'))
+    big = pod('  containers:\n    - name: app\n      image: busybox\n      resources: {requests: {cpu: "2"}}\n')
     found = findings(big, pressured, "insufficient-resources")
     assert "with OutOfcpu (it reports Evicted first: see node-pressure)" in found[0].message
 

@@ -68,7 +68,11 @@ def places(findings: list[dict]) -> list[tuple[str, int, int, str]]:
 
 
 def test_overlay_patches_are_reported_where_they_set_node_name(tmp_path: Path):
-    write(tmp_path, {**BASE, "overlays/prod/kustomization.yaml": """\
+    write(
+        tmp_path,
+        {
+            **BASE,
+            "overlays/prod/kustomization.yaml": """\
         resources:
           - ../../base
         namespace: prod
@@ -76,7 +80,8 @@ def test_overlay_patches_are_reported_where_they_set_node_name(tmp_path: Path):
           - path: pin.yaml
           - path: pod-ops.yaml
             target: {kind: Pod, name: debug}
-        """, "overlays/prod/pin.yaml": """\
+        """,
+            "overlays/prod/pin.yaml": """\
         apiVersion: apps/v1
         kind: Deployment
         metadata:
@@ -85,11 +90,14 @@ def test_overlay_patches_are_reported_where_they_set_node_name(tmp_path: Path):
           template:
             spec:
               nodeName: worker-1
-        """, "overlays/prod/pod-ops.yaml": """\
+        """,
+            "overlays/prod/pod-ops.yaml": """\
         - op: add
           path: /spec/nodeName
           value: Worker_2
-        """})
+        """,
+        },
+    )
     findings, stderr = lint(tmp_path, "overlays", "base")
     assert places(findings) == [
         ("overlays/prod/pin.yaml", 8, 7, "nodename-in-template"),
@@ -101,7 +109,11 @@ def test_overlay_patches_are_reported_where_they_set_node_name(tmp_path: Path):
 
 
 def test_inline_patches_are_reported_in_the_kustomization(tmp_path: Path):
-    write(tmp_path, {**BASE, "overlays/dev/kustomization.yaml": """\
+    write(
+        tmp_path,
+        {
+            **BASE,
+            "overlays/dev/kustomization.yaml": """\
         resources:
           - ../../base
         patches:
@@ -120,7 +132,9 @@ def test_inline_patches_are_reported_in_the_kustomization(tmp_path: Path):
               - op: add
                 path: /spec/nodeName
                 value: worker-2
-        """})
+        """,
+        },
+    )
     findings, _ = lint(tmp_path, "overlays")
     assert places(findings) == [
         ("overlays/dev/kustomization.yaml", 12, 13, "nodename-in-template"),
@@ -129,7 +143,9 @@ def test_inline_patches_are_reported_in_the_kustomization(tmp_path: Path):
 
 
 def test_legacy_strategic_merge_and_json6902_fields_and_a_pinned_base(tmp_path: Path):
-    files = {**BASE, "overlays/old/kustomization.yaml": """\
+    files = {
+        **BASE,
+        "overlays/old/kustomization.yaml": """\
         resources:
           - ../../base
         namePrefix: old-
@@ -138,20 +154,24 @@ def test_legacy_strategic_merge_and_json6902_fields_and_a_pinned_base(tmp_path: 
         patchesJson6902:
           - target: {group: apps, version: v1, kind: Deployment, name: web}
             path: deploy-ops.yaml
-        """, "overlays/old/pod-pin.yaml": """\
+        """,
+        "overlays/old/pod-pin.yaml": """\
         apiVersion: v1
         kind: Pod
         metadata:
           name: debug
         spec:
           nodeName: worker-3
-        """, "overlays/old/deploy-ops.yaml": """\
+        """,
+        "overlays/old/deploy-ops.yaml": """\
         - op: add
           path: /spec/template/spec/nodeName
           value: worker-4
-        """}
+        """,
+    }
     files["base/deploy.yaml"] = files["base/deploy.yaml"].replace(
-        "          containers:", "          nodeName: base-node\n          containers:")
+        "          containers:", "          nodeName: base-node\n          containers:"
+    )
     write(tmp_path, files)
     findings, _ = lint(tmp_path, "overlays", "base")
     assert places(findings) == [
@@ -164,25 +184,40 @@ def test_legacy_strategic_merge_and_json6902_fields_and_a_pinned_base(tmp_path: 
 
 
 def test_a_file_the_kustomization_does_not_list_is_still_linted_on_its_own(tmp_path: Path):
-    write(tmp_path, {**BASE, "base/unlisted.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: u}\n"
-                                                    "spec: {nodeName: Bad_Node}\n"})
+    write(
+        tmp_path,
+        {**BASE, "base/unlisted.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: u}\nspec: {nodeName: Bad_Node}\n"},
+    )
     findings, _ = lint(tmp_path, "base")
-    assert places(findings) == [("base/unlisted.yaml", 4, 8, "invalid-node-name"),
-                                ("base/unlisted.yaml", 4, 8, "nodename-on-pod")]
+    assert places(findings) == [
+        ("base/unlisted.yaml", 4, 8, "invalid-node-name"),
+        ("base/unlisted.yaml", 4, 8, "nodename-on-pod"),
+    ]
 
 
 def test_a_changed_patch_file_builds_its_kustomization(tmp_path: Path):
-    write(tmp_path, {**BASE, "overlays/x/kustomization.yaml": "resources: [../../base]\npatches:\n  - path: p.yaml\n"
-                              "    target: {kind: Pod}\n",
-                     "overlays/x/p.yaml": "- op: add\n  path: /spec/nodeName\n  value: Bad_Node\n"})
+    write(
+        tmp_path,
+        {
+            **BASE,
+            "overlays/x/kustomization.yaml": "resources: [../../base]\npatches:\n  - path: p.yaml\n"
+            "    target: {kind: Pod}\n",
+            "overlays/x/p.yaml": "- op: add\n  path: /spec/nodeName\n  value: Bad_Node\n",
+        },
+    )
     findings, _ = lint(tmp_path, "overlays/x/p.yaml")
     assert ("overlays/x/p.yaml", 2, 3, "invalid-node-name") in places(findings)
 
 
 def test_without_a_tool_a_note_and_the_files_one_by_one(tmp_path: Path):
-    write(tmp_path, {**BASE, "overlays/x/kustomization.yaml": "resources: [../../base]\npatches:\n  - path: pin.yaml\n",
-                     "overlays/x/pin.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: debug}\n"
-                                            "spec: {nodeName: n-1}\n"})
+    write(
+        tmp_path,
+        {
+            **BASE,
+            "overlays/x/kustomization.yaml": "resources: [../../base]\npatches:\n  - path: pin.yaml\n",
+            "overlays/x/pin.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: debug}\nspec: {nodeName: n-1}\n",
+        },
+    )
     no_tools = tmp_path / "bin"
     no_tools.mkdir()
     os.symlink(os.sys.executable, no_tools / "python")
@@ -193,13 +228,15 @@ def test_without_a_tool_a_note_and_the_files_one_by_one(tmp_path: Path):
 
 def test_a_hostile_kustomization_runs_nothing_and_fetches_nothing(tmp_path: Path):
     marker = tmp_path / "ran"
-    write(tmp_path, {
-        "evil/kustomization.yaml": """\
+    write(
+        tmp_path,
+        {
+            "evil/kustomization.yaml": """\
             resources:
               - https://github.com/kubernetes-sigs/kustomize//examples/helloWorld?ref=v3.3.1
             """,
-        "exec/kustomization.yaml": "generators:\n  - gen.yaml\n",
-        "exec/gen.yaml": f"""\
+            "exec/kustomization.yaml": "generators:\n  - gen.yaml\n",
+            "exec/gen.yaml": f"""\
             apiVersion: example.com/v1
             kind: Generator
             metadata:
@@ -210,9 +247,10 @@ def test_a_hostile_kustomization_runs_nothing_and_fetches_nothing(tmp_path: Path
                     path: /bin/sh
                     args: ["-c", "touch {marker}"]
             """,
-        "outside/kustomization.yaml": "resources:\n  - ../../etc-copy/secret.yaml\n",
-        "ok/pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: Bad_Node}\n",
-    })
+            "outside/kustomization.yaml": "resources:\n  - ../../etc-copy/secret.yaml\n",
+            "ok/pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: Bad_Node}\n",
+        },
+    )
     write(tmp_path.parent, {"etc-copy/secret.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: TOPSECRET}\n"})
     result = run_cli("evil", "exec", "outside", "ok", "--format", "json", cwd=tmp_path)
     assert not marker.exists(), "an exec function of the repository must never run"

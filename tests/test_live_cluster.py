@@ -82,8 +82,14 @@ CHART_POD = DEBUG_POD.replace("node-debugger", "chart-pod").replace("kind-worker
 
 @pytest.mark.parametrize("held_bytes,composed_count", [(8 << 20, 3), (0, 4)], ids=["held", "file-read-again"])
 def test_a_live_run_parses_each_source_once_and_reads_stdin_as_a_stream(
-        tmp_path: Path, api_server: ApiServer, kubeconfig: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str], held_bytes: int, composed_count: int) -> None:
+    tmp_path: Path,
+    api_server: ApiServer,
+    kubeconfig: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    held_bytes: int,
+    composed_count: int,
+) -> None:
     """Issue 14: no pre-scan. Every document (stdin, a file, a rendered chart) is composed once, stdin is read
     as the pipe it is (never swapped for a copy), and the requests are those the manifests name, as before.
     Beyond the held budget a file is read again to lint (memory), never stdin or a chart: same findings."""
@@ -109,16 +115,29 @@ def test_a_live_run_parses_each_source_once_and_reads_stdin_as_a_stream(
     stdin = io.TextIOWrapper(os.fdopen(read_end, "rb"), encoding="utf-8")
     monkeypatch.setattr(sys, "stdin", stdin)
 
-    code = run_lint(paths=["-", str(folder), str(tmp_path / "chart")], formats=["json"], output=None, fail_on=None,
-                    config_path=None, select=[], ignore=[], namespace=None, static_pod_dirs=[], color=False,
-                    live=LiveOptions(kubeconfig=str(kubeconfig)))
+    code = run_lint(
+        paths=["-", str(folder), str(tmp_path / "chart")],
+        formats=["json"],
+        output=None,
+        fail_on=None,
+        config_path=None,
+        select=[],
+        ignore=[],
+        namespace=None,
+        static_pod_dirs=[],
+        color=False,
+        live=LiveOptions(kubeconfig=str(kubeconfig)),
+    )
 
     assert code == 1
     assert sys.stdin is stdin, "stdin is read where it is, not replaced by a buffered copy"
     assert len(composed) == composed_count, "each document once (the file's twice when it is not held)"
     findings = {(f["rule"], Path(f["file"]).name) for f in json.loads(capsys.readouterr().out)["findings"]}
-    assert {("insufficient-resources", "<stdin>"), ("unknown-node", "web.yaml"),
-            ("insufficient-resources", "pod.yaml")} <= findings
+    assert {
+        ("insufficient-resources", "<stdin>"),
+        ("unknown-node", "web.yaml"),
+        ("insufficient-resources", "pod.yaml"),
+    } <= findings
     calls = {(r.path, r.query.get("fieldSelector", "")) for r in api_server.requests}
     assert calls == {
         ("/api/v1/nodes", ""),
@@ -132,8 +151,9 @@ def test_a_live_run_parses_each_source_once_and_reads_stdin_as_a_stream(
     assert api_server.methods == {"GET"}
 
 
-def test_kubeconfig_in_the_environment_alone_never_contacts_a_cluster(tmp_path: Path, api_server: ApiServer,
-                                                                     kubeconfig: Path) -> None:
+def test_kubeconfig_in_the_environment_alone_never_contacts_a_cluster(
+    tmp_path: Path, api_server: ApiServer, kubeconfig: Path
+) -> None:
     folder = _manifests(tmp_path, debug=DEBUG_POD)
     result = run_cli(str(folder), env={"KUBECONFIG": str(kubeconfig)})
     assert api_server.requests == []
@@ -149,11 +169,20 @@ def test_live_uses_the_current_context_of_kubeconfig(tmp_path: Path, api_server:
 
 def test_kubeconfig_paths_merge_as_kubectl_does(tmp_path: Path, api_server: ApiServer) -> None:
     """KUBECONFIG=a:b: the first file to set current-context or a name wins; users and clusters come from either."""
-    first = write_kubeconfig(tmp_path / "a", clusters={"kind-kind": cluster_entry(api_server.url, api_server.ca_pem)},
-                             users={}, contexts={"kind-kind": ("kind-kind", "admin")}, current="kind-kind")
-    second = write_kubeconfig(tmp_path / "b", clusters={"kind-kind": cluster_entry("https://127.0.0.1:1", None)},
-                              users={"admin": {"token": TOKEN}}, contexts={"other": ("kind-kind", "admin")},
-                              current="other")
+    first = write_kubeconfig(
+        tmp_path / "a",
+        clusters={"kind-kind": cluster_entry(api_server.url, api_server.ca_pem)},
+        users={},
+        contexts={"kind-kind": ("kind-kind", "admin")},
+        current="kind-kind",
+    )
+    second = write_kubeconfig(
+        tmp_path / "b",
+        clusters={"kind-kind": cluster_entry("https://127.0.0.1:1", None)},
+        users={"admin": {"token": TOKEN}},
+        contexts={"other": ("kind-kind", "admin")},
+        current="other",
+    )
     folder = _manifests(tmp_path, web=TYPO_DEPLOYMENT)
     missing = tmp_path / "does-not-exist"
     result = run_cli(str(folder), "--live", env={"KUBECONFIG": f"{missing}:{first}:{second}"})
@@ -180,21 +209,33 @@ def test_missing_kubeconfig_file(tmp_path: Path) -> None:
 
 def test_context_namespace_is_the_default_namespace(tmp_path: Path, api_server: ApiServer) -> None:
     """kubectl apply puts an object without a namespace into the context's namespace; so does the lookup."""
-    config = write_kubeconfig(tmp_path / "kc", clusters={"c": cluster_entry(api_server.url, api_server.ca_pem)},
-                              users={"u": {"token": TOKEN}}, contexts={"team": ("c", "u")}, current="team")
+    config = write_kubeconfig(
+        tmp_path / "kc",
+        clusters={"c": cluster_entry(api_server.url, api_server.ca_pem)},
+        users={"u": {"token": TOKEN}},
+        contexts={"team": ("c", "u")},
+        current="team",
+    )
     data = yaml.safe_load(config.read_text())
     data["contexts"][0]["context"]["namespace"] = "team-a"
     config.write_text(yaml.safe_dump(data))
     folder = _manifests(tmp_path, debug=DEBUG_POD)
     run_cli(str(folder), "--kubeconfig", str(config))
     assert ("/api/v1/namespaces/team-a/pods", "metadata.name=node-debugger") in [
-        (r.path, r.query.get("fieldSelector")) for r in api_server.requests]
+        (r.path, r.query.get("fieldSelector")) for r in api_server.requests
+    ]
 
 
-def test_insecure_skip_tls_verify_only_from_the_kubeconfig_and_with_a_warning(tmp_path: Path, api_server: ApiServer) -> None:
+def test_insecure_skip_tls_verify_only_from_the_kubeconfig_and_with_a_warning(
+    tmp_path: Path, api_server: ApiServer
+) -> None:
     config = write_kubeconfig(
-        tmp_path / "kc", clusters={"c": cluster_entry(api_server.url, None, **{"insecure-skip-tls-verify": True})},
-        users={"u": {"token": TOKEN}}, contexts={"insecure": ("c", "u")}, current="insecure")
+        tmp_path / "kc",
+        clusters={"c": cluster_entry(api_server.url, None, **{"insecure-skip-tls-verify": True})},
+        users={"u": {"token": TOKEN}},
+        contexts={"insecure": ("c", "u")},
+        current="insecure",
+    )
     folder = _manifests(tmp_path, web=TYPO_DEPLOYMENT)
     result = run_cli(str(folder), "--kubeconfig", str(config))
     assert result.returncode == 1
@@ -202,8 +243,9 @@ def test_insecure_skip_tls_verify_only_from_the_kubeconfig_and_with_a_warning(tm
     assert "InsecureRequestWarning" not in result.stderr
 
 
-def test_snapshot_holds_what_the_rules_read_and_cluster_state_reads_it_back(tmp_path: Path, api_server: ApiServer,
-                                                                          kubeconfig: Path) -> None:
+def test_snapshot_holds_what_the_rules_read_and_cluster_state_reads_it_back(
+    tmp_path: Path, api_server: ApiServer, kubeconfig: Path
+) -> None:
     snapshot = tmp_path / "cluster.json"
     result = run_cli("snapshot", "--kubeconfig", str(kubeconfig), "-o", str(snapshot))
     assert result.returncode == 0, result.stderr
@@ -217,7 +259,9 @@ def test_snapshot_holds_what_the_rules_read_and_cluster_state_reads_it_back(tmp_
     assert set(node) == {"name", "labels", "taints", "unschedulable", "allocatable", "conditions"}
     assert node["conditions"]["Ready"] == "True"
     assert api_server.methods == {"GET"}
-    assert [r.query.get("fieldSelector", "") for r in api_server.requests if r.path == "/api/v1/pods"] == [NON_TERMINATED]
+    assert [r.query.get("fieldSelector", "") for r in api_server.requests if r.path == "/api/v1/pods"] == [
+        NON_TERMINATED
+    ]
 
     folder = _manifests(tmp_path, debug=DEBUG_POD, web=TYPO_DEPLOYMENT)
     from_file = run_cli(str(folder), "--cluster-state", str(snapshot), "--format", "json")
@@ -241,8 +285,16 @@ def _comparable(report: str, source: str) -> list[tuple[str, str, int, int, str,
         for name in (f"file {source}", source, "context kind-kind"):
             if name:
                 message = message.replace(name, "<cluster>")
-        rows.append((finding["rule"], Path(finding["file"]).name, finding["line"], finding["column"],
-                     finding["severity"], message))
+        rows.append(
+            (
+                finding["rule"],
+                Path(finding["file"]).name,
+                finding["line"],
+                finding["column"],
+                finding["severity"],
+                message,
+            )
+        )
     return sorted(rows)
 
 
@@ -251,15 +303,18 @@ def test_request_timeout_flag_is_validated(tmp_path: Path) -> None:
     assert result.returncode == 2 and "--request-timeout" in result.stderr
 
 
-
 def test_live_options_and_snapshot_are_documented() -> None:
     from nodename_lint.cli import main
     from tests.conftest import ROOT
 
     page = (ROOT / "docs" / "cluster-state.md").read_text(encoding="utf-8")
     options = {"--live", "--context", "--kubeconfig", "--in-cluster", "--request-timeout"}
-    options |= {opt for param in main.commands["snapshot"].params for opt in getattr(param, "opts", [])
-                if opt.startswith("--") and opt != "--help"}
+    options |= {
+        opt
+        for param in main.commands["snapshot"].params
+        for opt in getattr(param, "opts", [])
+        if opt.startswith("--") and opt != "--help"
+    }
     assert {option for option in options if f"`{option}" not in page and f" {option} " not in page} == set()
     for heading in ("## Live: --context, --kubeconfig, --live", "## Snapshot for CI", "## RBAC"):
         assert heading in page
@@ -279,8 +334,12 @@ def test_live_falls_back_to_home_kube_config(tmp_path: Path, api_server: ApiServ
 
 
 def test_kubeconfig_without_current_context_asks_for_one(tmp_path: Path, api_server: ApiServer) -> None:
-    config = write_kubeconfig(tmp_path / "kc", clusters={"c": cluster_entry(api_server.url, api_server.ca_pem)},
-                              users={"u": {"token": TOKEN}}, contexts={"a": ("c", "u"), "b": ("c", "u")})
+    config = write_kubeconfig(
+        tmp_path / "kc",
+        clusters={"c": cluster_entry(api_server.url, api_server.ca_pem)},
+        users={"u": {"token": TOKEN}},
+        contexts={"a": ("c", "u"), "b": ("c", "u")},
+    )
     result = run_cli(str(tmp_path), "--kubeconfig", str(config))
     assert result.returncode == 2
     assert "has no current-context; pick one with --context NAME (contexts: a, b)" in result.stderr
@@ -304,7 +363,9 @@ def test_in_cluster_uses_the_mounted_service_account(tmp_path: Path, api_server:
     assert state.source == "in-cluster service account"
     assert sorted(state.nodes) == ["kind-control-plane", "kind-worker", "kind-worker2"]
     assert {pod.name for pod in state.pods} == {"kindnet-4kd8w", "kube-proxy-9xq2c", "web-5d4f8c7b9-abcde"}
-    assert api_server.methods == {"GET"} and all(r.authorization.lower() == f"bearer {TOKEN}" for r in api_server.requests)
+    assert api_server.methods == {"GET"} and all(
+        r.authorization.lower() == f"bearer {TOKEN}" for r in api_server.requests
+    )
 
 
 def test_in_cluster_outside_a_cluster_is_a_clear_error(tmp_path: Path) -> None:
@@ -318,7 +379,8 @@ def test_stdin_is_read_once_for_the_prescan_and_once_for_the_lint(api_server: Ap
     result = run_cli("-", "--kubeconfig", str(kubeconfig), stdin=DEBUG_POD + "---\n" + TYPO_DEPLOYMENT)
     assert "<stdin>:" in result.stdout and "insufficient-resources" in result.stdout and "kind-wroker" in result.stdout
     assert ("/api/v1/namespaces/default/pods", "metadata.name=node-debugger") in [
-        (r.path, r.query.get("fieldSelector")) for r in api_server.requests]
+        (r.path, r.query.get("fieldSelector")) for r in api_server.requests
+    ]
 
 
 def test_diff_of_stdin_in_a_live_run(api_server: ApiServer, kubeconfig: Path) -> None:

@@ -44,9 +44,13 @@ def objects_of(state_text: str) -> dict[str, list[dict[str, Any]]]:
 
 
 def _kubeconfig(tmp_path: Path, server: ApiServer) -> Path:
-    return write_kubeconfig(tmp_path / "kubeconfig", clusters={"kind-kind": cluster_entry(server.url, server.ca_pem)},
-                            users={"kind-kind": {"token": TOKEN}}, contexts={"kind-kind": ("kind-kind", "kind-kind")},
-                            current="kind-kind")
+    return write_kubeconfig(
+        tmp_path / "kubeconfig",
+        clusters={"kind-kind": cluster_entry(server.url, server.ca_pem)},
+        users={"kind-kind": {"token": TOKEN}},
+        contexts={"kind-kind": ("kind-kind", "kind-kind")},
+        current="kind-kind",
+    )
 
 
 # no-node-fits says when it compared nodes whose Pods a live run does not read with their allocatable alone
@@ -54,14 +58,20 @@ PARTIAL = re.compile(r" \(the Pods already on \d+ of \d+ nodes are not in the cl
 
 
 def _rows(findings: list[Any], source: str) -> list[tuple[str, int, int, str, str]]:
-    return sorted((f.rule, f.line, f.column, f.severity, PARTIAL.sub("", f.message.replace(source, "<cluster>")))
-                  for f in findings)
+    return sorted(
+        (f.rule, f.line, f.column, f.severity, PARTIAL.sub("", f.message.replace(source, "<cluster>")))
+        for f in findings
+    )
 
 
 def _cluster_examples() -> list[Any]:
-    return [pytest.param(rule, index, example, id=f"{rule.id}-{index}")
-            for rule in all_rules().values() if rule.is_cluster_rule
-            for index, example in enumerate(rule.examples) if example.cluster is not None]
+    return [
+        pytest.param(rule, index, example, id=f"{rule.id}-{index}")
+        for rule in all_rules().values()
+        if rule.is_cluster_rule
+        for index, example in enumerate(rule.examples)
+        if example.cluster is not None
+    ]
 
 
 @pytest.mark.parametrize("rule,index,example", _cluster_examples())
@@ -77,7 +87,8 @@ def test_rule_example_gives_the_same_findings_live(tmp_path: Path, rule: Any, in
     parsed = parse_source(source, RenderOptions(), "default")  # a live run parses once, fetches, then lints
     with ApiServer(**objects_of(example.cluster), ca=CA) as server:
         state = LiveCluster(LiveOptions(kubeconfig=str(_kubeconfig(tmp_path, server)), request_timeout=5)).state_for(
-            referenced([parsed], "default"))
+            referenced([parsed], "default")
+        )
         assert server.methods == {"GET"}
     live = Linter(severities, Context(cluster=state))
     found = live.collect([live.lint_parsed(parsed)]).findings
@@ -102,16 +113,25 @@ def test_examples_cluster_live_equals_cluster_state(tmp_path: Path) -> None:
     assert live.returncode == from_file.returncode == 1, live.stderr + from_file.stderr
 
     def comparable(report: str, source: str) -> list[tuple[Any, ...]]:
-        return sorted((f["rule"], f["file"], f["line"], f["column"], f["severity"],
-                       f["message"].replace(source, "<cluster>")) for f in json.loads(report)["findings"])
+        return sorted(
+            (f["rule"], f["file"], f["line"], f["column"], f["severity"], f["message"].replace(source, "<cluster>"))
+            for f in json.loads(report)["findings"]
+        )
 
     expected = comparable(from_file.stdout, f"file {state_path}")
     found = comparable(live.stdout, "context kind-kind")
     assert any(PARTIAL.search(row[5]) for row in found if row[0] == "no-node-fits")
     assert [(*row[:5], PARTIAL.sub("", row[5])) for row in found] == expected
-    assert {row[0] for row in expected} >= {"unknown-node", "insufficient-resources", "node-selector-mismatch",
-                                            "untolerated-taint", "node-not-ready", "nodename-immutable",
-                                            "static-pod-missing-namespace", "no-node-fits"}
+    assert {row[0] for row in expected} >= {
+        "unknown-node",
+        "insufficient-resources",
+        "node-selector-mismatch",
+        "untolerated-taint",
+        "node-not-ready",
+        "nodename-immutable",
+        "static-pod-missing-namespace",
+        "no-node-fits",
+    }
     # Pods were read per referenced node and per manifest Pod, never as one cluster-wide list
     assert all(r.query.get("fieldSelector") for r in pod_lists)
 
@@ -120,31 +140,52 @@ def _issue_11_cases() -> list[Any]:
     """Issue 11's cases (tests/test_kubelet_admission.py) whose prediction reads the cluster."""
     from tests import test_kubelet_admission as cases
 
-    sandboxed_by_hand = cases.SANDBOXED.replace("  runtimeClassName: gvisor\n",
-                                                "  runtimeClassName: gvisor\n  overhead: {cpu: 100m}\n")
+    sandboxed_by_hand = cases.SANDBOXED.replace(
+        "  runtimeClassName: gvisor\n", "  runtimeClassName: gvisor\n  overhead: {cpu: 100m}\n"
+    )
     return [
         pytest.param(cases.pod(cases.BURSTABLE), cases.PRESSURED, [], id="disk-pressure"),
         pytest.param(cases.pod(cases.CONTAINER, node_name="kind-worker2"), cases.PRESSURED, [], id="memory-pressure"),
         pytest.param(cases.pod("  os: {name: windows}\n" + cases.CONTAINER), cases.OS_NODES, [], id="os"),
         pytest.param(cases.pod(cases.WANTS_80), cases.PORT_STATE, [], id="host-port"),
-        pytest.param(cases.pod(cases.WANTS_80, node_name=None),
-                     cases.state(cases.node("kind-worker"), cases.running_pod("ingress", "kind-worker", cases.HOLDER)),
-                     [], id="scheduler-ports"),
+        pytest.param(
+            cases.pod(cases.WANTS_80, node_name=None),
+            cases.state(cases.node("kind-worker"), cases.running_pod("ingress", "kind-worker", cases.HOLDER)),
+            [],
+            id="scheduler-ports",
+        ),
         pytest.param(cases.SERVICE, cases.NS_STATE, [], id="missing-namespace"),
         pytest.param(cases.SANDBOXED, cases.RC_STATE, [], id="runtime-class-overhead-counted"),
         pytest.param(sandboxed_by_hand, cases.RC_STATE, [], id="runtime-class-overhead-by-hand"),
         pytest.param(cases.SANDBOXED.replace("gvisor", "kata"), cases.RC_STATE, [], id="runtime-class-not-found"),
         pytest.param(cases.DEPLOYMENT, cases.state(cases.node("kind-worker")), [], id="invalid-name-in-template"),
-        pytest.param(cases.pod("  runtimeClassName: gvisor\n" + cases.CONTAINER, node_name="kind-worker2"),
-                     cases.SANDBOX_STATE, [], id="runtime-class-scheduling"),
-        pytest.param(cases.pod("  runtimeClassName: gvisor\n  nodeSelector: {sandbox: kata}\n" + cases.CONTAINER),
-                     cases.SANDBOX_STATE, [], id="runtime-class-conflict"),
-        pytest.param(cases.pod(cases.match_fields(["kind-worker"]) + cases.BIG, node_name=None), cases.THREE_NODES, [],
-                     id="match-fields"),
-        pytest.param(cases.pod("  containers:\n    - name: app\n      image: busybox\n"
-                               "      resources: {requests: {cpu: \"64\"}}\n", node_name=None),
-                     cases.state(cases.node("kind-control-plane"), cases.running_pod("etcd", "kind-control-plane")),
-                     ["--static-pod-node", "kind-control-plane"], id="static-pod-node"),
+        pytest.param(
+            cases.pod("  runtimeClassName: gvisor\n" + cases.CONTAINER, node_name="kind-worker2"),
+            cases.SANDBOX_STATE,
+            [],
+            id="runtime-class-scheduling",
+        ),
+        pytest.param(
+            cases.pod("  runtimeClassName: gvisor\n  nodeSelector: {sandbox: kata}\n" + cases.CONTAINER),
+            cases.SANDBOX_STATE,
+            [],
+            id="runtime-class-conflict",
+        ),
+        pytest.param(
+            cases.pod(cases.match_fields(["kind-worker"]) + cases.BIG, node_name=None),
+            cases.THREE_NODES,
+            [],
+            id="match-fields",
+        ),
+        pytest.param(
+            cases.pod(
+                '  containers:\n    - name: app\n      image: busybox\n      resources: {requests: {cpu: "64"}}\n',
+                node_name=None,
+            ),
+            cases.state(cases.node("kind-control-plane"), cases.running_pod("etcd", "kind-control-plane")),
+            ["--static-pod-node", "kind-control-plane"],
+            id="static-pod-node",
+        ),
     ]
 
 
@@ -166,8 +207,10 @@ def test_issue_11_cases_agree_live(tmp_path: Path, manifest: str, state_text: st
         assert server.methods == {"GET"}
 
     def comparable(report: str, source: str) -> list[tuple[Any, ...]]:
-        return sorted((f["rule"], f["line"], f["column"], f["severity"], f["message"].replace(source, "<cluster>"))
-                      for f in json.loads(report)["findings"])
+        return sorted(
+            (f["rule"], f["line"], f["column"], f["severity"], f["message"].replace(source, "<cluster>"))
+            for f in json.loads(report)["findings"]
+        )
 
     expected = comparable(from_file.stdout, f"file {tmp_path / 'state.yaml'}")
     assert expected, from_file.stderr
@@ -179,11 +222,18 @@ def test_a_snapshot_keeps_what_issue_11_reads(tmp_path: Path) -> None:
     gives the findings a live run gives."""
     from tests import test_kubelet_admission as cases
 
-    state_text = cases.state(
-        cases.node("kind-worker", cpu="1", conditions=', {type: MemoryPressure, status: "True"}'),
-        cases.running_pod("ingress", "kind-worker", cases.HOLDER), cases.GVISOR) + cases.NAMESPACES
-    manifest = cases.pod("  runtimeClassName: gvisor\n  containers:\n    - name: app\n      image: nginx\n"
-                         "      resources: {requests: {cpu: 600m}}\n      ports: [{containerPort: 80, hostPort: 80}]\n")
+    state_text = (
+        cases.state(
+            cases.node("kind-worker", cpu="1", conditions=', {type: MemoryPressure, status: "True"}'),
+            cases.running_pod("ingress", "kind-worker", cases.HOLDER),
+            cases.GVISOR,
+        )
+        + cases.NAMESPACES
+    )
+    manifest = cases.pod(
+        "  runtimeClassName: gvisor\n  containers:\n    - name: app\n      image: nginx\n"
+        "      resources: {requests: {cpu: 600m}}\n      ports: [{containerPort: 80, hostPort: 80}]\n"
+    )
     (tmp_path / "deploy").mkdir()
     (tmp_path / "deploy" / "pod.yaml").write_text(manifest, encoding="utf-8")
     args = [str(tmp_path / "deploy"), "--format", "json"]

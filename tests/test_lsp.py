@@ -67,16 +67,27 @@ class Recorder(dict):  # type: ignore[type-arg]
 
 
 @contextlib.asynccontextmanager
-async def language_server(root: Path, settings: dict[str, Any] | None = None, env: dict[str, str] | None = None,
-                          editor: str = "neovim", initialization_options: Any = None) -> AsyncIterator[LanguageClient]:
+async def language_server(
+    root: Path,
+    settings: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+    editor: str = "neovim",
+    initialization_options: Any = None,
+) -> AsyncIterator[LanguageClient]:
     client = make_test_lsp_client()
     client.diagnostics = Recorder()
     client.set_configuration(settings or {}, section="nodename-lint")
-    await client.start_io(sys.executable, "-m", "nodename_lint", "lsp", "--stdio", cwd=str(root),
-                          env={**os.environ, **(env or {})})
-    result = await client.initialize_session(lsp.InitializeParams(
-        capabilities=client_capabilities(editor), root_uri=root.as_uri(), initialization_options=initialization_options,
-        workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)]))
+    await client.start_io(
+        sys.executable, "-m", "nodename_lint", "lsp", "--stdio", cwd=str(root), env={**os.environ, **(env or {})}
+    )
+    result = await client.initialize_session(
+        lsp.InitializeParams(
+            capabilities=client_capabilities(editor),
+            root_uri=root.as_uri(),
+            initialization_options=initialization_options,
+            workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+        )
+    )
     client.position_encoding = result.capabilities.position_encoding or "utf-16"  # type: ignore[attr-defined]
     try:
         yield client
@@ -99,15 +110,20 @@ async def diagnostics(client: LanguageClient, uri: str, count: int = 1) -> list[
 
 def open_document(client: LanguageClient, path: Path, text: str, language: str = "yaml") -> str:
     uri = path.as_uri()
-    client.text_document_did_open(lsp.DidOpenTextDocumentParams(
-        text_document=lsp.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)))
+    client.text_document_did_open(
+        lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=uri, language_id=language, version=1, text=text)
+        )
+    )
     return uri
 
 
 def units(text: str, encoding: str) -> int:
     """The length of TEXT in the position encoding's code units."""
-    return len(text.encode(encoding.replace("-", "_") + ("-le" if encoding != "utf-8" else ""))) // (
-        {"utf-8": 1, "utf-16": 2, "utf-32": 4}[encoding])
+    return (
+        len(text.encode(encoding.replace("-", "_") + ("-le" if encoding != "utf-8" else "")))
+        // ({"utf-8": 1, "utf-16": 2, "utf-32": 4}[encoding])
+    )
 
 
 def apply(text: str, edits: list[lsp.TextEdit], encoding: str = "utf-16") -> str:
@@ -123,15 +139,20 @@ def apply(text: str, edits: list[lsp.TextEdit], encoding: str = "utf-16") -> str
         return starts[position.line] + column
 
     for edit in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):
-        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
     return text
 
 
-async def actions_for(client: LanguageClient, uri: str, diagnostic: lsp.Diagnostic
-                      ) -> dict[str, lsp.CodeAction | lsp.Command]:
-    found = await client.text_document_code_action_async(lsp.CodeActionParams(
-        text_document=lsp.TextDocumentIdentifier(uri=uri), range=diagnostic.range,
-        context=lsp.CodeActionContext(diagnostics=[diagnostic])))
+async def actions_for(
+    client: LanguageClient, uri: str, diagnostic: lsp.Diagnostic
+) -> dict[str, lsp.CodeAction | lsp.Command]:
+    found = await client.text_document_code_action_async(
+        lsp.CodeActionParams(
+            text_document=lsp.TextDocumentIdentifier(uri=uri),
+            range=diagnostic.range,
+            context=lsp.CodeActionContext(diagnostics=[diagnostic]),
+        )
+    )
     return {action.title.split(" ")[0]: action for action in found or []}
 
 
@@ -164,10 +185,14 @@ async def test_open_change_and_quick_fix_match_the_cli(tmp_path: Path) -> None:
         assert fixed == path.read_text() and "nodeName: kind-worker\n" in fixed
 
         # the editor applies the fix: a change, then diagnostics without unknown-node after the pause
-        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
-            content_changes=[lsp.TextDocumentContentChangePartial(range=e.range, text=e.new_text)
-                             for e in fix.edit.changes[uri]]))
+        client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                content_changes=[
+                    lsp.TextDocumentContentChangePartial(range=e.range, text=e.new_text) for e in fix.edit.changes[uri]
+                ],
+            )
+        )
         assert {d.code for d in await diagnostics(client, uri)} == {"nodename-on-pod"}
 
 
@@ -179,18 +204,27 @@ async def test_changes_are_debounced_and_unsaved_text_is_linted(tmp_path: Path) 
         uri = open_document(client, path, TEMPLATE)
         assert [d.code for d in await diagnostics(client, uri)] == ["nodename-in-template"]
         for version, name in enumerate(["a", "ab", "abc", "Bad_Name"], start=2):
-            client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                content_changes=[lsp.TextDocumentContentChangeWholeDocument(
-                    text=TEMPLATE.replace("nodeName: kind-worker", f"nodeName: {name}"))]))
+            client.text_document_did_change(
+                lsp.DidChangeTextDocumentParams(
+                    text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                    content_changes=[
+                        lsp.TextDocumentContentChangeWholeDocument(
+                            text=TEMPLATE.replace("nodeName: kind-worker", f"nodeName: {name}")
+                        )
+                    ],
+                )
+            )
         assert sorted(d.code for d in await diagnostics(client, uri)) == ["invalid-node-name", "nodename-in-template"]
         await asyncio.sleep(0.6)
         publications = [entry for entry in client.diagnostics.log if entry[0] == uri]  # type: ignore[attr-defined]
         assert len(publications) == 2, "four quick changes must give one lint, not four"
         client.text_document_did_save(lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
         assert sorted(d.code for d in await diagnostics(client, uri)) == ["invalid-node-name", "nodename-in-template"]
-        no_cluster = await client.text_document_hover_async(lsp.HoverParams(
-            text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=9, character=8)))
+        no_cluster = await client.text_document_hover_async(
+            lsp.HoverParams(
+                text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=9, character=8)
+            )
+        )
         assert no_cluster is None  # hover needs a cluster state
 
 
@@ -205,15 +239,19 @@ async def test_suppress_and_explain(tmp_path: Path) -> None:
         assert isinstance(ignore, lsp.CodeAction) and ignore.edit is not None and ignore.edit.changes is not None
         suppressed = apply(TEMPLATE, ignore.edit.changes[uri])
         assert "      nodeName: kind-worker  # nodename-lint: ignore[nodename-in-template]\n" in suppressed
-        client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
-            content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=suppressed)]))
+        client.text_document_did_change(
+            lsp.DidChangeTextDocumentParams(
+                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
+                content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=suppressed)],
+            )
+        )
         assert await diagnostics(client, uri) == []
 
         command = actions["Explain"]
         assert isinstance(command, lsp.Command)
-        result = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
-            command=command.command, arguments=command.arguments))
+        result = await client.workspace_execute_command_async(
+            lsp.ExecuteCommandParams(command=command.command, arguments=command.arguments)
+        )
         assert result == all_rules()["nodename-in-template"].documentation()
         assert any("# nodename-in-template" in message.message for message in client.messages)
 
@@ -232,9 +270,13 @@ async def test_syntax_error_keeps_other_documents_and_helm_templates_are_skipped
         assert syntax.range.start.line == 13
         helm = open_document(client, chart / "templates" / "web.yaml", TEMPLATE.replace("web", "{{ .Release.Name }}"))
         assert await diagnostics(client, helm) == []
-        json_uri = open_document(client, tmp_path / "pod.json",
-                                 '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},\n'
-                                 ' "spec": {"nodeName": "Bad_Name", "containers": []}}\n', language="json")
+        json_uri = open_document(
+            client,
+            tmp_path / "pod.json",
+            '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},\n'
+            ' "spec": {"nodeName": "Bad_Name", "containers": []}}\n',
+            language="json",
+        )
         found = await diagnostics(client, json_uri)
         invalid = next(d for d in found if d.code == "invalid-node-name")
         assert (invalid.range.start.line, invalid.range.start.character) == (1, 10)
@@ -250,8 +292,11 @@ async def test_workspace_config_file_sets_severities(tmp_path: Path) -> None:
         [diagnostic] = await diagnostics(client, uri)
         assert diagnostic.severity == lsp.DiagnosticSeverity.Warning
         (tmp_path / ".nodename-lint.yaml").write_text("rules:\n  nodename-in-template: off\n")
-        client.text_document_did_save(lsp.DidSaveTextDocumentParams(
-            text_document=lsp.TextDocumentIdentifier(uri=(tmp_path / ".nodename-lint.yaml").as_uri())))
+        client.text_document_did_save(
+            lsp.DidSaveTextDocumentParams(
+                text_document=lsp.TextDocumentIdentifier(uri=(tmp_path / ".nodename-lint.yaml").as_uri())
+            )
+        )
         assert await diagnostics(client, uri) == []
 
 
@@ -265,8 +310,9 @@ async def test_settings_change_and_a_broken_config_file(tmp_path: Path) -> None:
         assert {d.code for d in await diagnostics(client, uri)} == {"nodename-on-pod", "unknown-node"}
         config = tmp_path / ".nodename-lint.yaml"
         config.write_text("rules:\n  unknown-nod: off\n")
-        client.text_document_did_save(lsp.DidSaveTextDocumentParams(
-            text_document=lsp.TextDocumentIdentifier(uri=config.as_uri())))
+        client.text_document_did_save(
+            lsp.DidSaveTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=config.as_uri()))
+        )
         assert {d.code for d in await diagnostics(client, uri)} == {"nodename-on-pod", "unknown-node"}
         errors = [m.message for m in client.messages if m.type == lsp.MessageType.Error]
         assert len(errors) == 1 and ".nodename-lint.yaml:2" in errors[0] and "unknown-node" in errors[0], errors
@@ -292,9 +338,12 @@ async def test_hover_shows_what_the_pinned_node_has(tmp_path: Path) -> None:
 
         async def hover(key: str) -> str:
             line = next(i for i, content in enumerate(lines) if content.strip().startswith(key))
-            result = await client.text_document_hover_async(lsp.HoverParams(
-                text_document=lsp.TextDocumentIdentifier(uri=uri),
-                position=lsp.Position(line=line, character=lines[line].index(key) + 1)))
+            result = await client.text_document_hover_async(
+                lsp.HoverParams(
+                    text_document=lsp.TextDocumentIdentifier(uri=uri),
+                    position=lsp.Position(line=line, character=lines[line].index(key) + 1),
+                )
+            )
             assert result is not None and isinstance(result.contents, lsp.MarkupContent), key
             return result.contents.value
 
@@ -309,14 +358,18 @@ async def test_hover_shows_what_the_pinned_node_has(tmp_path: Path) -> None:
         assert "Allocatable minus used (4 Pods on the node)" in requests
         assert "| `cpu` | 4 cpu | 2100m cpu | 1900m cpu | 100m cpu |" in requests
         assert on_name == await hover("tolerations")
-        none = await client.text_document_hover_async(lsp.HoverParams(
-            text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=0, character=1)))
+        none = await client.text_document_hover_async(
+            lsp.HoverParams(
+                text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=0, character=1)
+            )
+        )
         assert none is None  # apiVersion: nothing to say
 
 
 @pytest.mark.asyncio
-async def test_live_context_is_read_once_and_refreshed_on_command(tmp_path: Path, api_server: ApiServer,
-                                                                  kubeconfig: Path) -> None:
+async def test_live_context_is_read_once_and_refreshed_on_command(
+    tmp_path: Path, api_server: ApiServer, kubeconfig: Path
+) -> None:
     async with language_server(tmp_path, {"context": "kind-kind"}, env={"KUBECONFIG": str(kubeconfig)}) as client:
         uri = open_document(client, tmp_path / "ghost.yaml", GHOST)
         found = await diagnostics(client, uri)
@@ -325,13 +378,17 @@ async def test_live_context_is_read_once_and_refreshed_on_command(tmp_path: Path
         reads = len(api_server.requests)
         assert reads >= 3
         for version in range(2, 5):
-            client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=GHOST + "#" * version)]))
+            client.text_document_did_change(
+                lsp.DidChangeTextDocumentParams(
+                    text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                    content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=GHOST + "#" * version)],
+                )
+            )
             await diagnostics(client, uri)
         assert len(api_server.requests) == reads, "typing must not read the cluster"
-        summary = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
-            command="nodename-lint.refreshCluster"))
+        summary = await client.workspace_execute_command_async(
+            lsp.ExecuteCommandParams(command="nodename-lint.refreshCluster")
+        )
         assert summary == "read context kind-kind: 3 nodes"
         assert len(api_server.requests) == 2 * reads and api_server.methods == {"GET"}
 
@@ -354,7 +411,9 @@ async def test_columns_follow_the_negotiated_position_encoding(tmp_path: Path, e
         fix = (await actions_for(client, uri, invalid))["Fix"]
         assert isinstance(fix, lsp.CodeAction) and fix.edit is not None and fix.edit.changes is not None
         assert apply(text, fix.edit.changes[uri], encoding) == text.replace("Kind-Worker", "kind-worker")
-        client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+        client.text_document_did_close(
+            lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+        )
         assert await diagnostics(client, uri) == []  # closing clears the file's diagnostics
 
 
@@ -366,14 +425,19 @@ def test_lsp_is_installed_as_a_command() -> None:
     assert result.returncode == 0 and "language server" in result.stdout
 
 
-@pytest.mark.parametrize(("line", "expected"), [
-    ("  nodeName: x", "  nodeName: x  # nodename-lint: ignore[unknown-node]"),
-    ("  nodeName: x  # nodename-lint: ignore[nodename-on-pod]",
-     "  nodeName: x  # nodename-lint: ignore[nodename-on-pod,unknown-node]"),
-    ("  nodeName: x  # nodename-lint: ignore[]", None),  # empty brackets ignore every rule already
-    ("  nodeName: x  # nodename-lint: ignore", None),
-    ("  nodeName: x  # nodename-lint: ignore[all]", None),
-])
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("  nodeName: x", "  nodeName: x  # nodename-lint: ignore[unknown-node]"),
+        (
+            "  nodeName: x  # nodename-lint: ignore[nodename-on-pod]",
+            "  nodeName: x  # nodename-lint: ignore[nodename-on-pod,unknown-node]",
+        ),
+        ("  nodeName: x  # nodename-lint: ignore[]", None),  # empty brackets ignore every rule already
+        ("  nodeName: x  # nodename-lint: ignore", None),
+        ("  nodeName: x  # nodename-lint: ignore[all]", None),
+    ],
+)
 def test_the_ignore_comment_edit_is_one_the_engine_reads(line: str, expected: str | None) -> None:
     from nodename_lint.suppress import comment_edit, ignored_by_comment, rule_set
 
@@ -385,7 +449,7 @@ def test_the_ignore_comment_edit_is_one_the_engine_reads(line: str, expected: st
     column, text = edit
     edited = line[:column] + text + line[column:]
     assert edited == expected
-    directive = edited[edited.index("#"):].split("ignore")[1].strip("[]")
+    directive = edited[edited.index("#") :].split("ignore")[1].strip("[]")
     assert ignored_by_comment({3: rule_set(directive)}, 3, "unknown-node")
 
 
@@ -395,11 +459,15 @@ def test_hover_resource_amounts_cannot_break_out_of_the_markdown_table() -> None
     from nodename_lint.lsp.hover import hover_markdown
 
     resource = "example.com/x|<img src=https://e.example/t>*y*"
-    text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: n1\n  containers:\n"
-            f"    - name: c\n      resources:\n        requests: {{cpu: 100m, '{resource}': 1}}\n")
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: n1\n  containers:\n"
+        f"    - name: c\n      resources:\n        requests: {{cpu: 100m, '{resource}': 1}}\n"
+    )
     node = NodeInfo("n1", allocatable={"cpu": "4", resource: "2"})
-    for cluster in (ClusterState("file s.yaml", nodes={"n1": node}, pods=[]), ClusterState("file s.yaml",
-                                                                                          nodes={"n1": node})):
+    for cluster in (
+        ClusterState("file s.yaml", nodes={"n1": node}, pods=[]),
+        ClusterState("file s.yaml", nodes={"n1": node}),
+    ):
         shown = hover_markdown(text, (8, 10), cluster, "default")
         assert shown is not None
         assert shown.count("<img") == 1, "only inside the resource's code span"

@@ -22,7 +22,9 @@ spec:
 """
 
 
-@pytest.mark.parametrize("kind", ["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "ReplicationController"])
+@pytest.mark.parametrize(
+    "kind", ["Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "ReplicationController"]
+)
 def test_nodename_in_template_points_at_the_nodename_key(kind):
     findings = lint_yaml(DEPLOYMENT.format(kind=kind), rules=["nodename-in-template"])
     assert [(f.rule, f.line, f.column) for f in findings] == [("nodename-in-template", 9, 7)]
@@ -192,15 +194,18 @@ def test_static_pod_references_and_ephemeral_containers():
 def test_static_pod_mirror_name_that_can_never_be_valid():
     findings = lint_yaml(
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: Agent\nspec:\n  containers: []\n",
-        rules=["static-pod-invalid"], static_pod=True,
+        rules=["static-pod-invalid"],
+        static_pod=True,
     )
     assert [(f.line, f.column) for f in findings] == [(4, 3)]
     assert "<name>-<node>" in findings[0].message
 
 
 def test_static_pod_file_with_several_documents_or_a_list():
-    two = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: []}\n---\n" \
-          "apiVersion: v1\nkind: Pod\nmetadata: {name: b}\nspec: {containers: []}\n"
+    two = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: []}\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: b}\nspec: {containers: []}\n"
+    )
     findings = lint_yaml(two, rules=["static-pod-invalid"], static_pod=True)
     assert [f.line for f in findings] == [6] and "several documents" in findings[0].message
     listed = "apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: Pod\n    metadata: {name: a}\n"
@@ -213,8 +218,10 @@ def test_static_pod_duplicate_names_in_one_folder(tmp_path):
 
     folder = tmp_path / "manifests"
     folder.mkdir()
-    pod = ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: kube-scheduler\n  namespace: kube-system\n"
-           "spec:\n  containers: []\n")
+    pod = (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: kube-scheduler\n  namespace: kube-system\n"
+        "spec:\n  containers: []\n"
+    )
     (folder / "kube-scheduler.yaml").write_text(pod)
     (folder / "kube-scheduler.yaml.orig").write_text(pod)  # the kubelet reads every non-hidden file
     (folder / ".hidden.yaml").write_text(pod)

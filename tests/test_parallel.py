@@ -55,13 +55,16 @@ def make_tree(root: Path) -> Path:
         node = "Worker_1" if index % 5 == 0 else f"worker-{index}"
         (folder / f"pod-{index:02}.yaml").write_text(PINNED_POD.format(index=index, team=index % 4, node=node))
         (folder / f"deploy-{index:02}.yaml").write_text(DEPLOYMENT.format(index=index))
-    (root / "team-1" / "broken.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: [\n---\n"
-                                                 + PINNED_POD.format(index=99, team=1, node="worker-9"))
+    (root / "team-1" / "broken.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: [\n---\n" + PINNED_POD.format(index=99, team=1, node="worker-9")
+    )
     (root / "team-2" / "latin1.yaml").write_bytes(b"apiVersion: v1\nkind: ConfigMap\ndata: {a: \xe9t\xe9}\n")
     static = root / "node-1" / "etc" / "kubernetes" / "manifests"
     static.mkdir(parents=True)
     for name in ("a.yaml", "b.yaml"):  # the same static Pod twice: a folder-wide finding across files
-        (static / name).write_text(PINNED_POD.format(index=0, team="sys", node="cp-1").replace("  nodeName: cp-1\n", ""))
+        (static / name).write_text(
+            PINNED_POD.format(index=0, team="sys", node="cp-1").replace("  nodeName: cp-1\n", "")
+        )
     return root
 
 

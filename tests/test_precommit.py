@@ -22,8 +22,10 @@ from .test_sarif import BROKEN_DEPLOYMENT
 # What pip needs to install the package (pyproject's readme included), the hook and the action.
 PACKAGE_PARTS = ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml", "action.yml", "nodename_lint/", "rules/")
 GIT_IDENTITY = {
-    "GIT_AUTHOR_NAME": "test", "GIT_AUTHOR_EMAIL": "test@example.invalid",
-    "GIT_COMMITTER_NAME": "test", "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    "GIT_AUTHOR_NAME": "test",
+    "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "test",
+    "GIT_COMMITTER_EMAIL": "test@example.invalid",
 }
 CLEAN_POD = """\
 apiVersion: v1
@@ -54,7 +56,10 @@ def snapshot_working_tree(repo: Path) -> str:
     """
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *PACKAGE_PARTS],
-        cwd=ROOT, check=True, capture_output=True, text=True,
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.split("\0")
     for name in listed:
         if name and (ROOT / name).is_file():
@@ -71,8 +76,13 @@ def snapshot_working_tree(repo: Path) -> str:
 def hook_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     require_tool("git", "apt-get install git")
     pre_commit_home = tmp_path_factory.mktemp("pre-commit-home")
-    env = {**os.environ, **GIT_IDENTITY, "PRE_COMMIT_HOME": str(pre_commit_home), "NO_COLOR": "1",
-           "PRE_COMMIT_COLOR": "never"}
+    env = {
+        **os.environ,
+        **GIT_IDENTITY,
+        "PRE_COMMIT_HOME": str(pre_commit_home),
+        "NO_COLOR": "1",
+        "PRE_COMMIT_COLOR": "never",
+    }
     env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
     return env
 
@@ -91,7 +101,8 @@ def project(tmp_path_factory: pytest.TempPathFactory, hook_env: dict[str, str], 
     project = tmp_path_factory.mktemp("project")
     _run(["git", "init", "-q"], project, hook_env)
     (project / ".pre-commit-config.yaml").write_text(
-        f"repos:\n  - repo: {repo_path}\n    rev: {commit}\n    hooks:\n      - id: nodename-lint\n", encoding="utf-8")
+        f"repos:\n  - repo: {repo_path}\n    rev: {commit}\n    hooks:\n      - id: nodename-lint\n", encoding="utf-8"
+    )
     _run([sys.executable, "-m", "pre_commit", "install"], project, hook_env)
     installed = _run([sys.executable, "-m", "pre_commit", "install-hooks"], project, hook_env, check=False)
     if installed.returncode != 0:
@@ -135,7 +146,9 @@ def test_clean_manifest_and_non_kubernetes_yaml_pass(project: Path, hook_env: di
     # Helm values with a key that would be a mistake in a Pod: not a Kubernetes object, so ignored
     assert hook_line(_commit(project, hook_env, "chart/values.yaml", HELM_VALUES)).endswith("Passed")
     # a file of another type is not passed to the hook at all
-    assert hook_line(_commit(project, hook_env, "notes.txt", "nodeName: Worker_2\n")).endswith("(no files to check)Skipped")
+    assert hook_line(_commit(project, hook_env, "notes.txt", "nodeName: Worker_2\n")).endswith(
+        "(no files to check)Skipped"
+    )
 
 
 def test_modules_in_the_repository_never_run_in_the_hook(project: Path, hook_env: dict[str, str], tmp_path: Path):
@@ -172,12 +185,15 @@ def _hook_project(root: Path, env: dict[str, str], hook_repo: tuple[Path, str], 
     _run(["git", "init", "-q"], root, env)
     (root / ".pre-commit-config.yaml").write_text(
         f"repos:\n  - repo: {repo_path}\n    rev: {commit}\n    hooks:\n      - id: nodename-lint\n"
-        f"        args: {args!r}\n", encoding="utf-8")
+        f"        args: {args!r}\n",
+        encoding="utf-8",
+    )
     return root
 
 
 def test_hook_is_serial_so_a_cluster_state_loads_once_and_is_never_linted(
-        tmp_path: Path, project: Path, hook_env: dict[str, str], hook_repo: tuple[Path, str]):
+    tmp_path: Path, project: Path, hook_env: dict[str, str], hook_repo: tuple[Path, str]
+):
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     assert hooks[0]["require_serial"] is True
     gitops = _hook_project(tmp_path / "gitops", hook_env, hook_repo, ["--cluster-state", "cluster/state.yaml"])
@@ -202,7 +218,8 @@ def test_hook_is_serial_so_a_cluster_state_loads_once_and_is_never_linted(
 
 
 def test_the_hook_environment_has_everything_fix_needs(
-        tmp_path: Path, project: Path, hook_env: dict[str, str], hook_repo: tuple[Path, str]):
+    tmp_path: Path, project: Path, hook_env: dict[str, str], hook_repo: tuple[Path, str]
+):
     """pre-commit installs the package as `pip install .` does: --diff (ruamel.yaml) works without extras."""
     fixing = _hook_project(tmp_path / "fixing", hook_env, hook_repo, ["--diff"])
     (fixing / "web.yaml").write_text(BROKEN_DEPLOYMENT)

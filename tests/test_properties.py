@@ -34,62 +34,199 @@ PROPERTY_SETTINGS = settings(max_examples=150, deadline=None, suppress_health_ch
 
 # --- generated manifests ------------------------------------------------------------------------
 junk = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=12), st.lists(st.text(max_size=4), max_size=3),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=12),
+    st.lists(st.text(max_size=4), max_size=3),
     st.dictionaries(st.text(max_size=4), st.text(max_size=4), max_size=3),
 )
 quantities = st.one_of(
-    st.sampled_from(["100m", "1", "1.5", "1Gi", "512Mi", "10 Gi", "1.5.3", "-1", "1e400", "0.001m", "1e-20", "9Ei",
-                     "", "abc", "1E3", "+2k", "0x10", "  3  "]),
-    st.integers(-10, 10**13), st.floats(allow_nan=False, allow_infinity=False), junk,
+    st.sampled_from(
+        [
+            "100m",
+            "1",
+            "1.5",
+            "1Gi",
+            "512Mi",
+            "10 Gi",
+            "1.5.3",
+            "-1",
+            "1e400",
+            "0.001m",
+            "1e-20",
+            "9Ei",
+            "",
+            "abc",
+            "1E3",
+            "+2k",
+            "0x10",
+            "  3  ",
+        ]
+    ),
+    st.integers(-10, 10**13),
+    st.floats(allow_nan=False, allow_infinity=False),
+    junk,
 )
-node_names = st.one_of(st.sampled_from(["kind-worker", "kind-worker2", "kind-control-plane", "Kind_Worker", "ghost",
-                                        "", "x" * 300, "worker-1.example.com"]), junk)
+node_names = st.one_of(
+    st.sampled_from(
+        [
+            "kind-worker",
+            "kind-worker2",
+            "kind-control-plane",
+            "Kind_Worker",
+            "ghost",
+            "",
+            "x" * 300,
+            "worker-1.example.com",
+        ]
+    ),
+    junk,
+)
 resource_names = st.sampled_from(["cpu", "memory", "pods", "ephemeral-storage", "nvidia.com/gpu", "hugepages-2Mi"])
 resource_lists = st.one_of(st.dictionaries(resource_names, quantities, max_size=3), junk)
 containers = st.one_of(
-    st.fixed_dictionaries({"name": st.text(max_size=5)}, optional={
-        "image": st.text(max_size=8),
-        "resources": st.one_of(st.fixed_dictionaries({}, optional={"requests": resource_lists, "limits": resource_lists}),
-                               junk),
-        "ports": st.one_of(st.lists(st.fixed_dictionaries({"containerPort": st.integers(0, 70000)},
-                                                          optional={"hostPort": junk}), max_size=2), junk),
-    }),
+    st.fixed_dictionaries(
+        {"name": st.text(max_size=5)},
+        optional={
+            "image": st.text(max_size=8),
+            "resources": st.one_of(
+                st.fixed_dictionaries({}, optional={"requests": resource_lists, "limits": resource_lists}), junk
+            ),
+            "ports": st.one_of(
+                st.lists(
+                    st.fixed_dictionaries({"containerPort": st.integers(0, 70000)}, optional={"hostPort": junk}),
+                    max_size=2,
+                ),
+                junk,
+            ),
+        },
+    ),
     junk,
 )
-labels = st.dictionaries(st.sampled_from(["kubernetes.io/hostname", "disk", "zone", "app"]),
-                         st.one_of(st.sampled_from(["kind-worker", "ssd", "a"]), junk), max_size=3)
-tolerations = st.one_of(st.lists(st.fixed_dictionaries({}, optional={
-    "key": st.one_of(st.sampled_from(["node-role.kubernetes.io/control-plane", "dedicated"]), junk),
-    "operator": st.one_of(st.sampled_from(["Exists", "Equal"]), junk),
-    "effect": st.one_of(st.sampled_from(["NoSchedule", "NoExecute", ""]), junk), "value": junk,
-}), max_size=2), junk)
-pod_specs = st.one_of(st.fixed_dictionaries({}, optional={
-    "nodeName": node_names,
-    "containers": st.one_of(st.lists(containers, max_size=3), junk),
-    "initContainers": st.one_of(st.lists(containers, max_size=2), junk),
-    "nodeSelector": st.one_of(labels, junk),
-    "tolerations": tolerations,
-    "affinity": st.one_of(st.fixed_dictionaries({"nodeAffinity": st.one_of(st.fixed_dictionaries({
-        "requiredDuringSchedulingIgnoredDuringExecution": st.one_of(st.fixed_dictionaries({
-            "nodeSelectorTerms": st.one_of(st.lists(st.fixed_dictionaries({"matchExpressions": st.one_of(
-                st.lists(st.fixed_dictionaries({"key": st.text(max_size=6), "operator": st.sampled_from(
-                    ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Bogus"]),
-                    "values": st.one_of(st.lists(st.text(max_size=4), max_size=2), junk)}), max_size=2), junk)}),
-                max_size=2), junk)}), junk)}), junk)}), junk),
-    "schedulingGates": st.one_of(st.lists(st.fixed_dictionaries({"name": st.text(max_size=4)}), max_size=2), junk),
-    "overhead": resource_lists,
-    "priority": junk,
-}), junk)
-metadata = st.one_of(st.fixed_dictionaries({"name": st.one_of(st.text(max_size=8), junk)}, optional={
-    "namespace": st.one_of(st.sampled_from(["default", "kube-system", "missing-ns"]), junk),
-    "annotations": st.one_of(st.dictionaries(st.sampled_from(["nodename-lint.io/ignore", "kubernetes.io/config.mirror",
-                                                              "note"]), st.one_of(st.text(max_size=20), junk),
-                                             max_size=2), junk),
-    "ownerReferences": st.one_of(st.lists(st.fixed_dictionaries({"kind": st.sampled_from(["Node", "ReplicaSet"]),
-                                                                 "name": node_names}), max_size=1), junk),
-    "labels": st.one_of(labels, junk),
-}), junk)
+labels = st.dictionaries(
+    st.sampled_from(["kubernetes.io/hostname", "disk", "zone", "app"]),
+    st.one_of(st.sampled_from(["kind-worker", "ssd", "a"]), junk),
+    max_size=3,
+)
+tolerations = st.one_of(
+    st.lists(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "key": st.one_of(st.sampled_from(["node-role.kubernetes.io/control-plane", "dedicated"]), junk),
+                "operator": st.one_of(st.sampled_from(["Exists", "Equal"]), junk),
+                "effect": st.one_of(st.sampled_from(["NoSchedule", "NoExecute", ""]), junk),
+                "value": junk,
+            },
+        ),
+        max_size=2,
+    ),
+    junk,
+)
+pod_specs = st.one_of(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "nodeName": node_names,
+            "containers": st.one_of(st.lists(containers, max_size=3), junk),
+            "initContainers": st.one_of(st.lists(containers, max_size=2), junk),
+            "nodeSelector": st.one_of(labels, junk),
+            "tolerations": tolerations,
+            "affinity": st.one_of(
+                st.fixed_dictionaries(
+                    {
+                        "nodeAffinity": st.one_of(
+                            st.fixed_dictionaries(
+                                {
+                                    "requiredDuringSchedulingIgnoredDuringExecution": st.one_of(
+                                        st.fixed_dictionaries(
+                                            {
+                                                "nodeSelectorTerms": st.one_of(
+                                                    st.lists(
+                                                        st.fixed_dictionaries(
+                                                            {
+                                                                "matchExpressions": st.one_of(
+                                                                    st.lists(
+                                                                        st.fixed_dictionaries(
+                                                                            {
+                                                                                "key": st.text(max_size=6),
+                                                                                "operator": st.sampled_from(
+                                                                                    [
+                                                                                        "In",
+                                                                                        "NotIn",
+                                                                                        "Exists",
+                                                                                        "DoesNotExist",
+                                                                                        "Gt",
+                                                                                        "Lt",
+                                                                                        "Bogus",
+                                                                                    ]
+                                                                                ),
+                                                                                "values": st.one_of(
+                                                                                    st.lists(
+                                                                                        st.text(max_size=4), max_size=2
+                                                                                    ),
+                                                                                    junk,
+                                                                                ),
+                                                                            }
+                                                                        ),
+                                                                        max_size=2,
+                                                                    ),
+                                                                    junk,
+                                                                )
+                                                            }
+                                                        ),
+                                                        max_size=2,
+                                                    ),
+                                                    junk,
+                                                )
+                                            }
+                                        ),
+                                        junk,
+                                    )
+                                }
+                            ),
+                            junk,
+                        )
+                    }
+                ),
+                junk,
+            ),
+            "schedulingGates": st.one_of(
+                st.lists(st.fixed_dictionaries({"name": st.text(max_size=4)}), max_size=2), junk
+            ),
+            "overhead": resource_lists,
+            "priority": junk,
+        },
+    ),
+    junk,
+)
+metadata = st.one_of(
+    st.fixed_dictionaries(
+        {"name": st.one_of(st.text(max_size=8), junk)},
+        optional={
+            "namespace": st.one_of(st.sampled_from(["default", "kube-system", "missing-ns"]), junk),
+            "annotations": st.one_of(
+                st.dictionaries(
+                    st.sampled_from(["nodename-lint.io/ignore", "kubernetes.io/config.mirror", "note"]),
+                    st.one_of(st.text(max_size=20), junk),
+                    max_size=2,
+                ),
+                junk,
+            ),
+            "ownerReferences": st.one_of(
+                st.lists(
+                    st.fixed_dictionaries({"kind": st.sampled_from(["Node", "ReplicaSet"]), "name": node_names}),
+                    max_size=1,
+                ),
+                junk,
+            ),
+            "labels": st.one_of(labels, junk),
+        },
+    ),
+    junk,
+)
 
 
 def wrap(kind: str, spec, meta) -> dict:
@@ -107,8 +244,12 @@ def wrap(kind: str, spec, meta) -> dict:
     return {"apiVersion": api_version, "kind": kind, "metadata": meta, **body}
 
 
-objects = st.builds(wrap, st.sampled_from(["Pod", "Pod", "Deployment", "DaemonSet", "CronJob", "PodTemplate", "Node"]),
-                    pod_specs, metadata)
+objects = st.builds(
+    wrap,
+    st.sampled_from(["Pod", "Pod", "Deployment", "DaemonSet", "CronJob", "PodTemplate", "Node"]),
+    pod_specs,
+    metadata,
+)
 
 
 @st.composite
@@ -122,7 +263,9 @@ def manifests(draw) -> str:
     else:
         text = "---\n".join(yaml.safe_dump(item, sort_keys=False) for item in items)
     if draw(st.booleans()) and "\nspec:\n" in text:
-        text = text.replace("\nspec:\n", f"\nspec:\n  nodeName: {draw(st.sampled_from(['kind-worker', '12', 'null']))}\n", 1)
+        text = text.replace(
+            "\nspec:\n", f"\nspec:\n  nodeName: {draw(st.sampled_from(['kind-worker', '12', 'null']))}\n", 1
+        )
     return text
 
 
@@ -152,7 +295,9 @@ def test_the_same_input_gives_the_same_findings_in_the_same_order(text, static):
     assert lint(Linter(SEVERITIES, Context(cluster=CLUSTER)), text, static) == first  # a fresh linter too
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(manifests(), min_size=3, max_size=6))
 def test_findings_do_not_depend_on_the_worker_count(tmp_path_factory, texts):
     folder = tmp_path_factory.mktemp("generated")
@@ -207,13 +352,18 @@ def reference_quantity(text: str) -> Fraction | None:
 digits = st.text(alphabet="0123456789", max_size=7)
 suffixes = st.one_of(
     st.sampled_from(list(DECIMAL) + list(BINARY)),
-    st.builds(lambda e, sign, n: f"{e}{sign}{n}", st.sampled_from("eE"), st.sampled_from(["", "+", "-"]),
-              st.integers(0, 24)),
+    st.builds(
+        lambda e, sign, n: f"{e}{sign}{n}", st.sampled_from("eE"), st.sampled_from(["", "+", "-"]), st.integers(0, 24)
+    ),
     st.sampled_from(["e", "E+", "Ki3", "mm", "Gi ", " Gi", "x", "1.5", ".", "iK", "KiB"]),
 )
 quantity_texts = st.builds(
     lambda sign, whole, point, fraction, suffix: f"{sign}{whole}{point}{fraction}{suffix}",
-    st.sampled_from(["", "+", "-"]), digits, st.sampled_from(["", ".", ".", "..", " "]), digits, suffixes,
+    st.sampled_from(["", "+", "-"]),
+    digits,
+    st.sampled_from(["", ".", ".", "..", " "]),
+    digits,
+    suffixes,
 )
 
 
@@ -232,8 +382,21 @@ def test_quantity_parser_agrees_with_the_reference(text):
     assert value(got) == math.ceil(expected)  # Value: how memory and counts are counted
 
 
-@pytest.mark.parametrize("text, milli", [("100m", 100), ("0.1", 100), ("1", 1000), ("1.5", 1500), ("0.0001", 1),
-                                         ("1n", 1), ("1e-10", 1), ("1Ki", 1024000), ("1e3", 1000000), ("-0.0001", 0)])
+@pytest.mark.parametrize(
+    "text, milli",
+    [
+        ("100m", 100),
+        ("0.1", 100),
+        ("1", 1000),
+        ("1.5", 1500),
+        ("0.0001", 1),
+        ("1n", 1),
+        ("1e-10", 1),
+        ("1Ki", 1024000),
+        ("1e3", 1000000),
+        ("-0.0001", 0),
+    ],
+)
 def test_quantity_reference_examples(text, milli):
     """The rounding that matters for admission: up to whole millicores, never down to zero."""
     assert milli_value(parse_quantity(text)) == milli

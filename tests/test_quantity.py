@@ -12,15 +12,33 @@ from nodename_lint.quantity import QuantityError, describe, milli_value, parse_q
 @pytest.mark.parametrize(
     "text, exact",
     [
-        ("100", Fraction(100)), ("1.5", Fraction(3, 2)), (".5", Fraction(1, 2)), ("1.", Fraction(1)),
-        ("+5", Fraction(5)), ("-1", Fraction(-1)), ("0", Fraction(0)), ("000", Fraction(0)),
-        ("1k", Fraction(1000)), ("1M", Fraction(10**6)), ("1E", Fraction(10**18)), ("1m", Fraction(1, 1000)),
-        ("1u", Fraction(1, 10**6)), ("1n", Fraction(1, 10**9)), ("1Ki", Fraction(1024)),
-        ("1.5Gi", Fraction(3 * 2**29)), ("1e3", Fraction(1000)), ("1E-3", Fraction(1, 1000)),
-        ("12e+2", Fraction(1200)), ("0.9n", Fraction(1, 10**9)), ("1e-30", Fraction(1, 10**9)),
-        ("8Ei", Fraction(2**63 - 1)), ("9Ei", Fraction(2**63 - 1)),  # binary values are capped at 2^63-1
+        ("100", Fraction(100)),
+        ("1.5", Fraction(3, 2)),
+        (".5", Fraction(1, 2)),
+        ("1.", Fraction(1)),
+        ("+5", Fraction(5)),
+        ("-1", Fraction(-1)),
+        ("0", Fraction(0)),
+        ("000", Fraction(0)),
+        ("1k", Fraction(1000)),
+        ("1M", Fraction(10**6)),
+        ("1E", Fraction(10**18)),
+        ("1m", Fraction(1, 1000)),
+        ("1u", Fraction(1, 10**6)),
+        ("1n", Fraction(1, 10**9)),
+        ("1Ki", Fraction(1024)),
+        ("1.5Gi", Fraction(3 * 2**29)),
+        ("1e3", Fraction(1000)),
+        ("1E-3", Fraction(1, 1000)),
+        ("12e+2", Fraction(1200)),
+        ("0.9n", Fraction(1, 10**9)),
+        ("1e-30", Fraction(1, 10**9)),
+        ("8Ei", Fraction(2**63 - 1)),
+        ("9Ei", Fraction(2**63 - 1)),  # binary values are capped at 2^63-1
         (" 2Gi ", Fraction(2 * 2**30)),  # UnmarshalJSON trims spaces
-        (4, Fraction(4)), (0.5, Fraction(1, 2)), (1e21, Fraction(10**21)),  # JSON/YAML numbers
+        (4, Fraction(4)),
+        (0.5, Fraction(1, 2)),
+        (1e21, Fraction(10**21)),  # JSON/YAML numbers
     ],
 )
 def test_parses_as_apimachinery(text, exact):
@@ -30,10 +48,19 @@ def test_parses_as_apimachinery(text, exact):
 @pytest.mark.parametrize(
     "text, reason",
     [
-        ("1.5.3", "regular expression"), ("10 Gi", "regular expression"), ("1K", "suffix"), ("K", "suffix"),
-        ("1Gb", "regular expression"), ("", "regular expression"), ("1e", "suffix"), ("1e+", "suffix"),
-        ("abc", "regular expression"), ("1e400", "too large"), (True, "expected a string"),
-        (float("nan"), "finite"), ([1], "expected a string"),
+        ("1.5.3", "regular expression"),
+        ("10 Gi", "regular expression"),
+        ("1K", "suffix"),
+        ("K", "suffix"),
+        ("1Gb", "regular expression"),
+        ("", "regular expression"),
+        ("1e", "suffix"),
+        ("1e+", "suffix"),
+        ("abc", "regular expression"),
+        ("1e400", "too large"),
+        (True, "expected a string"),
+        (float("nan"), "finite"),
+        ([1], "expected a string"),
     ],
 )
 def test_rejects_what_the_api_server_rejects(text, reason):

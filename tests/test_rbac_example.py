@@ -12,14 +12,22 @@ from tests.apiserver import ApiServer
 from tests.conftest import ROOT, run_cli
 
 RBAC = ROOT / "examples" / "rbac" / "nodename-lint-readonly.yaml"
-POD = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: kind-worker\n"
-       "  containers: [{name: a, image: nginx}]\n")
+POD = (
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: kind-worker\n"
+    "  containers: [{name: a, image: nginx}]\n"
+)
 
 
 CORE = {"nodes", "namespaces", "pods"}
 RUNTIME_CLASSES = ("node.k8s.io", "runtimeclasses")
-WORKLOADS = {("apps", "deployments"), ("apps", "statefulsets"), ("apps", "daemonsets"), ("apps", "replicasets"),
-             ("batch", "jobs"), ("batch", "cronjobs")}
+WORKLOADS = {
+    ("apps", "deployments"),
+    ("apps", "statefulsets"),
+    ("apps", "daemonsets"),
+    ("apps", "replicasets"),
+    ("batch", "jobs"),
+    ("batch", "cronjobs"),
+}
 
 
 def granted() -> set[tuple[str, str]]:
@@ -31,11 +39,15 @@ def granted() -> set[tuple[str, str]]:
 def test_the_role_is_read_only() -> None:
     role = next(doc for doc in yaml.safe_load_all(RBAC.read_text()) if doc["kind"] == "ClusterRole")
     assert {verb for verb, _ in granted()} <= {"get", "list"}
-    grants = {(group, resource) for rule in role["rules"] for group in rule["apiGroups"] for resource in rule["resources"]}
+    grants = {
+        (group, resource) for rule in role["rules"] for group in rule["apiGroups"] for resource in rule["resources"]
+    }
     assert grants == {("", resource) for resource in CORE} | WORKLOADS | {RUNTIME_CLASSES}
 
 
-def test_the_role_is_enough_for_every_rule_and_for_snapshot(tmp_path: Path, api_server: ApiServer, kubeconfig: Path) -> None:
+def test_the_role_is_enough_for_every_rule_and_for_snapshot(
+    tmp_path: Path, api_server: ApiServer, kubeconfig: Path
+) -> None:
     api_server.allowed = granted()
     (tmp_path / "pod.yaml").write_text(POD)
     result = run_cli(str(tmp_path / "pod.yaml"), "--kubeconfig", str(kubeconfig), "--format", "json")
@@ -45,7 +57,9 @@ def test_the_role_is_enough_for_every_rule_and_for_snapshot(tmp_path: Path, api_
 
 
 @pytest.mark.parametrize("missing", sorted(grant for grant in granted() if grant[1] in CORE))
-def test_every_grant_is_needed(tmp_path: Path, api_server: ApiServer, kubeconfig: Path, missing: tuple[str, str]) -> None:
+def test_every_grant_is_needed(
+    tmp_path: Path, api_server: ApiServer, kubeconfig: Path, missing: tuple[str, str]
+) -> None:
     api_server.allowed = granted() - {missing}
     (tmp_path / "pod.yaml").write_text(POD)
     result = run_cli(str(tmp_path / "pod.yaml"), "--kubeconfig", str(kubeconfig), "--format", "json")

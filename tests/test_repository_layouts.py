@@ -74,7 +74,7 @@ def make_repository(root: Path) -> Path:
     for name, text in {
         "base/deployment.yaml": BASE_DEPLOYMENT,
         "base/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-                                   "resources: [deployment.yaml]\n",
+        "resources: [deployment.yaml]\n",
         "overlays/prod/kustomization.yaml": KUSTOMIZATION,
         "overlays/prod/pin.yaml": OVERLAY_PATCH,
         "overlays/prod/replicas.yaml": JSON6902_PATCH,
@@ -96,21 +96,25 @@ def test_a_repository_lints_from_anywhere_with_its_config_and_state_and_no_false
     repo = make_repository(tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    result = run_cli(str(repo), "--cluster-state", str(repo / "cluster" / "state.yaml"), "--format", "json",
-                     cwd=elsewhere)
+    result = run_cli(
+        str(repo), "--cluster-state", str(repo / "cluster" / "state.yaml"), "--format", "json", cwd=elsewhere
+    )
     # the one real problem: the typo'd node (the debug Pod's nodename-on-pod is off in the repo's config)
     assert _findings(result) == [(str(repo / "debug" / "pod.yaml"), 8, "unknown-node")], result.stderr
     summary = json.loads(result.stdout)["summary"]
     assert summary["skipped_rules"] == []
-    assert any("state.yaml: not linted: it is the cluster state given with --cluster-state" in note
-               for note in summary["notes"])
+    assert any(
+        "state.yaml: not linted: it is the cluster state given with --cluster-state" in note
+        for note in summary["notes"]
+    )
     assert result.returncode == 1
 
 
 def test_the_state_file_is_not_linted_even_when_named(tmp_path: Path) -> None:
     repo = make_repository(tmp_path)
-    result = run_cli("cluster/state.yaml", "debug", "--cluster-state", "cluster/state.yaml", "--format", "json",
-                     cwd=repo)
+    result = run_cli(
+        "cluster/state.yaml", "debug", "--cluster-state", "cluster/state.yaml", "--format", "json", cwd=repo
+    )
     assert _findings(result) == [("debug/pod.yaml", 8, "unknown-node")]
     assert json.loads(result.stdout)["summary"]["files"] == 1
     assert "nodename-lint: cluster/state.yaml: not linted" in result.stderr
@@ -121,12 +125,15 @@ def test_a_kubectl_dump_of_live_objects_is_skipped_with_a_note(tmp_path: Path) -
     result = run_cli(".", "--format", "json", cwd=repo)  # no --cluster-state: the dump is still not manifests
     assert _findings(result) == [], result.stdout
     notes = json.loads(result.stdout)["summary"]["notes"]
-    first_line = next(number for number, line in enumerate(STATE.read_text().splitlines(), 1)
-                      if line.startswith("apiVersion:"))
+    first_line = next(
+        number for number, line in enumerate(STATE.read_text().splitlines(), 1) if line.startswith("apiVersion:")
+    )
     [note] = notes
     assert note.startswith(f"cluster/state.yaml:{first_line}: skipped a List of live objects (resourceVersion, ")
-    assert note.endswith("status: saved from a cluster with kubectl get -o yaml); it describes a cluster, so give it "
-                         "with --cluster-state instead of linting it")
+    assert note.endswith(
+        "status: saved from a cluster with kubectl get -o yaml); it describes a cluster, so give it "
+        "with --cluster-state instead of linting it"
+    )
     # a List of manifests to apply (no status, resourceVersion or managedFields) is linted as always
     pod = DEBUG_POD.replace("  # nodename-lint: ignore[nodename-on-pod]\n", "")
     listed = "apiVersion: v1\nkind: List\nitems:\n- " + pod.replace("\n", "\n  ").rstrip() + "\n"
@@ -151,18 +158,22 @@ def test_config_nearest_to_each_path(tmp_path: Path) -> None:
     # the team's file with the team's config, the repo's debug Pod with the repo's (rule off), the
     # current folder's file with the current folder's config: all in one run
     assert severities(str(team / "pod.yaml"), str(repo / "debug"), "pod.yaml") == [
-        (str(team / "pod.yaml"), "warning"), ("pod.yaml", "error")]  # sorted by file, as in one group
+        (str(team / "pod.yaml"), "warning"),
+        ("pod.yaml", "error"),
+    ]  # sorted by file, as in one group
     assert severities(str(team)) == [(str(team / "pod.yaml"), "warning")]
     # --config governs every path
-    result = run_cli(str(team), "pod.yaml", "--config", str(repo / ".nodename-lint.yaml"), "--format", "json",
-                     cwd=elsewhere)
+    result = run_cli(
+        str(team), "pod.yaml", "--config", str(repo / ".nodename-lint.yaml"), "--format", "json", cwd=elsewhere
+    )
     assert json.loads(result.stdout)["findings"] == []
 
 
 def test_fail_on_comes_from_each_paths_config(tmp_path: Path) -> None:
     repo = make_repository(tmp_path)
-    (repo / "debug" / "pod.yaml").write_text(DEBUG_POD.replace("kind-wroker", "kind-worker").replace(
-        "  # nodename-lint: ignore[nodename-on-pod]\n", ""))
+    (repo / "debug" / "pod.yaml").write_text(
+        DEBUG_POD.replace("kind-wroker", "kind-worker").replace("  # nodename-lint: ignore[nodename-on-pod]\n", "")
+    )
     (repo / ".nodename-lint.yaml").write_text("fail-on: info\n")
     assert run_cli(str(repo / "debug"), cwd=tmp_path).returncode == 1, "the repo's fail-on: info"
     assert run_cli(str(repo / "debug"), "--fail-on", "error", cwd=tmp_path).returncode == 0
@@ -172,17 +183,20 @@ def test_suppression_naming_an_unknown_rule_is_a_warning_at_the_comment() -> Non
     text = DEBUG_POD.replace("ignore[nodename-on-pod]", "ignore[nodename-on-pods, unknown-node]")
     findings = lint_yaml(text)
     assert [(f.rule, f.line, f.column, f.severity) for f in findings] == [
-        ("invalid-suppression", 7, 3, "warning"), ("nodename-on-pod", 8, 3, "info")]
+        ("invalid-suppression", 7, 3, "warning"),
+        ("nodename-on-pod", 8, 3, "info"),
+    ]
     assert "'nodename-on-pods'" in findings[0].message and "did you mean 'nodename-on-pod'?" in findings[0].message
-    silenced = text.replace("  # nodename-lint: ignore",
-                            "  # nodename-lint: ignore[invalid-suppression]\n  # nodename-lint: ignore")
+    silenced = text.replace(
+        "  # nodename-lint: ignore", "  # nodename-lint: ignore[invalid-suppression]\n  # nodename-lint: ignore"
+    )
     assert "invalid-suppression" not in [f.rule for f in lint_yaml(silenced)]
     assert "invalid-suppression" not in [f.rule for f in lint_yaml(text, rules=["nodename-on-pod"])], "can be off"
 
 
 def test_a_snapshot_that_starts_with_trimmed_namespaces_is_recognised(tmp_path: Path) -> None:
     snapshot = (
-        "apiVersion: v1\nkind: List\nmetadata: {resourceVersion: \"\"}\nitems:\n"
+        'apiVersion: v1\nkind: List\nmetadata: {resourceVersion: ""}\nitems:\n'
         '- {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}}\n'
         '- {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"}, '
         '"spec": {"nodeName": "kind-worker", "containers": [{"name": "a"}]}, "status": {"phase": "Running"}}\n'
@@ -205,5 +219,7 @@ def test_a_static_pod_dir_is_linted_once_whatever_the_number_of_configs(tmp_path
     assert json.loads(result.stdout)["summary"]["files"] == 3, result.stdout
 
 
-CLEAN_POD_TEXT = "apiVersion: v1\nkind: Pod\nmetadata: {name: agent, namespace: kube-system}\nspec:\n" \
-                 "  containers: [{name: a, image: busybox:1.37}]\n"
+CLEAN_POD_TEXT = (
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: agent, namespace: kube-system}\nspec:\n"
+    "  containers: [{name: a, image: busybox:1.37}]\n"
+)

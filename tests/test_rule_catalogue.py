@@ -31,8 +31,13 @@ def _cluster_state(text: str | None):
 )
 def test_documented_example(rule, example):
     linter = Linter({rule.id: None}, Context(cluster=_cluster_state(example.cluster)))
-    result = linter.collect([linter.lint_text(example.manifest, "example.yaml", is_static_pod=example.static_pod,
-                                              helm_chart=example.helm_chart)])
+    result = linter.collect(
+        [
+            linter.lint_text(
+                example.manifest, "example.yaml", is_static_pod=example.static_pod, helm_chart=example.helm_chart
+            )
+        ]
+    )
     fired = [finding for finding in result.findings if finding.rule == rule.id]
     assert not result.internal_errors and not result.notes, result.notes
     assert not result.skipped_rules, result.skipped_rules

@@ -77,7 +77,10 @@ def assert_valid_sarif(text: str) -> dict:
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid", *args],
-        cwd=cwd, check=True, capture_output=True, text=True,
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
 
 
@@ -118,7 +121,10 @@ def test_sarif_driver_describes_every_rule_of_the_catalogue(repo: Path):
         assert descriptor["fullDescription"]["text"] and descriptor["fullDescription"]["text"] != rule.summary
         assert descriptor["help"]["markdown"] == rule.documentation() == descriptor["help"]["text"]
         assert descriptor["helpUri"].endswith(f"/docs/rules/{rule.id}.md")
-        assert descriptor["defaultConfiguration"]["level"] == {"error": "error", "warning": "warning", "info": "note"}[rule.severity]
+        assert (
+            descriptor["defaultConfiguration"]["level"]
+            == {"error": "error", "warning": "warning", "info": "note"}[rule.severity]
+        )
 
 
 def test_sarif_results_point_at_the_line_relative_to_the_repository_root(repo: Path):
@@ -187,13 +193,37 @@ def test_workflow_command_escaping():
 
 
 def test_several_formats_in_one_run(repo: Path):
-    completed = run_cli("deploy", "--format", "text", "--format", "github", "--output-sarif", "out/results.sarif",
-                        "--output-json", "results.json", "--output-markdown", "summary.md", cwd=repo)
+    completed = run_cli(
+        "deploy",
+        "--format",
+        "text",
+        "--format",
+        "github",
+        "--output-sarif",
+        "out/results.sarif",
+        "--output-json",
+        "results.json",
+        "--output-markdown",
+        "summary.md",
+        cwd=repo,
+    )
     assert completed.returncode == 2, "the output folder does not exist yet"
     assert "out/results.sarif: cannot write the sarif report" in completed.stderr
     (repo / "out").mkdir()
-    completed = run_cli("deploy", "--format", "text", "--format", "github", "--output-sarif", "out/results.sarif",
-                        "--output-json", "results.json", "--output-markdown", "summary.md", cwd=repo)
+    completed = run_cli(
+        "deploy",
+        "--format",
+        "text",
+        "--format",
+        "github",
+        "--output-sarif",
+        "out/results.sarif",
+        "--output-json",
+        "results.json",
+        "--output-markdown",
+        "summary.md",
+        cwd=repo,
+    )
     assert completed.returncode == 1
     assert "deploy/web.yaml:13:7: error[nodename-in-template]" in completed.stdout
     assert "::error file=deploy/web.yaml,line=13,col=7" in completed.stdout
@@ -217,7 +247,8 @@ def test_output_sarif_alone_keeps_text_on_stdout_and_formats_cannot_share_a_file
 def test_changed_since_reports_only_files_changed_since_the_base(repo: Path):
     git(repo, "checkout", "-q", "-b", "feature")
     (repo / "deploy" / "debug-pod.yaml").write_text(
-        (repo / "deploy" / "debug-pod.yaml").read_text(encoding="utf-8") + "# touched\n", encoding="utf-8")
+        (repo / "deploy" / "debug-pod.yaml").read_text(encoding="utf-8") + "# touched\n", encoding="utf-8"
+    )
     completed = run_cli("deploy", "--changed-since", "main", "--format", "json", cwd=repo)
     report = json.loads(completed.stdout)
     assert [f["file"] for f in report["findings"]] == ["deploy/debug-pod.yaml"]

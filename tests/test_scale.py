@@ -59,13 +59,19 @@ LISTS = {
     + _items(20).replace("- apiVersion", "# nodename-lint: ignore[invalid-node-name]\n- apiVersion", 3),
     "helm source": "# Source: chart/templates/pods.yaml\napiVersion: v1\nkind: List\nitems:\n" + _items(40),
     # a quoted scalar continued on a line that looks like an item: that cut is wrong, the whole List decides
-    "quoted scalar over an item-like line": "apiVersion: v1\nkind: List\nitems:\n" + _items(20)
+    "quoted scalar over an item-like line": "apiVersion: v1\nkind: List\nitems:\n"
+    + _items(20)
     + '- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: tricky\n    annotations: {a: "x\n- y"}\n'
-    + "  spec: {nodeName: Bad_Name, containers: [{name: c, image: i}]}\n" + _items(20),
-    "a syntax error in one item": "apiVersion: v1\nkind: List\nitems:\n" + _items(20)
-    + "- apiVersion: v1\n  kind: Pod\n  metadata: {name: [unclosed\n" + _items(20),
-    "not convertible to JSON in one item": "apiVersion: v1\nkind: List\nitems:\n" + _items(20)
-    + "- apiVersion: v1\n  kind: Pod\n  metadata: {name: .nan}\n" + _items(20),
+    + "  spec: {nodeName: Bad_Name, containers: [{name: c, image: i}]}\n"
+    + _items(20),
+    "a syntax error in one item": "apiVersion: v1\nkind: List\nitems:\n"
+    + _items(20)
+    + "- apiVersion: v1\n  kind: Pod\n  metadata: {name: [unclosed\n"
+    + _items(20),
+    "not convertible to JSON in one item": "apiVersion: v1\nkind: List\nitems:\n"
+    + _items(20)
+    + "- apiVersion: v1\n  kind: Pod\n  metadata: {name: .nan}\n"
+    + _items(20),
 }
 
 

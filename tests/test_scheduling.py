@@ -68,9 +68,9 @@ def test_a_nodes_usage_summed_in_place_equals_the_sum_of_each_pods_requests():
 def test_sidecars_add_and_init_containers_take_the_max():
     spec = {
         "initContainers": [
-            container("1"),                      # plain init: 1 cpu on its own
+            container("1"),  # plain init: 1 cpu on its own
             container("200m", restart="Always"),  # sidecar: runs alongside everything after it
-            container("900m"),                   # plain init after the sidecar: 900m + 200m
+            container("900m"),  # plain init after the sidecar: 900m + 200m
         ],
         "containers": [container("500m")],
     }
@@ -151,8 +151,15 @@ NODE = NodeInfo(
     ],
 )
 def test_required_node_affinity_operators(expression, matches):
-    spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": [expression]}]}}}}
+    spec = {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [expression]}]
+                }
+            }
+        }
+    }
     assert (affinity_mismatch(spec, NODE) is None) is matches
 
 
@@ -161,12 +168,16 @@ def test_match_fields_terms_are_ored_and_node_selector_is_anded():
         {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["kind-worker2"]}]},
         {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["kind-worker"]}]},
     ]
-    spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}}
+    spec = {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}}
+    }
     assert affinity_mismatch(spec, NODE) is None
     spec["nodeSelector"] = {"disktype": "hdd"}
     mismatch = affinity_mismatch(spec, NODE)
     assert mismatch is not None and mismatch.path == ("nodeSelector", "disktype") and "'ssd'" in mismatch.detail
-    empty = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}}}}
+    empty = {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{}]}}}
+    }
     assert affinity_mismatch(empty, NODE) is not None  # an empty term matches no node
 
 
@@ -192,7 +203,9 @@ def test_scheduler_filters_stop_at_the_first_failing_plugin():
     assert scheduler_rejections({}, {}, cordoned, lambda: None) == [UNSCHEDULABLE_REASON]
     tainted = NodeInfo(name="n2", taints=[{"key": "a", "effect": "NoSchedule"}])
     assert scheduler_rejections({}, {}, tainted, lambda: None) == [TAINT_REASON]
-    assert scheduler_rejections({"nodeSelector": {"disktype": "hdd"}}, {"cpu": 10**6}, NODE, lambda: None) == [AFFINITY_REASON]
+    assert scheduler_rejections({"nodeSelector": {"disktype": "hdd"}}, {"cpu": 10**6}, NODE, lambda: None) == [
+        AFFINITY_REASON
+    ]
     assert scheduler_rejections({}, {"cpu": 5000}, NODE, lambda: NodeUsage(0, {})) == ["Insufficient cpu"]
     assert no_node_available_message(4, {AFFINITY_REASON: 3, "Insufficient cpu": 1}) == (
         "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't match Pod's node affinity/selector."
@@ -202,13 +215,19 @@ def test_scheduler_filters_stop_at_the_first_failing_plugin():
 def test_kubelet_reasons_come_in_admission_order():
     from nodename_lint.scheduling import kubelet_reasons, reported_first
 
-    node = NodeInfo(name="n", labels={"disktype": "hdd"}, allocatable={"cpu": "1", "pods": "10"},
-                    taints=[{"key": "maintenance", "effect": "NoExecute"}])
+    node = NodeInfo(
+        name="n",
+        labels={"disktype": "hdd"},
+        allocatable={"cpu": "1", "pods": "10"},
+        taints=[{"key": "maintenance", "effect": "NoExecute"}],
+    )
     spec = {"nodeSelector": {"disktype": "ssd"}, "containers": [container("2")]}
     reasons = kubelet_reasons(spec, node, NodeUsage(0, {}))
     assert reasons == ["OutOfcpu", "NodeAffinity", "TaintToleration"]
     assert reported_first(reasons, "NodeAffinity") == " (it reports OutOfcpu first: see insufficient-resources)"
-    assert reported_first(reasons[1:], "TaintToleration") == " (it reports NodeAffinity first: see node-selector-mismatch)"
+    assert (
+        reported_first(reasons[1:], "TaintToleration") == " (it reports NodeAffinity first: see node-selector-mismatch)"
+    )
     assert reported_first(reasons[1:], "NodeAffinity") == ""
 
 
@@ -216,6 +235,8 @@ def test_kubelet_reasons_come_in_admission_order():
 def test_a_match_expression_key_that_is_not_a_string_names_no_label(key):
     """The API server refuses such a Pod; the rule says why instead of failing on an unhashable key."""
     term = {"matchExpressions": [{"key": key, "operator": "In", "values": ["x"]}]}
-    spec = {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}}
+    spec = {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+    }
     mismatch = affinity_mismatch(spec, NodeInfo(name="n1", labels={"a": "x"}))
     assert mismatch is not None and "the node has no label" in mismatch.detail

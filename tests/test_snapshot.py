@@ -52,8 +52,16 @@ def test_snapshot_of_the_example_dump_gives_the_same_findings(tmp_path: Path) ->
     from_snapshot = _findings(_lint(EXAMPLE_MANIFESTS, snapshot), f"file {snapshot}")
     assert from_snapshot == from_dump
     rules = {f["rule"] for f in from_dump}
-    assert {"insufficient-resources", "no-node-fits", "nodename-immutable", "unknown-node", "node-not-ready",
-            "untolerated-taint", "node-selector-mismatch", "static-pod-missing-namespace"} <= rules
+    assert {
+        "insufficient-resources",
+        "no-node-fits",
+        "nodename-immutable",
+        "unknown-node",
+        "node-not-ready",
+        "untolerated-taint",
+        "node-selector-mismatch",
+        "static-pod-missing-namespace",
+    } <= rules
 
 
 def test_the_snapshots_pod_table_reads_as_the_dumps_pods(tmp_path: Path) -> None:
@@ -86,12 +94,27 @@ def test_snapshot_of_a_generated_cluster_gives_the_same_findings(tmp_path: Path)
         item["status"]["phase"] = "Succeeded" if index % 2 else "Failed"
     items += pods
     # host ports in use (host-port-conflict) and a RuntimeClass (runtime-class-overhead): summaries the snapshot keeps
-    items.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "proxy", "namespace": "team-1"},
-                  "spec": {"nodeName": "node-00002", "containers": [
-                      {"name": "c", "image": "i", "ports": [{"containerPort": 80, "hostPort": 8080}]}]},
-                  "status": {"phase": "Running"}})
-    items.append({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "gvisor"},
-                  "handler": "runsc", "overhead": {"podFixed": {"cpu": "250m"}}})
+    items.append(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "proxy", "namespace": "team-1"},
+            "spec": {
+                "nodeName": "node-00002",
+                "containers": [{"name": "c", "image": "i", "ports": [{"containerPort": 80, "hostPort": 8080}]}],
+            },
+            "status": {"phase": "Running"},
+        }
+    )
+    items.append(
+        {
+            "apiVersion": "node.k8s.io/v1",
+            "kind": "RuntimeClass",
+            "metadata": {"name": "gvisor"},
+            "handler": "runsc",
+            "overhead": {"podFixed": {"cpu": "250m"}},
+        }
+    )
     dump = tmp_path / "dump.json"
     dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
     manifests = tmp_path / "manifests"
@@ -100,20 +123,29 @@ def test_snapshot_of_a_generated_cluster_gives_the_same_findings(tmp_path: Path)
         (manifests / f"m{i:03d}.yaml").write_text(manifest(i, nodes, rng))
     (manifests / "live.yaml").write_text(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: app-7, namespace: team-7}\n"
-        "spec: {nodeName: node-00001, containers: [{name: c, image: busybox}]}\n")
+        "spec: {nodeName: node-00001, containers: [{name: c, image: busybox}]}\n"
+    )
     (manifests / "ports.yaml").write_text(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: team-2}\nspec:\n  nodeName: node-00002\n"
-        "  containers: [{name: c, image: i, ports: [{containerPort: 80, hostPort: 8080}]}]\n")
+        "  containers: [{name: c, image: i, ports: [{containerPort: 80, hostPort: 8080}]}]\n"
+    )
     (manifests / "runtime.yaml").write_text(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: sandboxed, namespace: team-2}\nspec:\n"
-        "  runtimeClassName: gvisor\n  overhead: {cpu: 100m}\n  containers: [{name: c, image: i}]\n")
+        "  runtimeClassName: gvisor\n  overhead: {cpu: 100m}\n  containers: [{name: c, image: i}]\n"
+    )
     snapshot = tmp_path / "snap.json"
     _convert(dump, snapshot)
     from_dump = _findings(_lint(manifests, dump), f"file {dump}")
     assert _findings(_lint(manifests, snapshot), f"file {snapshot}") == from_dump
     rules = {f["rule"] for f in from_dump}
-    assert {"insufficient-resources", "no-node-fits", "unknown-node", "nodename-immutable", "host-port-conflict",
-            "runtime-class-overhead"} <= rules
+    assert {
+        "insufficient-resources",
+        "no-node-fits",
+        "unknown-node",
+        "nodename-immutable",
+        "host-port-conflict",
+        "runtime-class-overhead",
+    } <= rules
 
 
 def test_snapshot_of_another_version_is_refused(tmp_path: Path) -> None:
@@ -122,15 +154,20 @@ def test_snapshot_of_another_version_is_refused(tmp_path: Path) -> None:
     snapshot.write_text(snapshot.read_text().replace(f'"version":{VERSION}', '"version":99', 1))
     result = run_cli(str(EXAMPLE_MANIFESTS), "--cluster-state", str(snapshot))
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert f"{snapshot}: this cluster snapshot has format version 99, and this nodename-lint reads version {VERSION}" \
+    assert (
+        f"{snapshot}: this cluster snapshot has format version 99, and this nodename-lint reads version {VERSION}"
         in result.stderr
+    )
     assert "write it again with `nodename-lint snapshot`" in result.stderr
 
 
-@pytest.mark.parametrize("change, problem", [
-    (('"taints":[]', '"taints":"none"'), "Expected `array`, got `str` - at `$.nodes[1].taints`"),
-    (('"pods":[', '"pods":{'), "not a valid nodename-lint cluster snapshot"),
-])
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        (('"taints":[]', '"taints":"none"'), "Expected `array`, got `str` - at `$.nodes[1].taints`"),
+        (('"pods":[', '"pods":{'), "not a valid nodename-lint cluster snapshot"),
+    ],
+)
 def test_a_damaged_snapshot_is_a_clear_error(tmp_path: Path, change: tuple[str, str], problem: str) -> None:
     snapshot = tmp_path / "snap.json"
     _convert(EXAMPLE_STATE, snapshot)

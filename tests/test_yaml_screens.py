@@ -37,9 +37,26 @@ def test_screens_match_their_specification_on_random_texts() -> None:
 
 
 def test_screens_on_known_cases() -> None:
-    for text in ("a: !!int 3\n", "? [a]\n: b\n", "- ? x\n", "{[a]: b}\n", "a: *ref\n", "*ref: 1\n", "a: b*c\n",
-                 "~: x\n", "x: {null: 1}\n", "a :\n", ": b\n", "v: .NaN\n", "v: 1.nan\n", "plain: text\n", "",
-                 "what? no\n", "a:b\n", "x: [a]:\n"):
+    for text in (
+        "a: !!int 3\n",
+        "? [a]\n: b\n",
+        "- ? x\n",
+        "{[a]: b}\n",
+        "a: *ref\n",
+        "*ref: 1\n",
+        "a: b*c\n",
+        "~: x\n",
+        "x: {null: 1}\n",
+        "a :\n",
+        ": b\n",
+        "v: .NaN\n",
+        "v: 1.nan\n",
+        "plain: text\n",
+        "",
+        "what? no\n",
+        "a:b\n",
+        "x: [a]:\n",
+    ):
         assert_same(text)
 
 

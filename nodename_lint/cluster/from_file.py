@@ -110,8 +110,13 @@ def pod_from_object(obj: Any) -> PodInfo:
     status = obj.get("status") if isinstance(obj, dict) else None
     name = metadata.get("name") if isinstance(metadata, dict) else None
     namespace = (metadata.get("namespace") or "default") if isinstance(metadata, dict) else None
-    if not (isinstance(name, str) and name and isinstance(namespace, str) and isinstance(spec, dict)
-            and isinstance(status, (dict, type(None)))):
+    if not (
+        isinstance(name, str)
+        and name
+        and isinstance(namespace, str)
+        and isinstance(spec, dict)
+        and isinstance(status, (dict, type(None)))
+    ):
         namespace, name = _name(obj, "Pod", namespaced=True)  # raises the precise error
         spec = _mapping(obj, obj, ("spec",))
         status = _mapping(obj, obj, ("status",))
@@ -133,8 +138,9 @@ def runtime_class_from_object(obj: Any) -> tuple[str, RuntimeClassInfo]:
     scheduling = _mapping(obj, obj, ("scheduling",))
     tolerations = scheduling.get("tolerations") or []
     if not isinstance(tolerations, list) or not all(isinstance(t, dict) for t in tolerations):
-        raise StateError(obj, ("scheduling", "tolerations"), f"RuntimeClass {name}: scheduling.tolerations is not a "
-                         "list of mappings")
+        raise StateError(
+            obj, ("scheduling", "tolerations"), f"RuntimeClass {name}: scheduling.tolerations is not a list of mappings"
+        )
     return name, RuntimeClassInfo(fixed or None, _strings(obj, obj, ("scheduling", "nodeSelector")), tolerations)
 
 
@@ -203,8 +209,9 @@ def _key(event: yaml.ScalarEvent) -> str:
     problem = scalar_problem(tag, event.value, as_key=True)
     key = None if problem else key_of(tag, event.value)
     if key is None:
-        raise _BadYaml(problem or "a mapping key is null (`~`, `null` or empty), which JSON cannot hold",
-                       event.start_mark)
+        raise _BadYaml(
+            problem or "a mapping key is null (`~`, `null` or empty), which JSON cannot hold", event.start_mark
+        )
     return key
 
 
@@ -334,7 +341,9 @@ def _parse(text: str, display: str) -> list[Any]:
         return _load_yaml(text)
     except _BadYaml as exc:
         mark = exc.mark
-        raise UsageError(f"{display}:{mark.line + 1}:{mark.column + 1}: not a valid YAML cluster state: {exc}") from None
+        raise UsageError(
+            f"{display}:{mark.line + 1}:{mark.column + 1}: not a valid YAML cluster state: {exc}"
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{display}:{mark.line + 1}:{mark.column + 1}" if mark else display
@@ -349,9 +358,7 @@ def _items(documents: list[Any], display: str) -> list[tuple[int, int, Any]]:
     found: list[tuple[int, int, Any]] = []
     for doc_index, document in enumerate(documents):
         if not isinstance(document, dict) or not isinstance(document.get("kind"), str):
-            raise UsageError(
-                f"{display}: document {doc_index + 1} is not a Kubernetes object or List; {SAVE_HINT}"
-            )
+            raise UsageError(f"{display}: document {doc_index + 1} is not a Kubernetes object or List; {SAVE_HINT}")
         if document["kind"].endswith("List") and "items" in document:
             items = document.get("items") or []
             if not isinstance(items, list):
@@ -411,13 +418,16 @@ def _load_state_text(text: str, source: str) -> ClusterState:
         raise UsageError(f"{source}: the cluster state has no Node objects; {SAVE_HINT}")
     missing = {
         data: f"the cluster state {source} has no {data} ({SAVE_HINT})"
-        for data in ("namespaces", "pods") if not by_kind[data]
+        for data in ("namespaces", "pods")
+        if not by_kind[data]
     }
     if "pods" in missing:
         missing["live-pods"] = missing["pods"]
     if not by_kind["runtime_classes"]:
-        missing["runtime_classes"] = (f"the cluster state {source} has no RuntimeClasses (add runtimeclasses to the "
-                                      "kubectl get command to count their overhead)")
+        missing["runtime_classes"] = (
+            f"the cluster state {source} has no RuntimeClasses (add runtimeclasses to the "
+            "kubectl get command to count their overhead)"
+        )
     try:
         return state_from_objects(
             f"file {source}",

@@ -88,11 +88,15 @@ def snapshot_text(state: ClusterState, source: str) -> str:
         return "[" + ",".join("\n" + encode(value).decode() for value in values) + ("\n]" if values else "]")
 
     fields = [
-        f'"format":{encode(FORMAT).decode()}', f'"version":{VERSION}', f'"source":{encode(source).decode()}',
+        f'"format":{encode(FORMAT).decode()}',
+        f'"version":{VERSION}',
+        f'"source":{encode(source).decode()}',
         f'"nodes":{listed(None if nodes is None else [_public(node) for node in nodes.values()])}',
-        '"usage":{' + ",".join(f"\n{encode(name).decode()}:{encode(value).decode()}" for name, value in usage.items())
+        '"usage":{'
+        + ",".join(f"\n{encode(name).decode()}:{encode(value).decode()}" for name, value in usage.items())
         + ("\n}" if usage else "}"),
-        '"ports":{' + ",".join(f"\n{encode(name).decode()}:{encode(rows).decode()}" for name, rows in ports.items())
+        '"ports":{'
+        + ",".join(f"\n{encode(name).decode()}:{encode(rows).decode()}" for name, rows in ports.items())
         + ("\n}" if ports else "}"),
         f'"namespaces":{encode(None if state.namespaces is None else sorted(state.namespaces)).decode()}',
         f'"pods":{listed(pods)}',
@@ -134,8 +138,10 @@ def load_snapshot(text: str, display: str) -> ClusterState:
     known = [name for name in nodes or () if state.pods_known_on(name)]
     state.set_node_summaries(
         {name: snapshot.usage.get(name) or NodeUsage(0, {}) for name in known},
-        {name: {(ip, protocol, port): holder for ip, protocol, port, holder in snapshot.ports.get(name, ())}
-         for name in known},
+        {
+            name: {(ip, protocol, port): holder for ip, protocol, port, holder in snapshot.ports.get(name, ())}
+            for name in known
+        },
     )
     return state
 

@@ -130,7 +130,8 @@ class ClusterState:
         if cached is None:
             cached = self._ports[node] = {
                 port: f"{pod.namespace}/{pod.name}"
-                for pod in self._pods_by_node().get(node, []) for _, port in host_ports(pod.spec)
+                for pod in self._pods_by_node().get(node, [])
+                for _, port in host_ports(pod.spec)
             }
         return cached
 
@@ -163,8 +164,9 @@ class ClusterState:
             self._no_fit[key] = self._find_no_fit(spec, requests, wanted_ports)
         return self._no_fit[key]
 
-    def _find_no_fit(self, spec: dict[str, Any], requests: dict[str, int],
-                     wanted_ports: list[tuple[Any, HostPort]]) -> NoNodeFits | None:
+    def _find_no_fit(
+        self, spec: dict[str, Any], requests: dict[str, int], wanted_ports: list[tuple[Any, HostPort]]
+    ) -> NoNodeFits | None:
         """As findNodesThatFitPod: NodeAffinity's PreFilter may narrow the search to the nodes a
         required `matchFields` `metadata.name` term names; the others count as absent ("node(s)
         didn't satisfy plugin(s) [NodeAffinity]"), and terms naming no common node fail at once."""
@@ -172,13 +174,20 @@ class ClusterState:
         names = prefilter_node_names(spec)
         if names is not None and not names:
             return NoNodeFits({}, 0, AFFINITY_CONFLICT)
-        candidates = [nodes[name] for name in sorted(names) if name in nodes] if names is not None \
-            else list(nodes.values())
+        candidates = (
+            [nodes[name] for name in sorted(names) if name in nodes] if names is not None else list(nodes.values())
+        )
         counts: dict[str, int] = {}
         unknown_usage = 0
         for node in candidates:
-            reasons = scheduler_rejections(spec, requests, node, partial(self.usage, node.name), wanted_ports,
-                                           partial(self.ports_in_use, node.name))
+            reasons = scheduler_rejections(
+                spec,
+                requests,
+                node,
+                partial(self.usage, node.name),
+                wanted_ports,
+                partial(self.ports_in_use, node.name),
+            )
             if not reasons:
                 return None
             unknown_usage += not self.pods_known_on(node.name)

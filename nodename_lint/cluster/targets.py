@@ -116,8 +116,13 @@ def admission_reasons(obj: Manifest, node: NodeInfo, cluster: ClusterState) -> l
     from ..scheduling import kubelet_reasons
 
     return kubelet_reasons(
-        admitted_spec(obj, cluster), node, cluster.usage(node.name), labels=pod_labels(obj), static=obj.is_static_pod,
-        ports_in_use=other_pods_ports(obj, node.name, cluster), overhead=runtime_overhead(obj, cluster)[0],
+        admitted_spec(obj, cluster),
+        node,
+        cluster.usage(node.name),
+        labels=pod_labels(obj),
+        static=obj.is_static_pod,
+        ports_in_use=other_pods_ports(obj, node.name, cluster),
+        overhead=runtime_overhead(obj, cluster)[0],
     )
 
 

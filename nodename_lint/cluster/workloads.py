@@ -44,10 +44,13 @@ WORKLOADS: dict[str, tuple[str, str]] = {
 CORE: dict[str, str] = {"Node": "nodes", "Namespace": "namespaces", "Pod": "pods"}
 KIND_RESOURCES: dict[str, str] = {**CORE, **{kind: resource for kind, (resource, _) in WORKLOADS.items()}}
 API_VERSIONS: dict[str, str] = {
-    "Pod": "v1", **{kind: group.removeprefix("/apis/") for kind, (_, group) in WORKLOADS.items()},
+    "Pod": "v1",
+    **{kind: group.removeprefix("/apis/") for kind, (_, group) in WORKLOADS.items()},
 }
-SAVE_COMMAND = ("kubectl get nodes,namespaces,pods,deployments,statefulsets,daemonsets,replicasets,jobs,cronjobs "
-                "-A -o yaml --show-managed-fields")
+SAVE_COMMAND = (
+    "kubectl get nodes,namespaces,pods,deployments,statefulsets,daemonsets,replicasets,jobs,cronjobs "
+    "-A -o yaml --show-managed-fields"
+)
 
 
 class Placement(Enum):
@@ -129,9 +132,13 @@ class ClusterObjects:
         where = placement(pod)
         node = spec.get("nodeName")
         record = PodRecord(
-            namespace=str(metadata.get("namespace") or "default"), name=str(metadata.get("name") or ""),
-            node=node if isinstance(node, str) and node else None, running=phase not in ("Succeeded", "Failed"),
-            requests=self._shared_requests.setdefault(key, requests), placement=where, owner=controller_of(pod),
+            namespace=str(metadata.get("namespace") or "default"),
+            name=str(metadata.get("name") or ""),
+            node=node if isinstance(node, str) and node else None,
+            running=phase not in ("Succeeded", "Failed"),
+            requests=self._shared_requests.setdefault(key, requests),
+            placement=where,
+            owner=controller_of(pod),
             host_ports=tuple(port for _, port in host_ports(spec)),
         )
         reported = where not in SYSTEM_PLACED or (phase == "Failed" and reason_rule(_status_text(pod, "reason")))
@@ -217,8 +224,12 @@ def _trimmed_managed_fields(metadata: dict[str, Any]) -> list[dict[str, Any]] | 
         fields = entry.get("fieldsV1")
         spec = fields.get("f:spec") if isinstance(fields, dict) else None
         owns = isinstance(spec, dict) and "f:nodeName" in spec
-        trimmed.append({**_pick(entry, ("manager", "operation", "subresource")),
-                        "fieldsV1": {"f:spec": {"f:nodeName": {}}} if owns else {}})
+        trimmed.append(
+            {
+                **_pick(entry, ("manager", "operation", "subresource")),
+                "fieldsV1": {"f:spec": {"f:nodeName": {}}} if owns else {},
+            }
+        )
     return trimmed
 
 
@@ -249,20 +260,35 @@ def trim_audit_pod(pod: dict[str, Any]) -> dict[str, Any]:
             kept = [_pick(c, fields) for c in spec.get(key) or [] if isinstance(c, dict)]
             return {key: kept} if kept else {}
 
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": _trimmed_metadata(pod, managed=False),
-                "spec": {**_pick(spec, ("nodeName", "overhead", "resources", "hostNetwork")),
-                         **containers("initContainers", ("name", "resources", "restartPolicy", "ports")),
-                         **containers("containers", ("name", "resources", "ports"))},
-                "status": status}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": _trimmed_metadata(pod, managed=True), "spec": spec,
-            "status": status}
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": _trimmed_metadata(pod, managed=False),
+            "spec": {
+                **_pick(spec, ("nodeName", "overhead", "resources", "hostNetwork")),
+                **containers("initContainers", ("name", "resources", "restartPolicy", "ports")),
+                **containers("containers", ("name", "resources", "ports")),
+            },
+            "status": status,
+        }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": _trimmed_metadata(pod, managed=True),
+        "spec": spec,
+        "status": status,
+    }
 
 
 def trim_workload(kind: str, obj: dict[str, Any]) -> dict[str, Any]:
     """A workload without its status: the spec holds the Pod template the rules read."""
     spec = obj.get("spec")
-    return {"apiVersion": API_VERSIONS[kind], "kind": kind, "metadata": _trimmed_metadata(obj, managed=False),
-            "spec": spec if isinstance(spec, dict) else {}}
+    return {
+        "apiVersion": API_VERSIONS[kind],
+        "kind": kind,
+        "metadata": _trimmed_metadata(obj, managed=False),
+        "spec": spec if isinstance(spec, dict) else {},
+    }
 
 
 # --- live ---------------------------------------------------------------------------------------
@@ -337,8 +363,9 @@ def write_workload_snapshot(found: ClusterObjects, output: str | None) -> None:
     from .trimming import write_snapshot
 
     items = [obj for kind in (*CORE, *WORKLOADS) for obj in found.of(kind)]
-    write_snapshot({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items},
-                   output, found.source)
+    write_snapshot(
+        {"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items}, output, found.source
+    )
 
 
 # --- from a file --------------------------------------------------------------------------------
@@ -357,8 +384,10 @@ def load_objects_file(path: str) -> ClusterObjects:
     from .snapshot import is_snapshot
 
     if is_snapshot(text):
-        raise UsageError(f"{path} is a `nodename-lint snapshot` for linting: it holds usage sums, not the workloads "
-                         f"and Pods audit reads; save those with `nodename-lint snapshot --workloads -o FILE`")
+        raise UsageError(
+            f"{path} is a `nodename-lint snapshot` for linting: it holds usage sums, not the workloads "
+            f"and Pods audit reads; save those with `nodename-lint snapshot --workloads -o FILE`"
+        )
     with without_cycle_collection():
         items = _items(_parse(text, path), path)
         found = ClusterObjects(source=f"file {path}")

@@ -47,12 +47,13 @@ def check_fix_request(sources: Iterable[Source], *, write: bool) -> None:
         except OSError:
             continue  # the lint run reports why it cannot be read
         if not stat.S_ISREG(mode):
-            raise UsageError(f"{option} works on regular files only: {source.display} is {file_kind(mode)}; "
-                             "lint it without the option, or save it to a file first")
+            raise UsageError(
+                f"{option} works on regular files only: {source.display} is {file_kind(mode)}; "
+                "lint it without the option, or save it to a file first"
+            )
 
 
-def fix_sources(linter: Linter, sources: Iterable[Source], *, write: bool, show_diff: bool,
-                roots: list[str]) -> bool:
+def fix_sources(linter: Linter, sources: Iterable[Source], *, write: bool, show_diff: bool, roots: list[str]) -> bool:
     """Fix every source (writing only with `write`); returns whether anything would change.
 
     A file whose real path (symlinks resolved) is outside ROOTS, the folders given, is never written.
@@ -64,14 +65,18 @@ def fix_sources(linter: Linter, sources: Iterable[Source], *, write: bool, show_
     for source in sources:
         if source.render:  # a template or an overlay is not the object: a fix there could break the render
             kind = "Helm chart templates are" if source.render == "helm" else "a kustomization's build is"
-            note(f"{source.display}: not fixed: {kind} never changed by --fix; "
-                 "change the template or overlay at the line the lint run reports")
+            note(
+                f"{source.display}: not fixed: {kind} never changed by --fix; "
+                "change the template or overlay at the line the lint run reports"
+            )
             continue
         writable = write and (source.path == STDIN or is_inside(source.path, roots))
         outcome = fix_source(linter, source, write=writable)
         if write and not writable and outcome.changed:
-            note(f"{source.display}: not fixed: it is a symlink to {os.path.realpath(source.path)}, outside the "
-                 "folders given; fix that file where it lives")
+            note(
+                f"{source.display}: not fixed: it is a symlink to {os.path.realpath(source.path)}, outside the "
+                "folders given; fix that file where it lives"
+            )
             continue
         if show_diff and outcome.changed:
             click.echo(outcome.diff(), nl=False)

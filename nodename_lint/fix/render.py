@@ -89,8 +89,9 @@ def _dump(value: Any, layout: Layout) -> list[str]:
 
     dumper = YAML(typ="rt")
     dumper.width = 1 << 16  # never fold a long value onto a second line
-    dumper.indent(mapping=layout.mapping, sequence=layout.sequence_offset + layout.sequence_item,
-                  offset=layout.sequence_offset)
+    dumper.indent(
+        mapping=layout.mapping, sequence=layout.sequence_offset + layout.sequence_item, offset=layout.sequence_offset
+    )
     stream = io.StringIO()
     dumper.dump(_quoted(value), stream)
     return stream.getvalue().splitlines()

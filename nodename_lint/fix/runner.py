@@ -71,9 +71,7 @@ def fix_source(linter: Linter, source: Source, *, write: bool) -> FileFix:
     except (OSError, UnicodeDecodeError):
         result.fixed = result.original
         return result  # the lint run after fixing reports why the file cannot be read
-    result.fixed, result.applied, result.notes = fix_text(
-        linter, result.original, source.display, source.is_static_pod
-    )
+    result.fixed, result.applied, result.notes = fix_text(linter, result.original, source.display, source.is_static_pod)
     if write and result.changed:
         try:
             write_atomic(source.path, _encode_like(raw, result.fixed))
@@ -83,8 +81,9 @@ def fix_source(linter: Linter, source: Source, *, write: bool) -> FileFix:
     return result
 
 
-def fix_text(linter: Linter, text: str, display: str = "<string>", is_static_pod: bool = False
-             ) -> tuple[str, list[str], list[str]]:
+def fix_text(
+    linter: Linter, text: str, display: str = "<string>", is_static_pod: bool = False
+) -> tuple[str, list[str], list[str]]:
     """(fixed text, fixes applied, notes on what was left) after passes until nothing changes."""
     applied: list[str] = []
     for _ in range(MAX_PASSES):
@@ -173,8 +172,9 @@ class FindingFix:
     reason: str = ""
 
 
-def fix_finding(linter: Linter, text: str, finding: Finding, display: str = "<string>",
-                is_static_pod: bool = False) -> FindingFix:
+def fix_finding(
+    linter: Linter, text: str, finding: Finding, display: str = "<string>", is_static_pod: bool = False
+) -> FindingFix:
     """Fix one finding as one --fix pass would: the same fixer, planner and read-back check.
 
     The editor's quick fix; nothing is written.
@@ -197,12 +197,16 @@ def fix_finding(linter: Linter, text: str, finding: Finding, display: str = "<st
     return FindingFix([Splice(start + splice.start, start + splice.end, splice.text) for splice in edit.splices], edits)
 
 
-def _objects(linter: Linter, documents: list[Document], display: str, is_static_pod: bool
-             ) -> list[tuple[Document, Manifest]]:
+def _objects(
+    linter: Linter, documents: list[Document], display: str, is_static_pod: bool
+) -> list[tuple[Document, Manifest]]:
     return [
-        (document, obj) for document in documents if document.error is None
-        for obj in objects_in(display, document, default_namespace=linter.context.default_namespace,
-                              is_static_pod=is_static_pod)
+        (document, obj)
+        for document in documents
+        if document.error is None
+        for obj in objects_in(
+            display, document, default_namespace=linter.context.default_namespace, is_static_pod=is_static_pod
+        )
     ]
 
 
@@ -210,8 +214,10 @@ def _edits(linter: Linter, finding: Finding, obj: Manifest) -> tuple[list[Edit],
     """The edits the finding's rule asks for on OBJ, and the reasons it gave for what it left."""
     fixer = all_rules()[finding.rule].fixer_function
     steps = list(fixer(obj, linter.context)) if fixer is not None else []
-    return ([step for step in steps if not isinstance(step, Unfixable)],
-            [step.reason for step in steps if isinstance(step, Unfixable)])
+    return (
+        [step for step in steps if not isinstance(step, Unfixable)],
+        [step.reason for step in steps if isinstance(step, Unfixable)],
+    )
 
 
 def _line_starts(text: str) -> list[int]:

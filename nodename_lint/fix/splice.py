@@ -60,8 +60,12 @@ def detect_layout(text: str, root: Node | None) -> render.Layout:
         for key, value in node.value if isinstance(node, MappingNode) else ():
             if node.flow_style or value.start_mark.index < key.end_mark.index:
                 continue  # flow style, or an alias pointing back to its anchor
-            if (isinstance(value, MappingNode) and not value.flow_style and mapping_step is None
-                    and value.start_mark.line > key.start_mark.line):
+            if (
+                isinstance(value, MappingNode)
+                and not value.flow_style
+                and mapping_step is None
+                and value.start_mark.line > key.start_mark.line
+            ):
                 mapping_step = value.start_mark.column - key.start_mark.column
             if isinstance(value, SequenceNode) and not value.flow_style and sequence_offset is None:
                 sequence_offset = value.start_mark.column - key.start_mark.column
@@ -74,8 +78,9 @@ def detect_layout(text: str, root: Node | None) -> render.Layout:
     offset = sequence_offset if sequence_offset is not None and sequence_offset >= 0 else step
     newline = "\r\n" if "\r\n" in text else "\n"
     json_keys = isinstance(root, MappingNode) and bool(root.flow_style) and _double_quoted_keys(root)
-    return render.Layout(newline=newline, mapping=step, sequence_offset=offset, sequence_item=sequence_item,
-                         json=json_keys)
+    return render.Layout(
+        newline=newline, mapping=step, sequence_offset=offset, sequence_item=sequence_item, json=json_keys
+    )
 
 
 def _double_quoted_keys(mapping: MappingNode) -> bool:
@@ -149,8 +154,9 @@ class Planner:
             entry = f"{render.key(edit.key, self.layout)}: {render.flow(edit.value, self.layout)}"
             return [Splice(key.start_mark.index, end, entry)]
         column = key.start_mark.column
-        first, _, rest = render.block_entry(render.key(edit.key, self.layout), edit.value, self.layout, column
-                                            ).partition(self.layout.newline)
+        first, _, rest = render.block_entry(
+            render.key(edit.key, self.layout), edit.value, self.layout, column
+        ).partition(self.layout.newline)
         line_end = self._line_end(end)  # the first line keeps what followed the old value (a comment)
         if not self.text[:line_end].endswith("\n"):
             rest = self.layout.newline + rest if rest else rest
@@ -217,8 +223,11 @@ class Planner:
             parent = _node_at(obj_node, parent_path)
             if parent_path and len(groups[parent_path]) == len(parent.value):
                 grandparent = _node_at(obj_node, parent_path[:-1])
-                entry = (_entry(grandparent, parent_path[-1])
-                         if isinstance(grandparent, MappingNode) and isinstance(parent_path[-1], str) else None)
+                entry = (
+                    _entry(grandparent, parent_path[-1])
+                    if isinstance(grandparent, MappingNode) and isinstance(parent_path[-1], str)
+                    else None
+                )
                 if entry is not None:
                     groups.setdefault(parent_path[:-1], set()).add(entry)
                     del groups[parent_path]

@@ -33,7 +33,7 @@ def hover_markdown(text: str, point: Point, cluster: ClusterState | None, defaul
     if obj is None or spec_path is None:
         return None
     path = path_at(obj.node, point, obj.document.line_offset)
-    inside = path[len(spec_path):] if path[: len(spec_path)] == spec_path else ()
+    inside = path[len(spec_path) :] if path[: len(spec_path)] == spec_path else ()
     if not inside or not (inside[0] in HOVER_KEYS or (inside[0] in CONTAINER_LISTS and "resources" in inside)):
         return None
     node_name = pinned_node(obj)
@@ -41,8 +41,10 @@ def hover_markdown(text: str, point: Point, cluster: ClusterState | None, defaul
         return None
     node = cluster.nodes.get(node_name)
     if node is None:
-        return (f"{code(node_name)} is not a node of {code(cluster.source)}: the Pod would sit in Pending and PodGC "
-                f"would delete it ({len(cluster.nodes)} nodes known).")
+        return (
+            f"{code(node_name)} is not a node of {code(cluster.source)}: the Pod would sit in Pending and PodGC "
+            f"would delete it ({len(cluster.nodes)} nodes known)."
+        )
     return node_summary(node, obj.pod_spec or {}, cluster)
 
 
@@ -72,8 +74,11 @@ def node_summary(node: NodeInfo, spec: dict[str, Any], cluster: ClusterState) ->
         if key in selector:
             mark = " ✓ nodeSelector" if selector[key] == value else f" ✗ nodeSelector wants {code(selector[key])}"
         lines.append(f"- {code(f'{key}={value}')}{mark}")
-    lines += [f"- ✗ no {code(key)} label (nodeSelector wants {code(value)})" for key, value in selector.items()
-              if key not in node.labels]
+    lines += [
+        f"- ✗ no {code(key)} label (nodeSelector wants {code(value)})"
+        for key, value in selector.items()
+        if key not in node.labels
+    ]
     tolerations = tolerations_of(spec)
     lines += ["", "Taints:" if node.taints else "Taints: none"]
     for taint in node.taints:
@@ -88,18 +93,25 @@ def _resources(node: NodeInfo, spec: dict[str, Any], cluster: ClusterState) -> l
     requests = pod_requests(spec, lenient=True)
     if usage is None:
         header = ["Allocatable (the Pods on this node are not in the cluster state, so what is used is unknown):"]
-        return header + [f"- {code(resource)}: {_amount(resource, amount)}"
-                         for resource, amount in sorted(node.capacity.items())]
-    lines = [f"Allocatable minus used ({usage.pods} Pods on the node):", "",
-             "| resource | allocatable | used | free | this Pod |", "| --- | --- | --- | --- | --- |"]
+        return header + [
+            f"- {code(resource)}: {_amount(resource, amount)}" for resource, amount in sorted(node.capacity.items())
+        ]
+    lines = [
+        f"Allocatable minus used ({usage.pods} Pods on the node):",
+        "",
+        "| resource | allocatable | used | free | this Pod |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for resource in sorted(set(node.capacity) | set(requests)):
         allocatable = node.capacity.get(resource, 0)
         used = usage.requested.get(resource, 0) + (usage.pods if resource == "pods" else 0)
         asked = requests.get(resource, 1 if resource == "pods" else 0)
         free = allocatable - used
-        lines.append(f"| {code(resource, cell=True)} | {_amount(resource, allocatable)} | "
-                     f"{_amount(resource, used)} | {_amount(resource, free) if free >= 0 else 'none'} | "
-                     f"{_amount(resource, asked)}{' ✗' if asked > free else ''} |")
+        lines.append(
+            f"| {code(resource, cell=True)} | {_amount(resource, allocatable)} | "
+            f"{_amount(resource, used)} | {_amount(resource, free) if free >= 0 else 'none'} | "
+            f"{_amount(resource, asked)}{' ✗' if asked > free else ''} |"
+        )
     return lines
 
 

@@ -40,8 +40,11 @@ DEBOUNCE_SECONDS = 0.3
 EXPLAIN_COMMAND = "nodename-lint.explain"
 REFRESH_COMMAND = "nodename-lint.refreshCluster"
 LANGUAGES = frozenset({"yaml", "json", "helm"})
-SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
-            "info": lsp.DiagnosticSeverity.Information}
+SEVERITY = {
+    "error": lsp.DiagnosticSeverity.Error,
+    "warning": lsp.DiagnosticSeverity.Warning,
+    "info": lsp.DiagnosticSeverity.Information,
+}
 
 
 @dataclass
@@ -55,8 +58,10 @@ class Settings:
     def parse(cls, value: Any) -> Settings:
         value = value if isinstance(value, dict) else {}
         state, context = value.get("clusterState"), value.get("context")
-        return cls(state if isinstance(state, str) and state else None,
-                   context if isinstance(context, str) and context else None)
+        return cls(
+            state if isinstance(state, str) and state else None,
+            context if isinstance(context, str) and context else None,
+        )
 
 
 @dataclass
@@ -110,7 +115,8 @@ class NodenameLintServer(LanguageServer):
             return
         try:
             values = await self.workspace_configuration_async(
-                lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section=SETTINGS_SECTION)]))
+                lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section=SETTINGS_SECTION)])
+            )
         except Exception as exc:  # a client that fails the request: keep the defaults
             self.tell(f"cannot read the settings: {exc}", lsp.MessageType.Warning)
             return
@@ -123,8 +129,10 @@ class NodenameLintServer(LanguageServer):
         settings, state = self.state.settings, self.state
         state.cluster, state.live_namespace = None, None
         if settings.cluster_state and settings.context:
-            self.tell("both nodename-lint.clusterState and nodename-lint.context are set; using the file",
-                      lsp.MessageType.Warning)
+            self.tell(
+                "both nodename-lint.clusterState and nodename-lint.context are set; using the file",
+                lsp.MessageType.Warning,
+            )
         try:
             if settings.cluster_state:
                 from ..cluster.from_file import load_state_file
@@ -134,8 +142,10 @@ class NodenameLintServer(LanguageServer):
             elif settings.context:
                 state.cluster, state.live_namespace = await asyncio.to_thread(_read_live, settings.context)
         except UsageError as exc:
-            self.tell(f"{exc}; the cluster rules are off until it can be read "
-                      f"(fix it, then run the command {REFRESH_COMMAND})")
+            self.tell(
+                f"{exc}; the cluster rules are off until it can be read "
+                f"(fix it, then run the command {REFRESH_COMMAND})"
+            )
             return "no cluster state"
         cluster = state.cluster
         if cluster is None:
@@ -187,13 +197,20 @@ class NodenameLintServer(LanguageServer):
         for finding in linted.findings:
             span = finding_span(finding.line, finding.column, ends, lines)
             message = finding.message + (f"\nFix: {finding.fix}" if finding.fix else "")
-            diagnostics.append(lsp.Diagnostic(
-                range=client_range(document, span), message=message, severity=SEVERITY[finding.severity],
-                code=finding.rule, code_description=lsp.CodeDescription(href=rule_doc_url(finding.rule)),
-                source=SOURCE, data={"line": finding.line, "column": finding.column},
-            ))
+            diagnostics.append(
+                lsp.Diagnostic(
+                    range=client_range(document, span),
+                    message=message,
+                    severity=SEVERITY[finding.severity],
+                    code=finding.rule,
+                    code_description=lsp.CodeDescription(href=rule_doc_url(finding.rule)),
+                    source=SOURCE,
+                    data={"line": finding.line, "column": finding.column},
+                )
+            )
         self.text_document_publish_diagnostics(
-            lsp.PublishDiagnosticsParams(uri=document.uri, version=document.version, diagnostics=diagnostics))
+            lsp.PublishDiagnosticsParams(uri=document.uri, version=document.version, diagnostics=diagnostics)
+        )
 
     def publish_all(self) -> None:
         for uri in list(self.linted):
@@ -288,22 +305,40 @@ def code_actions(server: NodenameLintServer, params: lsp.CodeActionParams) -> li
 
             fix = fix_finding(linted.linter, linted.text, finding, linted.path, linted.is_static_pod)
             if fix.splices:
-                edits = [lsp.TextEdit(range=lsp.Range(start=offset_position(document, linted.text, splice.start),
-                                                      end=offset_position(document, linted.text, splice.end)),
-                                      new_text=splice.text) for splice in fix.splices]
-                actions.append(lsp.CodeAction(
-                    title=f"Fix {finding.rule}: {', '.join(map(describe, fix.edits))}",
-                    kind=lsp.CodeActionKind.QuickFix, diagnostics=[diagnostic], is_preferred=True,
-                    edit=lsp.WorkspaceEdit(changes={uri: edits})))
+                edits = [
+                    lsp.TextEdit(
+                        range=lsp.Range(
+                            start=offset_position(document, linted.text, splice.start),
+                            end=offset_position(document, linted.text, splice.end),
+                        ),
+                        new_text=splice.text,
+                    )
+                    for splice in fix.splices
+                ]
+                actions.append(
+                    lsp.CodeAction(
+                        title=f"Fix {finding.rule}: {', '.join(map(describe, fix.edits))}",
+                        kind=lsp.CodeActionKind.QuickFix,
+                        diagnostics=[diagnostic],
+                        is_preferred=True,
+                        edit=lsp.WorkspaceEdit(changes={uri: edits}),
+                    )
+                )
         suppress = suppress_edit(document, linted, finding)
         if suppress is not None:
-            actions.append(lsp.CodeAction(
-                title=f"Ignore {finding.rule} on this line", kind=lsp.CodeActionKind.QuickFix,
-                diagnostics=[diagnostic], edit=lsp.WorkspaceEdit(changes={uri: [suppress]})))
+            actions.append(
+                lsp.CodeAction(
+                    title=f"Ignore {finding.rule} on this line",
+                    kind=lsp.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostic],
+                    edit=lsp.WorkspaceEdit(changes={uri: [suppress]}),
+                )
+            )
         # a bare Command (allowed in a codeAction reply): a CodeAction holding only a command is read
         # as a Command by lsprotocol-based clients anyway
-        actions.append(lsp.Command(title=f"Explain rule {finding.rule}", command=EXPLAIN_COMMAND,
-                                   arguments=[finding.rule]))
+        actions.append(
+            lsp.Command(title=f"Explain rule {finding.rule}", command=EXPLAIN_COMMAND, arguments=[finding.rule])
+        )
     return actions
 
 
@@ -314,8 +349,9 @@ def _finding_of(diagnostic: lsp.Diagnostic, linted: Linted) -> Finding | None:
     line, column = data.get("line"), data.get("column")
     for finding in linted.findings:
         if finding.rule == diagnostic.code and (
-                (finding.line, finding.column) == (line, column)
-                or (line is None and finding.line - 1 == diagnostic.range.start.line)):
+            (finding.line, finding.column) == (line, column)
+            or (line is None and finding.line - 1 == diagnostic.range.start.line)
+        ):
             return finding
     return None
 
@@ -335,16 +371,22 @@ def suppress_edit(document: TextDocument, linted: Linted, finding: Finding) -> l
     if insertion is None:
         return None
     column, new_text = insertion
-    edited = "".join(lines[:index]) + body[:column] + new_text + lines[index][column:] + "".join(lines[index + 1:])
+    edited = "".join(lines[:index]) + body[:column] + new_text + lines[index][column:] + "".join(lines[index + 1 :])
     after = linted.linter.lint_text(edited, linted.path, linted.is_static_pod).findings
     syntax_errors = sum(f.rule == SYNTAX_RULE for f in linted.findings)
-    if any((f.rule, f.line) == (finding.rule, finding.line) for f in after) or \
-            sum(f.rule == SYNTAX_RULE for f in after) > syntax_errors:
+    if (
+        any((f.rule, f.line) == (finding.rule, finding.line) for f in after)
+        or sum(f.rule == SYNTAX_RULE for f in after) > syntax_errors
+    ):
         return None
     codec = document.position_codec
-    return lsp.TextEdit(range=lsp.Range(
-        start=codec.position_to_client_units(lines, ServerTextPosition(index, column)),
-        end=codec.position_to_client_units(lines, ServerTextPosition(index, column))), new_text=new_text)
+    return lsp.TextEdit(
+        range=lsp.Range(
+            start=codec.position_to_client_units(lines, ServerTextPosition(index, column)),
+            end=codec.position_to_client_units(lines, ServerTextPosition(index, column)),
+        ),
+        new_text=new_text,
+    )
 
 
 # --- the server ---------------------------------------------------------------------------------------
@@ -409,8 +451,9 @@ def create_server() -> NodenameLintServer:
             await ls.load_cluster()
             ls.publish_all()
 
-    @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION,
-                    lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))
+    @server.feature(
+        lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix])
+    )
     def code_action(ls: NodenameLintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction | lsp.Command]:
         return code_actions(ls, params)
 
@@ -421,8 +464,9 @@ def create_server() -> NodenameLintServer:
             return None
         document = ls.workspace.get_text_document(params.text_document.uri)
         position = document.position_from_client_units(params.position)
-        markdown = hover_markdown(linted.text, (position.line, position.character), ls.state.cluster,
-                                  linted.linter.context.default_namespace)
+        markdown = hover_markdown(
+            linted.text, (position.line, position.character), ls.state.cluster, linted.linter.context.default_namespace
+        )
         if markdown is None:
             return None
         return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=markdown))

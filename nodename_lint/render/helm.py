@@ -29,8 +29,10 @@ RULE = "helm-render"
 SDK_HINT = "pip install helm-python-sdk, or put helm on PATH"
 # Helm names the template and position of a failure as `template: web/templates/x.yaml:12:20:`,
 # `execution error at (web/templates/x.yaml:4:8):` or `YAML parse error on web/templates/x.yaml:`.
-_HELM_POSITION = re.compile(r"(?:template: |error at \(|parse error on |error calling include: template: )"
-                            r"(?P<template>[^\s:()]+)(?::(?P<line>\d+)(?::(?P<column>\d+))?)?")
+_HELM_POSITION = re.compile(
+    r"(?:template: |error at \(|parse error on |error calling include: template: )"
+    r"(?P<template>[^\s:()]+)(?::(?P<line>\d+)(?::(?P<column>\d+))?)?"
+)
 _SOURCE_COMMENT = re.compile(r"^# Source: (.+)$", re.MULTILINE)
 HELM_TIMEOUT_SECONDS = 120
 MAX_CHART_BYTES = 64 << 20  # a chart bigger than this is not a chart someone reviews
@@ -83,26 +85,34 @@ def render_chart(folder: str, display: str, options: RenderOptions, default_name
     values_files = [*options.helm_values, *settings.values]
     release = settings.release or options.helm_release
     namespace = settings.namespace or options.helm_namespace or default_namespace
-    values_note = "rendered with " + ", ".join(
-        ["values.yaml", *(os.path.relpath(path) for path in values_files)]) + f", release {release!r}"
+    values_note = (
+        "rendered with "
+        + ", ".join(["values.yaml", *(os.path.relpath(path) for path in values_files)])
+        + f", release {release!r}"
+    )
     with tempfile.TemporaryDirectory(prefix="nodename-lint-chart-") as scratch:
         copy = os.path.join(scratch, "chart")
         try:
             left_out = _copy_inside(folder, copy)
         except _ChartTooBig as exc:
-            rendering.problems.append(RenderProblem(RULE, joined(display, CHART_FILE), 1, 1, str(exc),
-                                                    "move large files out of the chart folder"))
+            rendering.problems.append(
+                RenderProblem(
+                    RULE, joined(display, CHART_FILE), 1, 1, str(exc), "move large files out of the chart folder"
+                )
+            )
             return rendering
-        rendering.notes.extend(f"{display}: {os.path.relpath(path, folder)}: left out of the render: {why}"
-                               for path, why in left_out)
+        rendering.notes.extend(
+            f"{display}: {os.path.relpath(path, folder)}: left out of the render: {why}" for path, why in left_out
+        )
         try:
             if which == "sdk":
                 rendered = _render_sdk(copy, values_files, release, namespace)
             else:
                 rendered = _render_binary(copy, values_files, release, namespace)
         except _RenderFailed as failure:
-            rendering.problems.append(_failure_problem(str(failure).replace(copy, display), folder, display,
-                                                       values_note))
+            rendering.problems.append(
+                _failure_problem(str(failure).replace(copy, display), folder, display, values_note)
+            )
             return rendering
     for name, text in rendered.items():
         relative = name.split("/", 1)[1] if "/" in name else name
@@ -174,8 +184,10 @@ def _copy_inside(folder: str, destination: str) -> list[tuple[str, str]]:
                 elif stat.S_ISREG(info.st_mode):
                     total += info.st_size
                     if total > MAX_CHART_BYTES:
-                        raise _ChartTooBig(f"the chart holds more than {MAX_CHART_BYTES >> 20} MiB of files; "
-                                           "nodename-lint does not render it")
+                        raise _ChartTooBig(
+                            f"the chart holds more than {MAX_CHART_BYTES >> 20} MiB of files; "
+                            "nodename-lint does not render it"
+                        )
                     shutil.copyfile(path, os.path.join(target, entry.name))
                 else:
                     left_out.append((path, "not a regular file"))
@@ -230,16 +242,30 @@ def _render_binary(chart_folder: str, values_files: list[str], release: str, nam
     assert helm is not None
     home = os.path.dirname(chart_folder)
     env = {
-        "PATH": os.environ.get("PATH", ""), "HOME": home, "KUBECONFIG": os.devnull,
-        "HELM_CACHE_HOME": home, "HELM_CONFIG_HOME": home, "HELM_DATA_HOME": home, "HELM_PLUGINS": home,
-        "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": "",
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": home,
+        "KUBECONFIG": os.devnull,
+        "HELM_CACHE_HOME": home,
+        "HELM_CONFIG_HOME": home,
+        "HELM_DATA_HOME": home,
+        "HELM_PLUGINS": home,
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "NO_PROXY": "",
     }
     command = [helm, "template", release, chart_folder, "--namespace", namespace]
     for path in values_files:
         command += ["--values", path]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=HELM_TIMEOUT_SECONDS,
-                              stdin=subprocess.DEVNULL, check=False)
+        done = subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=HELM_TIMEOUT_SECONDS,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise _RenderFailed(f"helm template did not finish: {exc}") from None
     if done.returncode != 0:
@@ -272,9 +298,14 @@ def _failure_problem(message: str, folder: str, display: str, values_note: str) 
             file = joined(display, relative)
             line = int(match.group("line") or 1)
             column = int(match.group("column") or 1)
-    return RenderProblem(RULE, file, line, column,
-                         f"Helm cannot render this chart ({values_note}), so none of it can be installed: {message}",
-                         "fix the template or the values at the position Helm names")
+    return RenderProblem(
+        RULE,
+        file,
+        line,
+        column,
+        f"Helm cannot render this chart ({values_note}), so none of it can be installed: {message}",
+        "fix the template or the values at the position Helm names",
+    )
 
 
 def write_chart(folder: str, files: dict[str, str], name: str = "example") -> None:
@@ -307,8 +338,9 @@ def stream_template_location(template: str, obj: Manifest, path: Path) -> tuple[
                         text = handle.read()
                 except (OSError, UnicodeDecodeError):
                     continue
-                _stream_templates[template] = TemplateOrigin(candidate, text, template, 0,
-                                                             "rendered outside nodename-lint", "")
+                _stream_templates[template] = TemplateOrigin(
+                    candidate, text, template, 0, "rendered outside nodename-lint", ""
+                )
                 break
     origin = _stream_templates[template]
     if origin is None:

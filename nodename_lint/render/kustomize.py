@@ -57,19 +57,30 @@ def build_kustomization(folder: str, display: str) -> Rendering:
         wrapper = os.path.join(scratch, "build")
         os.mkdir(wrapper)
         with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as handle:
-            handle.write(f"resources:\n  - {_quoted(os.path.relpath(os.path.realpath(folder), wrapper))}\n"
-                         "buildMetadata: [originAnnotations, transformerAnnotations]\n")
+            handle.write(
+                f"resources:\n  - {_quoted(os.path.relpath(os.path.realpath(folder), wrapper))}\n"
+                "buildMetadata: [originAnnotations, transformerAnnotations]\n"
+            )
         try:
-            done = subprocess.run([*command, wrapper], capture_output=True, text=True, env=_closed_env(scratch),
-                                  timeout=BUILD_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL, check=False)
+            done = subprocess.run(
+                [*command, wrapper],
+                capture_output=True,
+                text=True,
+                env=_closed_env(scratch),
+                timeout=BUILD_TIMEOUT_SECONDS,
+                stdin=subprocess.DEVNULL,
+                check=False,
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             rendering.notes.append(f"{display}: kustomization not built: {exc}; its files were linted one by one")
             return rendering
     if done.returncode != 0:
         reason = _ERROR_PREFIX.sub("", done.stderr.strip().splitlines()[0] if done.stderr.strip() else "")
         reason = reason.replace(wrapper, "<build>").replace(os.path.realpath(folder), display)
-        rendering.notes.append(f"{display}: kustomize build failed, so `kubectl apply -k` would fail too: "
-                               f"{reason or f'exit code {done.returncode}'}; its files were linted one by one")
+        rendering.notes.append(
+            f"{display}: kustomize build failed, so `kubectl apply -k` would fail too: "
+            f"{reason or f'exit code {done.returncode}'}; its files were linted one by one"
+        )
         return rendering
     files = _FileCache()
     kustomization = _kustomization_file(folder)
@@ -91,16 +102,26 @@ def _closed_env(scratch: str) -> dict[str, str]:
     """The environment of a build: no proxy that works, no git protocol allowed, no user config."""
     dead = "http://127.0.0.1:9"
     return {
-        "PATH": os.environ.get("PATH", ""), "HOME": scratch, "KUBECONFIG": os.devnull,
-        "HTTPS_PROXY": dead, "HTTP_PROXY": dead, "https_proxy": dead, "http_proxy": dead, "NO_PROXY": "",
-        "GIT_ALLOW_PROTOCOL": "none", "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1",
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": scratch,
+        "KUBECONFIG": os.devnull,
+        "HTTPS_PROXY": dead,
+        "HTTP_PROXY": dead,
+        "https_proxy": dead,
+        "http_proxy": dead,
+        "NO_PROXY": "",
+        "GIT_ALLOW_PROTOCOL": "none",
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_CONFIG_NOSYSTEM": "1",
         "XDG_CONFIG_HOME": scratch,
     }
 
 
 def _kustomization_file(folder: str) -> str:
-    return next((os.path.join(folder, name) for name in KUSTOMIZATION_FILES
-                 if os.path.isfile(os.path.join(folder, name))), os.path.join(folder, KUSTOMIZATION_FILES[0]))
+    return next(
+        (os.path.join(folder, name) for name in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(folder, name))),
+        os.path.join(folder, KUSTOMIZATION_FILES[0]),
+    )
 
 
 class _FileCache:
@@ -136,8 +157,9 @@ def _load(text: Any) -> Any:
     return to_python(document.root) if document.root is not None else None
 
 
-def _origin_of(document: Document, wrapper: str, folder: str, display: str, kustomization: str,
-               files: _FileCache) -> BuiltOrigin:
+def _origin_of(
+    document: Document, wrapper: str, folder: str, display: str, kustomization: str, files: _FileCache
+) -> BuiltOrigin:
     """Where a built object came from, from the annotations kustomize added."""
     annotations = _annotations(document) if document.root is not None else {}
     origin = _load(annotations.get(ORIGIN_ANNOTATION)) or {}
@@ -158,8 +180,15 @@ def _origin_of(document: Document, wrapper: str, folder: str, display: str, kust
 class BuiltOrigin(Origin):
     """A built object: its findings go to the patch that wrote the value, else to its resource file."""
 
-    def __init__(self, folder: str, display: str, kustomization: str, resource: str | None,
-                 kustomizations: list[str], files: _FileCache) -> None:
+    def __init__(
+        self,
+        folder: str,
+        display: str,
+        kustomization: str,
+        resource: str | None,
+        kustomizations: list[str],
+        files: _FileCache,
+    ) -> None:
         self.folder, self.display, self.kustomization = folder, display, kustomization
         self.resource, self.kustomizations, self.files = resource, kustomizations, files
         self.file = self._shown(resource or kustomization)
@@ -184,8 +213,11 @@ class BuiltOrigin(Origin):
         for kustomization in self.kustomizations:
             documents = self.files.documents(kustomization)
             spec = to_python(documents[0].root) if documents else None
-            found += [os.path.normpath(os.path.join(os.path.dirname(kustomization), patch))
-                      for patch, _ in _steps(spec) if isinstance(patch, str) and not _is_inline(patch)]
+            found += [
+                os.path.normpath(os.path.join(os.path.dirname(kustomization), patch))
+                for patch, _ in _steps(spec)
+                if isinstance(patch, str) and not _is_inline(patch)
+            ]
         return found
 
     def place(self, obj: Manifest, path: Path) -> tuple[str, int, int, str]:
@@ -265,14 +297,18 @@ def _targets(target: Any, obj: Manifest) -> bool:
     return True
 
 
-def _patch_writes(patch: Any, document: Document, obj: Manifest, path: Path, names_object: bool
-                  ) -> tuple[int, int] | None:
+def _patch_writes(
+    patch: Any, document: Document, obj: Manifest, path: Path, names_object: bool
+) -> tuple[int, int] | None:
     """(line, column) in a patch document that writes PATH: a JSON 6902 op or a strategic merge key."""
     if isinstance(patch, list):  # JSON 6902: the last op whose path is PATH or one of its parents
         hit = None
         for index, op in enumerate(patch):
-            if isinstance(op, dict) and op.get("op") in ("add", "replace", "copy", "move") and \
-                    _pointer_covers(op.get("path"), path):
+            if (
+                isinstance(op, dict)
+                and op.get("op") in ("add", "replace", "copy", "move")
+                and _pointer_covers(op.get("path"), path)
+            ):
                 item = child(document.root, index)
                 key = child(item[1], "path") if item else None
                 if key is not None:
@@ -315,11 +351,12 @@ def _pointer_covers(pointer: Any, path: Path) -> bool:
     tokens = [token.replace("~1", "/").replace("~0", "~") for token in pointer[1:].split("/")]
     if len(tokens) > len(path):
         return False
-    return all(token in ("-", str(step)) for token, step in zip(tokens, path[:len(tokens)], strict=True))
+    return all(token in ("-", str(step)) for token, step in zip(tokens, path[: len(tokens)], strict=True))
 
 
-def _inline_patch_line(kustomization: Document, spec: Any, index: int, patch: str, obj: Manifest,
-                       path: Path) -> tuple[int, int] | None:
+def _inline_patch_line(
+    kustomization: Document, spec: Any, index: int, patch: str, obj: Manifest, path: Path
+) -> tuple[int, int] | None:
     """(line, column) in kustomization.yaml of an inline patch that writes PATH."""
     parsed = iter_documents([patch])
     for document in parsed:
@@ -371,7 +408,7 @@ def _in_resource(resource: str, obj: Manifest, path: Path, files: _FileCache) ->
     candidates = [manifest for document in files.documents(resource) for manifest in objects_in(resource, document)]
     same_kind = [manifest for manifest in candidates if manifest.kind == obj.kind]
     named = [manifest for manifest in same_kind if manifest.name == obj.name]
-    chosen = (named or (same_kind if len(same_kind) == 1 else []) or candidates[:1])
+    chosen = named or (same_kind if len(same_kind) == 1 else []) or candidates[:1]
     if not chosen:
         return 1, 1, False
     manifest = chosen[0]

@@ -76,7 +76,7 @@ def outline(text: str) -> list[TemplateDocument]:
             key = match.group("key").strip().strip("\"'")
             entries.append(OutlineEntry(number, key_column, key, key_column + 1, items))
             if key == "kind" and key_column == 0 and kind is None:
-                value = line[match.end():].split("#", 1)[0].strip().strip("\"'")
+                value = line[match.end() :].split("#", 1)[0].strip().strip("\"'")
                 kind = value if value and "{{" not in value else None
             continue
         item = _ITEM_LINE.match(line)
@@ -125,8 +125,9 @@ def find_line(document: TemplateDocument, path: Path) -> tuple[int, int, bool]:
     return found.line, found.column, True
 
 
-def _child(entries: tuple[OutlineEntry, ...], start: int, end: int, parent_indent: int,
-           step: str | int) -> tuple[int, int] | None:
+def _child(
+    entries: tuple[OutlineEntry, ...], start: int, end: int, parent_indent: int, step: str | int
+) -> tuple[int, int] | None:
     """(entry index, indent of the child) of the direct child `step` within entries[start:end]."""
     if isinstance(step, str):
         candidates = [i for i in range(start, end) if entries[i].key == step and entries[i].indent > parent_indent]

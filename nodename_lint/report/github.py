@@ -16,9 +16,10 @@ COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 
 def render(result: RunResult, *, color: bool = False) -> str:
     root = repository_root()
-    return "".join(annotation(finding, repository_path(finding.code_host_location()[0], root) if finding.in_file
-                              else None) + "\n"
-                   for finding in result.findings)
+    return "".join(
+        annotation(finding, repository_path(finding.code_host_location()[0], root) if finding.in_file else None) + "\n"
+        for finding in result.findings
+    )
 
 
 def annotation(finding: Finding, path: str | None) -> str:

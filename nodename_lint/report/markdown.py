@@ -19,15 +19,23 @@ def render(result: RunResult, *, color: bool = False) -> str:
     root = repository_root()
     lines = ["## nodename-lint", "", summary_line(result), ""]
     if result.findings:
-        lines += ["| severity | rule | where | what the cluster will do | how to fix |", "| --- | --- | --- | --- | --- |"]
+        lines += [
+            "| severity | rule | where | what the cluster will do | how to fix |",
+            "| --- | --- | --- | --- | --- |",
+        ]
         for finding in result.findings:
             if finding.in_file:
                 where = f"{repository_path(finding.file, root) or finding.file}:{finding.line}:{finding.column}"
             else:
                 where = finding.where()
             rule = f"[`{finding.rule}`]({rule_doc_url(finding.rule)})"
-            cells = [f"{ICONS[finding.severity]} {finding.severity}", rule, markdown_code(where),
-                     markdown_text(finding.message), markdown_text(finding.fix)]
+            cells = [
+                f"{ICONS[finding.severity]} {finding.severity}",
+                rule,
+                markdown_code(where),
+                markdown_text(finding.message),
+                markdown_text(finding.fix),
+            ]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
     extra = skipped_lines(result) + [f"note: {note}" for note in result.notes]

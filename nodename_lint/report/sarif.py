@@ -77,7 +77,8 @@ def _result(finding: Finding, rule_index: dict[str, int], root: str, fingerprint
     location: dict[str, Any] = {}
     if finding.in_file:  # an audit finding names a cluster object only: no file, no region
         artifact: dict[str, Any] = (
-            {"uri": uri, "uriBaseId": SRCROOT} if uri else {"description": {"text": finding.file}})
+            {"uri": uri, "uriBaseId": SRCROOT} if uri else {"description": {"text": finding.file}}
+        )
         location["physicalLocation"] = {
             "artifactLocation": artifact,
             "region": {"startLine": line, "startColumn": column},
@@ -103,14 +104,19 @@ def _invocation(result: RunResult, rule_index: dict[str, int]) -> dict[str, Any]
     """The run's own messages: rules that did not run and why, internal errors."""
     invocation: dict[str, Any] = {"executionSuccessful": not result.internal_errors}
     skipped = [
-        {"level": "note", "message": {"text": f"{rule_id} did not run: {reason}"},
-         "associatedRule": {"id": rule_id, "index": rule_index[rule_id]}}
+        {
+            "level": "note",
+            "message": {"text": f"{rule_id} did not run: {reason}"},
+            "associatedRule": {"id": rule_id, "index": rule_index[rule_id]},
+        }
         for rule_id, reason in result.skipped_rules.items()
     ]
     if skipped:
         invocation["toolConfigurationNotifications"] = skipped
     if result.notes:
-        invocation["toolExecutionNotifications"] = [{"level": "warning", "message": {"text": note}} for note in result.notes]
+        invocation["toolExecutionNotifications"] = [
+            {"level": "warning", "message": {"text": note}} for note in result.notes
+        ]
     return invocation
 
 

@@ -15,8 +15,9 @@ _COLORS = {"error": "\x1b[31m", "warning": "\x1b[33m", "info": "\x1b[36m"}
 _BOLD, _DIM, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[0m"
 
 
-def render(result: RunResult, *, color: bool = False, quiet: bool = False, statistics: bool = False,
-           show_source: bool = False) -> str:
+def render(
+    result: RunResult, *, color: bool = False, quiet: bool = False, statistics: bool = False, show_source: bool = False
+) -> str:
     """The findings (or, with STATISTICS, one count per rule), then the summary unless QUIET."""
     lines = statistics_lines(result) if statistics else _finding_lines(result, color, show_source)
     if not quiet:
@@ -99,7 +100,9 @@ class _SourceLines:
 def summary_line(result: RunResult) -> str:
     counts = result.counts()
     total = len(result.findings)
-    detail = ", ".join(f"{counts[s]} {s}{'s' if counts[s] != 1 and s != 'info' else ''}" for s in ("error", "warning", "info"))
+    detail = ", ".join(
+        f"{counts[s]} {s}{'s' if counts[s] != 1 and s != 'info' else ''}" for s in ("error", "warning", "info")
+    )
     objects = f"{result.objects} object{'s' if result.objects != 1 else ''}"
     files = result.cluster or f"{result.files} file{'s' if result.files != 1 else ''}"
     if not total:

@@ -35,8 +35,13 @@ def cluster_entry(server: str, ca_pem: bytes | None = None, **extra: Any) -> dic
     return entry
 
 
-def write_kubeconfig(path: Path, clusters: dict[str, dict[str, Any]], users: dict[str, dict[str, Any]],
-                     contexts: dict[str, tuple[str, str]], current: str | None = None) -> Path:
+def write_kubeconfig(
+    path: Path,
+    clusters: dict[str, dict[str, Any]],
+    users: dict[str, dict[str, Any]],
+    contexts: dict[str, tuple[str, str]],
+    current: str | None = None,
+) -> Path:
     """A kubeconfig file in kubectl's layout; contexts map name -> (cluster, user)."""
     config: dict[str, Any] = {
         "apiVersion": "v1",
@@ -44,8 +49,9 @@ def write_kubeconfig(path: Path, clusters: dict[str, dict[str, Any]], users: dic
         "preferences": {},
         "clusters": [{"name": name, "cluster": entry} for name, entry in clusters.items()],
         "users": [{"name": name, "user": entry} for name, entry in users.items()],
-        "contexts": [{"name": name, "context": {"cluster": cluster, "user": user}}
-                     for name, (cluster, user) in contexts.items()],
+        "contexts": [
+            {"name": name, "context": {"cluster": cluster, "user": user}} for name, (cluster, user) in contexts.items()
+        ],
     }
     if current is not None:
         config["current-context"] = current

@@ -19,10 +19,19 @@ def _uid(seed: str) -> str:
     return str(uuid.UUID(hashlib.md5(seed.encode()).hexdigest()))
 
 
-def kind_node(name: str, *, cpu: str = "4", memory: str = "16331828Ki", pods: str = "110",
-              labels: dict[str, str] | None = None, taints: list[dict[str, Any]] | None = None,
-              unschedulable: bool = False, ready: str = "True", control_plane: bool = False,
-              index: int = 0) -> dict[str, Any]:
+def kind_node(
+    name: str,
+    *,
+    cpu: str = "4",
+    memory: str = "16331828Ki",
+    pods: str = "110",
+    labels: dict[str, str] | None = None,
+    taints: list[dict[str, Any]] | None = None,
+    unschedulable: bool = False,
+    ready: str = "True",
+    control_plane: bool = False,
+    index: int = 0,
+) -> dict[str, Any]:
     """A Node as kind's kubelet registers it (allocatable equals capacity on kind)."""
     node_labels = {
         "beta.kubernetes.io/arch": "amd64",
@@ -35,8 +44,14 @@ def kind_node(name: str, *, cpu: str = "4", memory: str = "16331828Ki", pods: st
         node_labels["node-role.kubernetes.io/control-plane"] = ""
         node_labels["node.kubernetes.io/exclude-from-external-load-balancers"] = ""
     node_labels.update(labels or {})
-    resources = {"cpu": cpu, "ephemeral-storage": "102625208Ki", "hugepages-1Gi": "0", "hugepages-2Mi": "0",
-                 "memory": memory, "pods": pods}
+    resources = {
+        "cpu": cpu,
+        "ephemeral-storage": "102625208Ki",
+        "hugepages-1Gi": "0",
+        "hugepages-2Mi": "0",
+        "memory": memory,
+        "pods": pods,
+    }
     spec: dict[str, Any] = {
         "podCIDR": f"10.244.{index % 256}.0/24",
         "podCIDRs": [f"10.244.{index % 256}.0/24"],
@@ -49,14 +64,34 @@ def kind_node(name: str, *, cpu: str = "4", memory: str = "16331828Ki", pods: st
         spec["unschedulable"] = True
     heartbeat = {"lastHeartbeatTime": CREATED, "lastTransitionTime": CREATED}
     conditions = [
-        {**heartbeat, "message": "kubelet has sufficient memory available", "reason": "KubeletHasSufficientMemory",
-         "status": "False", "type": "MemoryPressure"},
-        {**heartbeat, "message": "kubelet has no disk pressure", "reason": "KubeletHasNoDiskPressure",
-         "status": "False", "type": "DiskPressure"},
-        {**heartbeat, "message": "kubelet has sufficient PID available", "reason": "KubeletHasSufficientPID",
-         "status": "False", "type": "PIDPressure"},
-        {**heartbeat, "message": "kubelet is posting ready status" if ready == "True" else "Kubelet stopped posting node status.",
-         "reason": "KubeletReady" if ready == "True" else "NodeStatusUnknown", "status": ready, "type": "Ready"},
+        {
+            **heartbeat,
+            "message": "kubelet has sufficient memory available",
+            "reason": "KubeletHasSufficientMemory",
+            "status": "False",
+            "type": "MemoryPressure",
+        },
+        {
+            **heartbeat,
+            "message": "kubelet has no disk pressure",
+            "reason": "KubeletHasNoDiskPressure",
+            "status": "False",
+            "type": "DiskPressure",
+        },
+        {
+            **heartbeat,
+            "message": "kubelet has sufficient PID available",
+            "reason": "KubeletHasSufficientPID",
+            "status": "False",
+            "type": "PIDPressure",
+        },
+        {
+            **heartbeat,
+            "message": "kubelet is posting ready status" if ready == "True" else "Kubelet stopped posting node status.",
+            "reason": "KubeletReady" if ready == "True" else "NodeStatusUnknown",
+            "status": ready,
+            "type": "Ready",
+        },
     ]
     return {
         "metadata": {
@@ -73,17 +108,24 @@ def kind_node(name: str, *, cpu: str = "4", memory: str = "16331828Ki", pods: st
         },
         "spec": spec,
         "status": {
-            "addresses": [{"address": f"172.18.{index // 250}.{index % 250 + 2}", "type": "InternalIP"},
-                          {"address": name, "type": "Hostname"}],
+            "addresses": [
+                {"address": f"172.18.{index // 250}.{index % 250 + 2}", "type": "InternalIP"},
+                {"address": name, "type": "Hostname"},
+            ],
             "allocatable": dict(resources),
             "capacity": dict(resources),
             "conditions": conditions,
             "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
             "nodeInfo": {
-                "architecture": "amd64", "bootID": _uid("boot/" + name), "containerRuntimeVersion": "containerd://2.1.1",
-                "kernelVersion": "6.8.0-49-generic", "kubeProxyVersion": KIND_IMAGE_VERSION,
-                "kubeletVersion": KIND_IMAGE_VERSION, "machineID": _uid("machine/" + name).replace("-", ""),
-                "operatingSystem": "linux", "osImage": "Debian GNU/Linux 12 (bookworm)",
+                "architecture": "amd64",
+                "bootID": _uid("boot/" + name),
+                "containerRuntimeVersion": "containerd://2.1.1",
+                "kernelVersion": "6.8.0-49-generic",
+                "kubeProxyVersion": KIND_IMAGE_VERSION,
+                "kubeletVersion": KIND_IMAGE_VERSION,
+                "machineID": _uid("machine/" + name).replace("-", ""),
+                "operatingSystem": "linux",
+                "osImage": "Debian GNU/Linux 12 (bookworm)",
                 "systemUUID": _uid("system/" + name),
             },
         },
@@ -105,8 +147,16 @@ def kind_namespace(name: str) -> dict[str, Any]:
     }
 
 
-def kind_pod(name: str, namespace: str, node: str | None, *, cpu: str | None = "100m", memory: str | None = "64Mi",
-             phase: str = "Running", image: str = "registry.k8s.io/pause:3.10") -> dict[str, Any]:
+def kind_pod(
+    name: str,
+    namespace: str,
+    node: str | None,
+    *,
+    cpu: str | None = "100m",
+    memory: str | None = "64Mi",
+    phase: str = "Running",
+    image: str = "registry.k8s.io/pause:3.10",
+) -> dict[str, Any]:
     """A Pod as the API returns it after scheduling and defaulting."""
     requests = {key: value for key, value in (("cpu", cpu), ("memory", memory)) if value is not None}
     container = {
@@ -130,8 +180,18 @@ def kind_pod(name: str, namespace: str, node: str | None, *, cpu: str | None = "
         "serviceAccountName": "default",
         "terminationGracePeriodSeconds": 30,
         "tolerations": [
-            {"effect": "NoExecute", "key": "node.kubernetes.io/not-ready", "operator": "Exists", "tolerationSeconds": 300},
-            {"effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "operator": "Exists", "tolerationSeconds": 300},
+            {
+                "effect": "NoExecute",
+                "key": "node.kubernetes.io/not-ready",
+                "operator": "Exists",
+                "tolerationSeconds": 300,
+            },
+            {
+                "effect": "NoExecute",
+                "key": "node.kubernetes.io/unreachable",
+                "operator": "Exists",
+                "tolerationSeconds": 300,
+            },
         ],
     }
     if node:
@@ -160,8 +220,10 @@ def kind_cluster() -> dict[str, list[dict[str, Any]]]:
         kind_node("kind-worker", index=1),
         kind_node("kind-worker2", index=2),
     ]
-    namespaces = [kind_namespace(name) for name in
-                  ("default", "kube-node-lease", "kube-public", "kube-system", "local-path-storage")]
+    namespaces = [
+        kind_namespace(name)
+        for name in ("default", "kube-node-lease", "kube-public", "kube-system", "local-path-storage")
+    ]
     pods = [
         kind_pod("coredns-674b8bbfcf-8x2lq", "kube-system", "kind-control-plane", cpu="100m", memory="70Mi"),
         kind_pod("etcd-kind-control-plane", "kube-system", "kind-control-plane", cpu="100m", memory="100Mi"),

@@ -30,10 +30,24 @@ import trustme
 RESOURCES: dict[str, tuple[str, bool, frozenset[str]]] = {
     "nodes": ("Node", False, frozenset({"metadata.name", "spec.unschedulable"})),
     "namespaces": ("Namespace", False, frozenset({"metadata.name", "status.phase"})),
-    "pods": ("Pod", True, frozenset({
-        "metadata.name", "metadata.namespace", "spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
-        "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP", "status.nominatedNodeName",
-    })),
+    "pods": (
+        "Pod",
+        True,
+        frozenset(
+            {
+                "metadata.name",
+                "metadata.namespace",
+                "spec.nodeName",
+                "spec.restartPolicy",
+                "spec.schedulerName",
+                "spec.serviceAccountName",
+                "spec.hostNetwork",
+                "status.phase",
+                "status.podIP",
+                "status.nominatedNodeName",
+            }
+        ),
+    ),
     # the workloads `nodename-lint audit` reads (apps/v1 and batch/v1)
     "deployments": ("Deployment", True, frozenset({"metadata.name", "metadata.namespace"})),
     "statefulsets": ("StatefulSet", True, frozenset({"metadata.name", "metadata.namespace"})),
@@ -45,13 +59,28 @@ RESOURCES: dict[str, tuple[str, bool, frozenset[str]]] = {
     "runtimeclasses": ("RuntimeClass", False, frozenset({"metadata.name"})),
 }
 # resource -> group/version it is served under ("v1" is the core group at /api/v1)
-GROUP_VERSIONS = {"nodes": "v1", "namespaces": "v1", "pods": "v1", "deployments": "apps/v1", "statefulsets": "apps/v1",
-                  "daemonsets": "apps/v1", "replicasets": "apps/v1", "jobs": "batch/v1", "cronjobs": "batch/v1",
-                  "runtimeclasses": "node.k8s.io/v1"}
+GROUP_VERSIONS = {
+    "nodes": "v1",
+    "namespaces": "v1",
+    "pods": "v1",
+    "deployments": "apps/v1",
+    "statefulsets": "apps/v1",
+    "daemonsets": "apps/v1",
+    "replicasets": "apps/v1",
+    "jobs": "batch/v1",
+    "cronjobs": "batch/v1",
+    "runtimeclasses": "node.k8s.io/v1",
+}
 WORKLOAD_RESOURCES = tuple(resource for resource, group in GROUP_VERSIONS.items() if group in ("apps/v1", "batch/v1"))
 VERSION = {
-    "major": "1", "minor": "33", "gitVersion": "v1.33.1", "gitCommit": "8adc0f041b8e7ad1d30e29cc59c6ae7a15e19828",
-    "gitTreeState": "clean", "buildDate": "2025-05-15T08:19:08Z", "goVersion": "go1.24.2", "compiler": "gc",
+    "major": "1",
+    "minor": "33",
+    "gitVersion": "v1.33.1",
+    "gitCommit": "8adc0f041b8e7ad1d30e29cc59c6ae7a15e19828",
+    "gitTreeState": "clean",
+    "buildDate": "2025-05-15T08:19:08Z",
+    "goVersion": "go1.24.2",
+    "compiler": "gc",
     "platform": "linux/amd64",
 }
 TOKEN = "nodename-lint-token"  # the bearer token ApiServer accepts by default
@@ -99,8 +128,15 @@ class Fault:
 
 
 def status_body(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                            "message": message, "reason": reason, "code": code}
+    body: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
     if details:
         body["details"] = details
     return body
@@ -133,13 +169,19 @@ def parse_field_selector(text: str, allowed: frozenset[str], resource: str) -> l
             raise ApiError(400, "BadRequest", f'invalid field selector: "{part}"')
         name, operator, value = match.groups()
         if name not in allowed:
-            raise ApiError(400, "BadRequest", f'Unable to find "/v1, Resource={resource}" that match label selector "", '
-                           f'field selector "{text}": field label not supported: {name}')
+            raise ApiError(
+                400,
+                "BadRequest",
+                f'Unable to find "/v1, Resource={resource}" that match label selector "", '
+                f'field selector "{text}": field label not supported: {name}',
+            )
         terms.append((name, value, operator != "!="))
     return terms
 
 
-_LABEL_TERM = re.compile(r"\s*(!?)([A-Za-z0-9./_-]+)(?:\s*(==|=|!=)\s*([A-Za-z0-9._-]*)|\s+(in|notin)\s*\(([^)]*)\))?\s*")
+_LABEL_TERM = re.compile(
+    r"\s*(!?)([A-Za-z0-9./_-]+)(?:\s*(==|=|!=)\s*([A-Za-z0-9._-]*)|\s+(in|notin)\s*\(([^)]*)\))?\s*"
+)
 
 
 def parse_label_selector(text: str) -> Callable[[dict[str, str]], bool]:
@@ -205,7 +247,8 @@ class Store:
             for index in candidates:
                 obj = self.objects[index]
                 if all((_dig(obj, name) == value) == equal for name, value, equal in terms) and (
-                        labels is None or labels(obj["metadata"].get("labels") or {})):
+                    labels is None or labels(obj["metadata"].get("labels") or {})
+                ):
                     chosen.append(index)
             if len(self.cache) > 64:
                 self.cache.clear()
@@ -218,13 +261,25 @@ class ApiServer:
 
     resource_version = "123456"
 
-    def __init__(self, nodes: Iterable[dict[str, Any]] = (), namespaces: Iterable[dict[str, Any]] = (),
-                 pods: Iterable[dict[str, Any]] = (), runtimeclasses: Iterable[dict[str, Any]] = (), *,
-                 tokens: Iterable[str] = (TOKEN,), ca: trustme.CA | None = None, host: str = "127.0.0.1",
-                 tls: bool = True,
-                 workloads: Mapping[str, Iterable[dict[str, Any]]] | None = None) -> None:
-        self.stores = {"nodes": Store("nodes", nodes), "namespaces": Store("namespaces", namespaces),
-                       "pods": Store("pods", pods), "runtimeclasses": Store("runtimeclasses", runtimeclasses)}
+    def __init__(
+        self,
+        nodes: Iterable[dict[str, Any]] = (),
+        namespaces: Iterable[dict[str, Any]] = (),
+        pods: Iterable[dict[str, Any]] = (),
+        runtimeclasses: Iterable[dict[str, Any]] = (),
+        *,
+        tokens: Iterable[str] = (TOKEN,),
+        ca: trustme.CA | None = None,
+        host: str = "127.0.0.1",
+        tls: bool = True,
+        workloads: Mapping[str, Iterable[dict[str, Any]]] | None = None,
+    ) -> None:
+        self.stores = {
+            "nodes": Store("nodes", nodes),
+            "namespaces": Store("namespaces", namespaces),
+            "pods": Store("pods", pods),
+            "runtimeclasses": Store("runtimeclasses", runtimeclasses),
+        }
         for resource in WORKLOAD_RESOURCES:  # served empty unless given: a cluster without Jobs has none
             self.stores[resource] = Store(resource, (workloads or {}).get(resource, ()))
         self.tokens = set(tokens)
@@ -315,15 +370,31 @@ class ApiServer:
             return 200, json.dumps(VERSION).encode()
         user = self.authenticate(request.authorization)
         if path == "/api":
-            return 200, json.dumps({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [
-                {"clientCIDR": "0.0.0.0/0", "serverAddress": "172.18.0.2:6443"}]}).encode()
+            return 200, json.dumps(
+                {
+                    "kind": "APIVersions",
+                    "versions": ["v1"],
+                    "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "172.18.0.2:6443"}],
+                }
+            ).encode()
         if path == "/apis":
             groups = sorted({group for group in GROUP_VERSIONS.values() if group != "v1"})
-            return 200, json.dumps({"kind": "APIGroupList", "apiVersion": "v1", "groups": [
-                {"name": group.split("/")[0], "versions": [{"groupVersion": group, "version": "v1"}],
-                 "preferredVersion": {"groupVersion": group, "version": "v1"}} for group in groups]}).encode()
+            return 200, json.dumps(
+                {
+                    "kind": "APIGroupList",
+                    "apiVersion": "v1",
+                    "groups": [
+                        {
+                            "name": group.split("/")[0],
+                            "versions": [{"groupVersion": group, "version": "v1"}],
+                            "preferredVersion": {"groupVersion": group, "version": "v1"},
+                        }
+                        for group in groups
+                    ],
+                }
+            ).encode()
         if path == "/api/v1" or (path.startswith("/apis/") and path.count("/") == 3):
-            group_version = "v1" if path == "/api/v1" else path[len("/apis/"):]
+            group_version = "v1" if path == "/api/v1" else path[len("/apis/") :]
             return 200, json.dumps(self._resource_list(group_version)).encode()
         if request.method != "GET":
             raise ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
@@ -347,15 +418,30 @@ class ApiServer:
         return self._list(store, namespace, request.query)
 
     def _resource_list(self, group_version: str) -> dict[str, Any]:
-        short = {"nodes": ["no"], "namespaces": ["ns"], "pods": ["po"], "deployments": ["deploy"],
-                 "statefulsets": ["sts"], "daemonsets": ["ds"], "replicasets": ["rs"], "cronjobs": ["cj"]}
+        short = {
+            "nodes": ["no"],
+            "namespaces": ["ns"],
+            "pods": ["po"],
+            "deployments": ["deploy"],
+            "statefulsets": ["sts"],
+            "daemonsets": ["ds"],
+            "replicasets": ["rs"],
+            "cronjobs": ["cj"],
+        }
         resources = []
         for name, (kind, namespaced, _) in RESOURCES.items():
             if GROUP_VERSIONS[name] != group_version:
                 continue
-            resources.append({"name": name, "singularName": kind.lower(), "namespaced": namespaced, "kind": kind,
-                              "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
-                              "shortNames": short.get(name, [])})
+            resources.append(
+                {
+                    "name": name,
+                    "singularName": kind.lower(),
+                    "namespaced": namespaced,
+                    "kind": kind,
+                    "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+                    "shortNames": short.get(name, []),
+                }
+            )
         if not resources:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         return {"kind": "APIResourceList", "groupVersion": group_version, "resources": resources}
@@ -364,13 +450,20 @@ class ApiServer:
         if (verb, resource) in self.forbidden or (self.allowed is not None and (verb, resource) not in self.allowed):
             scope = f'in the namespace "{namespace}"' if namespace else "at the cluster scope"
             group = GROUP_VERSIONS[resource].rpartition("/")[0]
-            raise ApiError(403, "Forbidden", f'{resource} is forbidden: User "{user}" cannot {verb} resource '
-                           f'"{resource}" in API group "{group}" {scope}', {"kind": resource})
+            raise ApiError(
+                403,
+                "Forbidden",
+                f'{resource} is forbidden: User "{user}" cannot {verb} resource '
+                f'"{resource}" in API group "{group}" {scope}',
+                {"kind": resource},
+            )
 
     def _get(self, store: Store, namespace: str, name: str) -> tuple[int, bytes]:
         index = store.by_key.get((namespace, name))
         if index is None:
-            raise ApiError(404, "NotFound", f'{store.resource} "{name}" not found', {"name": name, "kind": store.resource})
+            raise ApiError(
+                404, "NotFound", f'{store.resource} "{name}" not found', {"name": name, "kind": store.resource}
+            )
         head = json.dumps({"kind": store.kind, "apiVersion": GROUP_VERSIONS[store.resource]})[:-1].encode()
         return 200, head + b"," + store.encoded[index][1:]
 
@@ -391,10 +484,12 @@ class ApiServer:
         metadata: dict[str, Any] = {"resourceVersion": self.resource_version}
         if end < len(chosen):
             metadata["continue"] = base64.urlsafe_b64encode(
-                json.dumps({"start": end, "epoch": self.continue_epoch}).encode()).decode()
+                json.dumps({"start": end, "epoch": self.continue_epoch}).encode()
+            ).decode()
             metadata["remainingItemCount"] = len(chosen) - end
-        head = json.dumps({"kind": f"{store.kind}List", "apiVersion": GROUP_VERSIONS[store.resource],
-                           "metadata": metadata})[:-1]
+        head = json.dumps(
+            {"kind": f"{store.kind}List", "apiVersion": GROUP_VERSIONS[store.resource], "metadata": metadata}
+        )[:-1]
         items = b",".join(store.encoded[index] for index in chosen[start:end])
         return 200, head.encode() + b',"items":[' + items + b"]}"
 
@@ -456,13 +551,21 @@ class _Handler(BaseHTTPRequestHandler):
             return True
         if action.startswith("status:"):
             code = int(action.split(":")[1])
-            reason = {429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable"}.get(code, "InternalError")
-            message = fault.message or {429: "storage is (re)initializing", 500: "an error on the server "
-                                        "(\"etcdserver: request timed out\") has prevented the request from "
-                                        "succeeding"}.get(code, "server error")
+            reason = {429: "TooManyRequests", 500: "InternalError", 503: "ServiceUnavailable"}.get(
+                code, "InternalError"
+            )
+            message = fault.message or {
+                429: "storage is (re)initializing",
+                500: "an error on the server "
+                '("etcdserver: request timed out") has prevented the request from '
+                "succeeding",
+            }.get(code, "server error")
             retry_after = fault.retry_after if fault.retry_after is not None else "0" if code == 429 else None
-            self._send(code, json.dumps(status_body(code, reason, message)).encode(),
-                       {"Retry-After": retry_after} if retry_after is not None else {})
+            self._send(
+                code,
+                json.dumps(status_body(code, reason, message)).encode(),
+                {"Retry-After": retry_after} if retry_after is not None else {},
+            )
             return True
         if action == "endless":
             self.send_response(200)
@@ -471,7 +574,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             block = b" " * 65536
             chunk = b"%x\r\n%s\r\n" % (len(block), block)
-            self.wfile.write(b'1\r\n{\r\n')
+            self.wfile.write(b"1\r\n{\r\n")
             try:
                 while not self.server.api._stopping.is_set():
                     self.wfile.write(chunk)
@@ -499,7 +602,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             try:
                 for index in range(len(body)):
-                    self.wfile.write(body[index:index + 1])
+                    self.wfile.write(body[index : index + 1])
                     self.wfile.flush()
                     if self.server.api._stopping.wait(1.0):
                         break

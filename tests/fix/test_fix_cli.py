@@ -162,7 +162,9 @@ def test_unknown_node_fix_with_a_cluster_state_file(tmp_path: Path) -> None:
     assert "kind-wroker" not in without_state.stdout  # no cluster state: unknown-node cannot run, so no fix
     completed = run_cli("--fix", "--cluster-state", str(state), str(target))
     assert target.read_bytes() == after("unknown-node")
-    assert "unknown-node not fixed: node kind-wrker3 is equally close to kind-worker, kind-worker2 and " \
-           "kind-worker4: set the one you mean" in completed.stderr
+    assert (
+        "unknown-node not fixed: node kind-wrker3 is equally close to kind-worker, kind-worker2 and "
+        "kind-worker4: set the one you mean" in completed.stderr
+    )
     assert completed.returncode == 1  # kind-wrker3 still names no node
     assert "unknown-node" in completed.stdout and "kind-wrker3" in completed.stdout

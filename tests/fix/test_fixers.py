@@ -32,14 +32,19 @@ def deployment(spec: str) -> str:
 
 def test_an_empty_node_selector_is_filled_not_duplicated() -> None:
     fixed, applied, _ = fix(deployment("nodeSelector:\nnodeName: worker-2\ncontainers: [{name: a, image: b}]"))
-    assert fixed.endswith("    spec:\n      nodeSelector:\n        kubernetes.io/hostname: worker-2\n"
-                          "      containers: [{name: a, image: b}]\n")
+    assert fixed.endswith(
+        "    spec:\n      nodeSelector:\n        kubernetes.io/hostname: worker-2\n"
+        "      containers: [{name: a, image: b}]\n"
+    )
     assert applied == ["m.yaml:9: nodename-in-template"]
 
 
 def test_a_node_selector_on_the_same_host_only_loses_node_name() -> None:
-    fixed, _, _ = fix(deployment("nodeSelector: {kubernetes.io/hostname: worker-2}\nnodeName: worker-2\n"
-                                 "containers: [{name: a, image: b}]"))
+    fixed, _, _ = fix(
+        deployment(
+            "nodeSelector: {kubernetes.io/hostname: worker-2}\nnodeName: worker-2\ncontainers: [{name: a, image: b}]"
+        )
+    )
     assert "nodeName" not in fixed and "nodeSelector: {kubernetes.io/hostname: worker-2}\n" in fixed
 
 
@@ -74,8 +79,9 @@ def test_a_node_name_from_a_merge_key_is_left_with_a_note() -> None:
 def test_no_newline_at_the_end_of_the_file() -> None:
     text = deployment("containers: [{name: a, image: b}]\nnodeName: worker-2").rstrip("\n")
     fixed, _, _ = fix(text)
-    assert fixed.endswith("      containers: [{name: a, image: b}]\n      nodeSelector:\n"
-                          "        kubernetes.io/hostname: worker-2\n")
+    assert fixed.endswith(
+        "      containers: [{name: a, image: b}]\n      nodeSelector:\n        kubernetes.io/hostname: worker-2\n"
+    )
 
 
 def test_documents_around_end_markers_and_directives_stay_byte_identical() -> None:
