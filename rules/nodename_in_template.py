@@ -109,10 +109,15 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
             "they all go down, and if its kubelet rejects them (OutOfcpu, NodeAffinity) the controller keeps "
             "creating replacements that fail the same way"
         )
+    nodes = context.cluster.nodes if context.cluster is not None else None
+    # With a node the cluster lacks, a selector on that name would match nothing: the name comes first.
+    unknown = nodes is not None and node not in nodes
+    first = f"correct the node name first ({node} is not in the cluster: see unknown-node), then " if unknown else ""
+    hostname = "NODE" if unknown else node
     yield Violation(
         path,
         f"{dotted(path)} is set in a Pod template: {effect}",
-        fix=f"remove nodeName and use nodeSelector {{{HOSTNAME_LABEL}: {node}}} or a required nodeAffinity, "
+        fix=f"{first}remove nodeName and use nodeSelector {{{HOSTNAME_LABEL}: {hostname}}} or a required nodeAffinity, "
         "so the scheduler still checks taints and resources",
     )
 

@@ -103,3 +103,18 @@ def test_a_misspelt_node_in_a_template_is_corrected_before_it_becomes_a_selector
     assert "kubernetes.io/hostname: kind-worker\n" in fixed, "not a selector no node matches"
     assert "nodeName" not in fixed and "kind-wroker" not in fixed
     assert applied == ["m.yaml:8: unknown-node", "m.yaml:8: nodename-in-template"]
+
+
+def test_the_template_advice_never_names_a_selector_on_a_missing_node() -> None:
+    """The nodename-in-template message follows the fixer: correct the name before making it a selector."""
+    from tests.conftest import lint_yaml
+
+    cluster = ClusterState("file state.yaml", nodes={"kind-worker": NodeInfo("kind-worker")})
+    spec = "containers: [{name: a, image: b}]"
+    for node, advice in (
+        ("kind-wroker", "correct the node name first (kind-wroker is not in the cluster: see unknown-node), then "),
+        ("kind-worker", "remove nodeName and use nodeSelector {kubernetes.io/hostname: kind-worker}"),
+    ):
+        findings = lint_yaml(deployment(f"nodeName: {node}\n{spec}"), rules=["nodename-in-template"], cluster=cluster)
+        assert [finding.fix.startswith(advice) for finding in findings] == [True], findings
+        assert "hostname: kind-wroker" not in findings[0].fix
