@@ -193,37 +193,13 @@ def test_workflow_command_escaping():
 
 
 def test_several_formats_in_one_run(repo: Path):
-    completed = run_cli(
-        "deploy",
-        "--format",
-        "text",
-        "--format",
-        "github",
-        "--output-sarif",
-        "out/results.sarif",
-        "--output-json",
-        "results.json",
-        "--output-markdown",
-        "summary.md",
-        cwd=repo,
-    )
+    arguments = ("deploy", "--format", "text", "--format", "github", "--output-sarif", "out/results.sarif")
+    arguments += ("--output-json", "results.json", "--output-markdown", "summary.md")
+    completed = run_cli(*arguments, cwd=repo)
     assert completed.returncode == 2, "the output folder does not exist yet"
     assert "out/results.sarif: cannot write the sarif report" in completed.stderr
     (repo / "out").mkdir()
-    completed = run_cli(
-        "deploy",
-        "--format",
-        "text",
-        "--format",
-        "github",
-        "--output-sarif",
-        "out/results.sarif",
-        "--output-json",
-        "results.json",
-        "--output-markdown",
-        "summary.md",
-        cwd=repo,
-    )
+    completed = run_cli(*arguments, cwd=repo)
     assert completed.returncode == 1
     assert "deploy/web.yaml:13:7: error[nodename-in-template]" in completed.stdout
     assert "::error file=deploy/web.yaml,line=13,col=7" in completed.stdout
