@@ -23,9 +23,9 @@ from ..scheduling import (
     AFFINITY_CONFLICT,
     HostPort,
     absent_nodes_reason,
-    add_running_pod_requests,
     host_ports,
     prefilter_node_names,
+    running_pods_requests,
     scheduler_rejections,
 )
 from .names import closest_node_names
@@ -98,6 +98,10 @@ class ClusterState:
             self._by_node = _frozen(self._index_by_node)
         return self._by_node
 
+    def index_pods_by_node(self, by_node: dict[str, list[PodInfo]]) -> None:
+        """The non-terminated Pods by node, from a loader that walked every Pod anyway (json_dump)."""
+        self._by_node = by_node
+
     def _index_by_node(self) -> dict[str, list[PodInfo]]:
         by_node: dict[str, list[PodInfo]] = {}
         for pod in self.pods or ():
@@ -116,10 +120,7 @@ class ClusterState:
         cached = self._usage.get(node)
         if cached is None:
             running = self._pods_by_node().get(node, [])
-            requested: dict[str, int] = {}
-            for pod in running:
-                add_running_pod_requests(requested, pod.spec)
-            cached = self._usage[node] = NodeUsage(len(running), requested)
+            cached = self._usage[node] = NodeUsage(len(running), running_pods_requests(pod.spec for pod in running))
         return cached
 
     def ports_in_use(self, node: str) -> dict[HostPort, str] | None:
