@@ -179,3 +179,11 @@ def test_a_file_read_as_bytes_gives_the_same_state_as_its_text(tmp_path: Path) -
     assert from_bytes.pods and from_bytes._by_node is not None  # indexed while loading: the fast path
     assert from_text._by_node is not None
     assert {**_as_data(from_bytes), "source": ""} == {**_as_data(from_text), "source": ""}
+
+
+def test_an_item_whose_kind_is_not_a_string_is_skipped(tmp_path: Path) -> None:
+    """Neither reader takes it for a Node or a Pod; the generic one used to crash on an unhashable kind."""
+    path = tmp_path / "dump.json"
+    path.write_bytes(_dump([node(0), {"kind": ["Pod"], "metadata": {"name": "p"}, "spec": {}}, {"kind": 5}]))
+    state = load_state_file(str(path))
+    assert list(state.nodes or ()) == ["node-00000"] and state.pods is None
