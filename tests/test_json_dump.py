@@ -36,18 +36,35 @@ def _dump(items: list[Any], kind: str = "List") -> bytes:
     return json.dumps({"apiVersion": "v1", "kind": kind, "items": items}).encode()
 
 
+_CONTAINER_FIELDS = ("resources", "ports", "restartPolicy")
+_SPEC_FIELDS = ("nodeName", "overhead", "resources", "hostNetwork")
+
+
+def _read_by_rules(spec: dict[str, Any]) -> dict[str, Any]:
+    """What scheduling.py reads of a running Pod's spec (usage sums, host ports): the fast path keeps
+    these and skips the rest (images, env, volumes...)."""
+    kept = {key: spec[key] for key in _SPEC_FIELDS if key in spec}
+    for key in ("containers", "initContainers"):
+        if isinstance(spec.get(key), list):
+            kept[key] = [{k: c[k] for k in _CONTAINER_FIELDS if k in c} for c in spec[key]]
+        elif key in spec:
+            kept[key] = spec[key]
+    return kept
+
+
 def _as_data(state: ClusterState) -> dict[str, Any]:
-    """Everything a rule can read from a state, as plain data (records compare by value)."""
+    """Everything a rule can read from a state, as plain data."""
     nodes = state.nodes or {}
+    pods = [(p.namespace, p.name, p.node_name, p.phase, _read_by_rules(p.spec)) for p in state.pods or ()]
     return {
         "source": state.source,
         "nodes": nodes,
         "namespaces": state.namespaces,
-        "pods": list(state.pods) if state.pods is not None else None,
+        "pods": pods if state.pods is not None else None,
         "runtime_classes": state.runtime_classes,
         "unavailable": state.unavailable,
         "pod_nodes": state.pod_nodes,
-        "by_node": state._pods_by_node(),
+        "by_node": {node: [(p.namespace, p.name) for p in pods] for node, pods in state._pods_by_node().items()},
         "usage": {name: state.usage(name) for name in nodes},
         "ports": {name: state.ports_in_use(name) for name in nodes},
     }
@@ -79,6 +96,25 @@ def _rich_cluster() -> list[dict[str, Any]]:
             item["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8000 + index}]
         if index % 23 == 0:
             del item["status"]
+        if index % 29 == 0:  # a sidecar with a host port, fields the fast path skips, nulls it keeps
+            item["spec"]["initContainers"] = [
+                {
+                    "name": "proxy",
+                    "restartPolicy": "Always",
+                    "image": "envoy",
+                    "env": [{"name": "A", "value": "1"}],
+                    "ports": [{"containerPort": 15001, "hostPort": 15001}],
+                    "resources": {"requests": {"cpu": "1"}},
+                }
+            ]
+            item["spec"]["volumes"] = [{"name": "v", "emptyDir": {}}]
+            item["spec"]["overhead"] = {"cpu": "250m"}
+        if index % 31 == 0:
+            item["spec"]["hostNetwork"] = True
+            item["spec"]["containers"].append({"name": "bare", "resources": None, "ports": None})
+            item["spec"]["resources"] = {"limits": {"cpu": "2", "memory": "1Gi"}}
+        if index % 37 == 0:
+            item["spec"]["initContainers"] = None
         items.append(item)
     items.append({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {"x": [1]}})
     items.append(

@@ -1,9 +1,11 @@
 """The fast path for the commonest big cluster state: a kubectl JSON List (`kubectl get ... -A -o json`).
 
 msgspec decodes the file into typed structs that hold only what the records read (metadata name,
-namespace and labels; the spec; status phase, allocatable and conditions; a RuntimeClass's
-overhead and scheduling) and skips everything else in C: managedFields, annotations, container
-statuses, a Pod's conditions. The Pod records and the Pods-by-node index are built in one loop.
+namespace and labels; of the spec the node, the containers' resources and ports, overhead and
+host network, a Node's taints; status phase, allocatable and conditions; a RuntimeClass's overhead
+and scheduling) and skips everything else in C: managedFields, annotations, images, env, volumes,
+container statuses. The Pod records and the Pods-by-node index are built in one loop, and a Pod's
+spec stays a struct until a rule reads it (most Pods of a big cluster never are).
 
 Anything unusual (another top-level shape, a field of the wrong type, bytes that are not UTF-8, an
 item the records refuse) returns None, and the generic reader (from_file) reads the file again and
@@ -20,17 +22,44 @@ from .objects import StateError, node_from_object, runtime_class_from_object, st
 from .records import TERMINATED_PHASES, PodInfo
 from .state import ClusterState
 
+_NULL = msgspec.Raw(b"null")
+
 
 class _Metadata(msgspec.Struct, gc=False):
     name: Any = None
     namespace: Any = None
-    labels: Any = None
+    labels: msgspec.Raw = _NULL  # decoded for Nodes only: every Pod of a real cluster has labels
 
 
 class _Status(msgspec.Struct, gc=False):
     phase: Any = None
-    allocatable: Any = None
-    conditions: Any = None
+    allocatable: msgspec.Raw = _NULL  # Node
+    conditions: msgspec.Raw = _NULL  # decoded for Nodes only: every Pod of a real cluster has some
+
+
+class _Container(msgspec.Struct, gc=False, omit_defaults=True):
+    """A container (or init container) as usage sums and host ports read it (scheduling.py)."""
+
+    resources: Any = msgspec.UNSET
+    ports: Any = msgspec.UNSET
+    restartPolicy: Any = msgspec.UNSET
+
+
+_Containers = list[_Container] | None | msgspec.UnsetType
+
+
+class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
+    """The spec of any kind, with the fields a Pod's or a Node's record reads: a Pod's spec is kept
+    as it is until a rule reads it (records.PodInfo.spec makes it plain values); unset stays absent."""
+
+    nodeName: Any = msgspec.UNSET
+    containers: _Containers = msgspec.UNSET
+    initContainers: _Containers = msgspec.UNSET
+    overhead: Any = msgspec.UNSET
+    resources: Any = msgspec.UNSET
+    hostNetwork: Any = msgspec.UNSET
+    taints: Any = msgspec.UNSET  # Node
+    unschedulable: Any = msgspec.UNSET  # Node
 
 
 class _Item(msgspec.Struct, gc=False):
@@ -38,7 +67,7 @@ class _Item(msgspec.Struct, gc=False):
 
     kind: str | msgspec.UnsetType | None = msgspec.UNSET  # unset: the List's kind names it
     metadata: _Metadata | None = None
-    spec: Any = None
+    spec: _Spec | None = None
     status: _Status | None = None
     overhead: Any = None  # RuntimeClass
     scheduling: Any = None  # RuntimeClass
@@ -98,12 +127,12 @@ def _pods(items: list[_Item]) -> tuple[list[PodInfo], dict[str, list[PodInfo]]] 
     by_node: dict[str, list[PodInfo]] = {}
     for item in items:
         metadata, spec, status = item.metadata, item.spec, item.status
-        if metadata is None or spec.__class__ is not dict:
+        if metadata is None or spec is None:
             return None
         name, namespace = metadata.name, metadata.namespace or "default"
         if name.__class__ is not str or not name or namespace.__class__ is not str:
             return None
-        node = spec.get("nodeName")
+        node = spec.nodeName
         phase = status.phase if status is not None else None
         if node.__class__ is not str or not node:
             node = None
@@ -125,9 +154,12 @@ def _as_object(item: _Item) -> dict[str, Any]:
     metadata = item.metadata or _Metadata()
     status = item.status or _Status()
     fields = {
-        "metadata": {"name": metadata.name, "labels": metadata.labels},
-        "spec": item.spec,
-        "status": {"allocatable": status.allocatable, "conditions": status.conditions},
+        "metadata": {"name": metadata.name, "labels": msgspec.json.decode(metadata.labels)},
+        "spec": None if item.spec is None else msgspec.to_builtins(item.spec),
+        "status": {
+            "allocatable": msgspec.json.decode(status.allocatable),
+            "conditions": msgspec.json.decode(status.conditions),
+        },
         "overhead": item.overhead,
         "scheduling": item.scheduling,
     }

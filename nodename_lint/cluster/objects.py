@@ -110,7 +110,7 @@ def pod_from_object(obj: Any) -> PodInfo:
         name=name,
         node_name=node_name if isinstance(node_name, str) and node_name else None,
         phase=phase if isinstance(phase, str) else None,
-        spec=spec,
+        loaded_spec=spec,
     )
 
 

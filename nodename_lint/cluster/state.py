@@ -119,9 +119,15 @@ class ClusterState:
             return None
         cached = self._usage.get(node)
         if cached is None:
-            running = self._pods_by_node().get(node, [])
-            cached = self._usage[node] = NodeUsage(len(running), running_pods_requests(pod.spec for pod in running))
+            specs = self._specs_on(node)
+            cached = self._usage[node] = NodeUsage(len(specs), running_pods_requests(specs))
         return cached
+
+    def _specs_on(self, node: str) -> list[dict[str, Any]]:
+        """The specs of the non-terminated Pods on `node` as plain values. A JSON dump's stay typed
+        structs until read (records.PodInfo.spec); the values made here live as long as the state,
+        so they are frozen out of the GC as the indexes are."""
+        return _frozen(lambda: [pod.spec for pod in self._pods_by_node().get(node, [])])
 
     def ports_in_use(self, node: str) -> dict[HostPort, str] | None:
         """The host ports of the non-terminated Pods on `node` ("namespace/name" of the holder); None when unknown."""
@@ -129,6 +135,7 @@ class ClusterState:
             return None
         cached = self._ports.get(node)
         if cached is None:
+            self._specs_on(node)
             cached = self._ports[node] = {
                 port: f"{pod.namespace}/{pod.name}"
                 for pod in self._pods_by_node().get(node, [])
