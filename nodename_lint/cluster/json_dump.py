@@ -102,41 +102,45 @@ def state_from_json_dump(data: bytes | str, source: str) -> ClusterState | None:
     if not isinstance(kind, str) or not kind.endswith("List") or dump.items is None:
         return None
     implied = kind[: -len("List")]  # `kubectl get nodes -o json` of the API: a NodeList, items without kind
-    by_kind: dict[str, list[_Item]] = {"Node": [], "Namespace": [], "Pod": [], "RuntimeClass": []}
-    for item in dump.items:
-        found = by_kind.get(implied if item.kind is msgspec.UNSET else item.kind or "")
-        if found is not None:
-            found.append(item)
+    read = _read_items(dump.items, implied)
     del dump
-    pods = _pods(by_kind["Pod"])
-    if pods is None:
+    if read is None:
         return None
+    records, by_node, others = read
     try:
-        nodes = [node_from_object(_as_object(item)) for item in by_kind["Node"]]
-        runtime_classes = [runtime_class_from_object(_as_object(item)) for item in by_kind["RuntimeClass"]]
+        nodes = [node_from_object(_as_object(item)) for item in others["Node"]]
+        runtime_classes = [runtime_class_from_object(_as_object(item)) for item in others["RuntimeClass"]]
     except StateError:
         return None
     namespaces: list[str] = []
-    for item in by_kind["Namespace"]:
+    for item in others["Namespace"]:
         name = item.metadata.name if item.metadata else None
         if not isinstance(name, str) or not name:
             return None
         namespaces.append(name)
-    records, by_node = pods
     state = state_from_kinds(source, nodes, namespaces, records, runtime_classes)
     state.index_pods_by_node(by_node)
     return state
 
 
-def _pods(items: list[_Item]) -> tuple[list[PodInfo], dict[str, list[PodInfo]]] | None:
-    """The Pod records and the non-terminated ones by node, as from_file.pod_from_object reads them.
+def _read_items(
+    items: list[_Item], implied: str
+) -> tuple[list[PodInfo], dict[str, list[PodInfo]], dict[str, list[_Item]]] | None:
+    """The Pod records, the non-terminated ones by node, and the other kinds' items to read.
 
-    Runs for every Pod of the cluster, so it is one plain loop; None at the first Pod it would
-    refuse (the generic reader then names it).
+    Pods are read as objects.pod_from_object reads them, in the one loop over every item of the
+    cluster; None at the first Pod it would refuse (the generic reader then names it).
     """
     records: list[PodInfo] = []
     by_node: dict[str, list[PodInfo]] = {}
+    others: dict[str, list[_Item]] = {"Node": [], "Namespace": [], "RuntimeClass": []}
     for item in items:
+        kind = implied if item.kind is msgspec.UNSET else item.kind
+        if kind != "Pod":
+            of_kind = others.get(kind or "")
+            if of_kind is not None:
+                of_kind.append(item)
+            continue
         metadata, spec, status = item.metadata, item.spec, item.status
         if metadata is None or spec is None:
             return None
@@ -157,7 +161,7 @@ def _pods(items: list[_Item]) -> tuple[list[PodInfo], dict[str, list[PodInfo]]] 
                 by_node[node] = [record]
             else:
                 found.append(record)
-    return records, by_node
+    return records, by_node, others
 
 
 def _as_object(item: _Item) -> dict[str, Any]:
