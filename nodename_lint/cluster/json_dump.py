@@ -14,7 +14,7 @@ says exactly what is wrong and where: this path is only ever faster, never anoth
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -106,7 +106,7 @@ def state_from_json_dump(data: bytes | str, source: str) -> ClusterState | None:
     del dump
     if read is None:
         return None
-    records, by_node, others = read
+    others = read.others
     try:
         nodes = [node_from_object(_as_object(item)) for item in others["Node"]]
         runtime_classes = [runtime_class_from_object(_as_object(item)) for item in others["RuntimeClass"]]
@@ -118,21 +118,27 @@ def state_from_json_dump(data: bytes | str, source: str) -> ClusterState | None:
         if not isinstance(name, str) or not name:
             return None
         namespaces.append(name)
-    state = state_from_kinds(source, nodes, namespaces, records, runtime_classes)
-    state.index_pods_by_node(by_node)
+    state = state_from_kinds(source, nodes, namespaces, read.records, runtime_classes)
+    state.set_pod_indexes(read.by_node, read.by_namespace)
     return state
 
 
-def _read_items(
-    items: list[_Item], implied: str
-) -> tuple[list[PodInfo], dict[str, list[PodInfo]], dict[str, list[_Item]]] | None:
-    """The Pod records, the non-terminated ones by node, and the other kinds' items to read.
+class _Read(NamedTuple):
+    records: list[PodInfo]
+    by_node: dict[str, list[PodInfo]]  # the non-terminated Pods
+    by_namespace: dict[str, dict[str, PodInfo]]
+    others: dict[str, list[_Item]]  # the items of the other kinds, by kind
+
+
+def _read_items(items: list[_Item], implied: str) -> _Read | None:
+    """The Pod records, indexed by node and by name, and the other kinds' items to read.
 
     Pods are read as objects.pod_from_object reads them, in the one loop over every item of the
     cluster; None at the first Pod it would refuse (the generic reader then names it).
     """
     records: list[PodInfo] = []
     by_node: dict[str, list[PodInfo]] = {}
+    by_namespace: dict[str, dict[str, PodInfo]] = {}
     others: dict[str, list[_Item]] = {"Node": [], "Namespace": [], "RuntimeClass": []}
     for item in items:
         kind = implied if item.kind is msgspec.UNSET else item.kind
@@ -155,13 +161,18 @@ def _read_items(
             phase = None
         record = PodInfo(namespace, name, node, phase, spec)
         records.append(record)
+        named = by_namespace.get(namespace)
+        if named is None:
+            by_namespace[namespace] = {name: record}
+        else:
+            named[name] = record
         if node is not None and phase not in TERMINATED_PHASES:
             found = by_node.get(node)
             if found is None:
                 by_node[node] = [record]
             else:
                 found.append(record)
-    return records, by_node, others
+    return _Read(records, by_node, by_namespace, others)
 
 
 def _as_object(item: _Item) -> dict[str, Any]:
