@@ -267,3 +267,16 @@ def _stdin_blocks() -> Iterator[str]:
         yield decoder.decode(block)
         block = stream.read(STDIN_BLOCK)
     yield decoder.decode(b"", final=True)
+
+
+def repository_root(start: str | None = None) -> str:
+    """The nearest folder at or above START (default: the current one) holding `.git`, else START."""
+    start = os.path.abspath(start or os.getcwd())
+    folder = start
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return start
+        folder = parent
