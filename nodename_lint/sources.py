@@ -166,7 +166,7 @@ def _walk(
         with os.scandir(folder) as scan:
             entries = sorted(scan, key=lambda entry: entry.name)
     except OSError as exc:
-        note(f"{printable_path(folder)}: cannot list folder: {exc.strerror}")
+        note(f"{printable_path(folder)}: cannot list folder: {exc.strerror}", informational=True)
         return
     static_folder = is_static_pod_path(os.path.join(folder, "x"), static_dirs)
     if not static_folder:
@@ -218,7 +218,7 @@ def _build_source(folder: str, names: list[str], identity: tuple[int, int]) -> I
 
 
 def _skipped(path: str, reason: str, as_note: bool = False) -> None:
-    note(f"{printable_path(path)}: {'note' if as_note else 'skipped'}: {reason}")
+    note(f"{printable_path(path)}: {'note' if as_note else 'skipped'}: {reason}", informational=True)
 
 
 def file_kind(mode: int) -> str:
