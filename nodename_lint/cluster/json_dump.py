@@ -63,9 +63,8 @@ class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
 
     def plain_container_requests(self) -> list[Any] | None:
         """records.plain_container_requests of this spec, read from the structs (no plain values made)."""
-        if self.initContainers is not msgspec.UNSET or self.overhead is not msgspec.UNSET:
-            return None
-        if self.resources is not msgspec.UNSET:
+        unset = msgspec.UNSET
+        if not (self.initContainers is unset and self.overhead is unset and self.resources is unset):
             return None
         return [
             resources.get("requests") if isinstance(resources := container.resources, dict) else None
