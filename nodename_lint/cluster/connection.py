@@ -22,9 +22,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+from .. import __version__
 from ..safe_text import note
 from .errors import ClusterUnavailable, Forbidden, Gone, ReplyTooLarge, network_error, one_line_of, status_message
 from .kubeconfig import kubeconfig_paths, resolve_kubeconfig
+from .official import kube_config, rest_modules, static_credentials
 from .redaction import Redactor, route_client_logging
 
 DEFAULT_TIMEOUT = 5.0  # seconds: the whole of each request, from connecting to the last byte
@@ -35,6 +37,7 @@ PAGE_SIZE = 500  # kubectl's --chunk-size default
 RETRIES = 3  # extra attempts after 429, 500, 502, 503, 504
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_BACKOFF = 2.0  # seconds; also caps a server's Retry-After
+USER_AGENT = f"nodename-lint/{__version__} (kubernetes-client/python)"
 _DICT_REPR = re.compile(r"/?\{(?:[^{}]|\{[^{}]*\})*\}")
 
 
@@ -54,29 +57,35 @@ class ApiConnection:
     """One API server, reached with GET requests only, with timeouts, retries and clear errors."""
 
     def __init__(self, options: LiveOptions) -> None:
-        from kubernetes import client, config  # the one place the client is imported
+        configuration_module, rest = rest_modules()  # the official client, without what a run does not use
 
         self.timeout = options.request_timeout
         self.max_response_bytes = options.max_response_bytes
         self.redact = Redactor()
         route_client_logging(self.redact)
         self.namespace: str | None = None
-        configuration = client.Configuration()
+        self.fixed_authorization: str | None = None  # set when the credential cannot change during the run
+        configuration = configuration_module.Configuration()
         try:
             if options.in_cluster:
-                config.load_incluster_config(client_configuration=configuration)
+                kube_config().load_incluster_config(client_configuration=configuration)
                 self.source = "in-cluster service account"
                 self._redact_in_cluster()
             else:
                 resolved = resolve_kubeconfig(kubeconfig_paths(options.kubeconfig), options.context, self.redact)
                 self.namespace = resolved.namespace
                 self.source = f"context {resolved.context}"
-                config.load_kube_config(
-                    config_file=os.pathsep.join(resolved.paths),
-                    context=resolved.context,
-                    client_configuration=configuration,
-                    persist_config=False,
-                )
+                static = static_credentials(resolved)
+                if static is not None:  # what the client's loader would set, without importing it
+                    static.apply(configuration)
+                    self.fixed_authorization = static.authorization or ""
+                else:
+                    kube_config().load_kube_config(
+                        config_file=os.pathsep.join(resolved.paths),
+                        context=resolved.context,
+                        client_configuration=configuration,
+                        persist_config=False,
+                    )
                 if resolved.insecure:
                     note(
                         f"warning: TLS verification is off for cluster {resolved.cluster} "
@@ -88,19 +97,21 @@ class ApiConnection:
             # the client names kubeconfig entries by their whole dict: drop those, then redact what is left
             detail = _DICT_REPR.sub("", one_line_of(exc))
             raise ClusterUnavailable(self.redact(f"cannot use the cluster credentials: {detail}")) from None
-        for value in configuration.api_key.values():
-            self.redact.add(value)
-            self.redact.add(value.split(" ", 1)[-1])
+        for value in [*configuration.api_key.values(), self.fixed_authorization]:
+            if value:
+                self.redact.add(value)
+                self.redact.add(value.split(" ", 1)[-1])
         configuration.retries = False  # retries are ours: bounded, and only for GET
         configuration.debug = False  # the client's debug log prints request headers (the token)
         self.host = configuration.host.rstrip("/")
         self.configuration = configuration
-        if urlsplit(self.host).scheme == "http" and configuration.api_key:
+        if urlsplit(self.host).scheme == "http" and (configuration.api_key or self.fixed_authorization):
             note(
                 f"warning: the API server {self.host} of {self.source} is plain http://: its bearer token is sent "
                 "unencrypted and anyone on the way can read and reuse it; use an https:// server address"
             )
-        self.api = client.ApiClient(configuration)
+        # the client's REST layer: its urllib3 pool carries the Configuration's TLS settings and proxy
+        self.pool = rest.RESTClientObject(configuration).pool_manager
 
     def _redact_in_cluster(self) -> None:
         from kubernetes.config.incluster_config import SERVICE_TOKEN_FILENAME
@@ -193,9 +204,13 @@ class ApiConnection:
         return request.reply
 
     def _headers(self) -> dict[str, str]:
-        """Accept JSON, the client's User-Agent, and its credential header (the bearer token, refreshed by
-        an exec plugin when it expires): what every client version sends, without its generated request code."""
-        headers = {"Accept": "application/json", "User-Agent": self.api.user_agent}
+        """Accept JSON, who asks, and the credential header: fixed, or the client's (a bearer token that an
+        exec plugin refreshes when it expires), what every client version sends, without its generated code."""
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        if self.fixed_authorization is not None:
+            if self.fixed_authorization:
+                headers["Authorization"] = self.fixed_authorization
+            return headers
         settings: Any = self.configuration.auth_settings()  # a TypedDict in newer clients, a dict before
         for setting in settings.values():
             if setting.get("in") == "header" and setting.get("value"):
@@ -234,7 +249,7 @@ class ApiConnection:
         raise AssertionError("unreachable")
 
     def close(self) -> None:
-        self.api.close()
+        self.pool.clear()
 
 
 class _Request:
@@ -255,7 +270,7 @@ class _Request:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
                 # the client's own pool: its TLS settings (CA, client certificate, proxy); retries are ours
-                response = conn.api.rest_client.pool_manager.request(
+                response = conn.pool.request(
                     "GET",
                     self.url,
                     headers=self.headers,
