@@ -52,7 +52,17 @@ class PodInfo:
     name: str
     node_name: str | None
     phase: str | None
-    spec: dict[str, Any] = field(default_factory=dict)
+    # the spec as loaded: plain values, or the typed structs of a kubectl JSON dump (json_dump), which
+    # become plain values when first read: most Pods of a big cluster are never read
+    loaded_spec: Any = field(default_factory=dict, repr=False)
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        if self.loaded_spec.__class__ is not dict:
+            import msgspec  # startup: only a state from a JSON dump holds structs
+
+            self.loaded_spec = msgspec.to_builtins(self.loaded_spec)
+        return self.loaded_spec
 
     @property
     def is_terminated(self) -> bool:

@@ -58,9 +58,10 @@ class _Snapshot(msgspec.Struct, rename={"pod_nodes": "podNodes", "runtime_classe
     unavailable: dict[str, str]
 
 
-def is_snapshot(text: str) -> bool:
+def is_snapshot(content: str | bytes) -> bool:
     """Whether a cluster state file is a snapshot (its first key names the format)."""
-    return _HEAD.match(text[:200]) is not None
+    head = content[:200]
+    return _HEAD.match(head if isinstance(head, str) else head.decode("utf-8", "replace")) is not None
 
 
 def _public(record: Any) -> dict[str, Any]:
@@ -107,9 +108,9 @@ def snapshot_text(state: ClusterState, source: str) -> str:
     return "{" + ",\n".join(fields) + "}\n"
 
 
-def load_snapshot(text: str, display: str) -> ClusterState:
+def load_snapshot(content: str | bytes, display: str) -> ClusterState:
     """The ClusterState a snapshot holds; a file of another version or shape is a UsageError."""
-    data = text.encode()
+    data = content.encode() if isinstance(content, str) else content
     try:  # one decoding when the file is of this version and shape; the header alone says why not
         snapshot = msgspec.json.decode(data, type=_Snapshot)
     except msgspec.DecodeError as exc:

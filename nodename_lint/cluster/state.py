@@ -23,9 +23,9 @@ from ..scheduling import (
     AFFINITY_CONFLICT,
     HostPort,
     absent_nodes_reason,
-    add_running_pod_requests,
     host_ports,
     prefilter_node_names,
+    running_pods_requests,
     scheduler_rejections,
 )
 from .names import closest_node_names
@@ -98,6 +98,10 @@ class ClusterState:
             self._by_node = _frozen(self._index_by_node)
         return self._by_node
 
+    def index_pods_by_node(self, by_node: dict[str, list[PodInfo]]) -> None:
+        """The non-terminated Pods by node, from a loader that walked every Pod anyway (json_dump)."""
+        self._by_node = by_node
+
     def _index_by_node(self) -> dict[str, list[PodInfo]]:
         by_node: dict[str, list[PodInfo]] = {}
         for pod in self.pods or ():
@@ -115,12 +119,15 @@ class ClusterState:
             return None
         cached = self._usage.get(node)
         if cached is None:
-            running = self._pods_by_node().get(node, [])
-            requested: dict[str, int] = {}
-            for pod in running:
-                add_running_pod_requests(requested, pod.spec)
-            cached = self._usage[node] = NodeUsage(len(running), requested)
+            specs = self._specs_on(node)
+            cached = self._usage[node] = NodeUsage(len(specs), running_pods_requests(specs))
         return cached
+
+    def _specs_on(self, node: str) -> list[dict[str, Any]]:
+        """The specs of the non-terminated Pods on `node` as plain values. A JSON dump's stay typed
+        structs until read (records.PodInfo.spec); the values made here live as long as the state,
+        so they are frozen out of the GC as the indexes are."""
+        return _frozen(lambda: [pod.spec for pod in self._pods_by_node().get(node, [])])
 
     def ports_in_use(self, node: str) -> dict[HostPort, str] | None:
         """The host ports of the non-terminated Pods on `node` ("namespace/name" of the holder); None when unknown."""
@@ -128,6 +135,7 @@ class ClusterState:
             return None
         cached = self._ports.get(node)
         if cached is None:
+            self._specs_on(node)
             cached = self._ports[node] = {
                 port: f"{pod.namespace}/{pod.name}"
                 for pod in self._pods_by_node().get(node, [])
