@@ -53,10 +53,13 @@ def _read_by_rules(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _as_data(state: ClusterState) -> dict[str, Any]:
-    """Everything a rule can read from a state, as plain data."""
+    """Everything a rule can read from a state, as plain data (usage first: it reads a JSON dump's
+    specs as loaded, before anything makes them plain values)."""
     nodes = state.nodes or {}
+    usage = {name: state.usage(name) for name in nodes}
     pods = [(p.namespace, p.name, p.node_name, p.phase, _read_by_rules(p.spec)) for p in state.pods or ()]
     return {
+        "usage": usage,
         "source": state.source,
         "nodes": nodes,
         "namespaces": state.namespaces,
@@ -65,7 +68,6 @@ def _as_data(state: ClusterState) -> dict[str, Any]:
         "unavailable": state.unavailable,
         "pod_nodes": state.pod_nodes,
         "by_node": {node: [(p.namespace, p.name) for p in pods] for node, pods in state._pods_by_node().items()},
-        "usage": {name: state.usage(name) for name in nodes},
         "ports": {name: state.ports_in_use(name) for name in nodes},
     }
 
@@ -112,7 +114,7 @@ def _rich_cluster() -> list[dict[str, Any]]:
         if index % 31 == 0:
             item["spec"]["hostNetwork"] = True
             item["spec"]["containers"].append({"name": "bare", "resources": None, "ports": None})
-            item["spec"]["resources"] = {"limits": {"cpu": "2", "memory": "1Gi"}}
+            item["spec"]["resources"] = {"requests": {"cpu": "3"}, "limits": {"cpu": "4", "memory": "1Gi"}}
         if index % 37 == 0:
             item["spec"]["initContainers"] = None
         items.append(item)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nodename_lint.cluster.records import NodeInfo, NodeUsage
+from nodename_lint.cluster.records import NodeInfo, NodeUsage, PodInfo
 from nodename_lint.scheduling import (
     AFFINITY_REASON,
     TAINT_REASON,
@@ -57,7 +57,9 @@ def test_a_nodes_usage_summed_in_place_equals_the_sum_of_each_pods_requests():
         expected: dict[str, int] = {}
         for spec in ordered:
             add_into(expected, pod_requests(spec, lenient=True))
-        summed = running_pods_requests(ordered)
+        summed = running_pods_requests(
+            PodInfo("default", f"p{i}", "n", "Running", spec) for i, spec in enumerate(ordered)
+        )
         assert list(summed.items()) == list(expected.items())
     # 350 plain; 1000 + sidecar 2000 beside the init container's 3000: 5000; 200 + overhead 50; pod-level
     # limits default the pod-level request to the containers' 200

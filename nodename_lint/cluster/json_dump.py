@@ -61,6 +61,17 @@ class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
     taints: Any = msgspec.UNSET  # Node
     unschedulable: Any = msgspec.UNSET  # Node
 
+    def plain_container_requests(self) -> list[Any] | None:
+        """records.plain_container_requests of this spec, read from the structs (no plain values made)."""
+        if self.initContainers is not msgspec.UNSET or self.overhead is not msgspec.UNSET:
+            return None
+        if self.resources is not msgspec.UNSET:
+            return None
+        return [
+            resources.get("requests") if isinstance(resources := container.resources, dict) else None
+            for container in (self.containers if isinstance(self.containers, list) else ())
+        ]
+
 
 class _Item(msgspec.Struct, gc=False):
     """One object of the List, whatever its kind: the fields the records of any kind read."""

@@ -6,9 +6,9 @@ compare a Pod with them), so neither needs the other to describe a node.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any
 
 from ..quantity import QuantityError, request_value
 
@@ -64,43 +64,71 @@ class PodInfo:
             self.loaded_spec = msgspec.to_builtins(self.loaded_spec)
         return self.loaded_spec
 
+    def plain_requests(self) -> list[Any] | None:
+        """Each container's `resources.requests`, when they alone make the Pod's requests; None otherwise.
+
+        Read from the spec as loaded, so that summing a node's usage never makes a JSON dump's
+        structs plain values (that took longer than the sums).
+        """
+        if self.loaded_spec.__class__ is dict:
+            return plain_container_requests(self.loaded_spec)
+        return self.loaded_spec.plain_container_requests()
+
     @property
     def is_terminated(self) -> bool:
         return self.phase in TERMINATED_PHASES
 
 
-PodRow = tuple[str, str, str | None, str | None]  # namespace, name, node, phase
+def plain_container_requests(spec: dict[str, Any]) -> list[Any] | None:
+    """Each container's `resources.requests` (anything, as written) when the spec has no init
+    containers, overhead or pod-level resources: then these alone make the Pod's requests (a
+    stored Pod's requests already include the limits that stood in for them). None otherwise."""
+    if "initContainers" in spec or "overhead" in spec or "resources" in spec:
+        return None
+    containers = spec.get("containers")
+    return [
+        resources.get("requests") if isinstance(resources := container.get("resources"), dict) else None
+        for container in (containers if isinstance(containers, list) else ())
+        if isinstance(container, dict)
+    ]
 
 
-class PodTable(Sequence[PodInfo]):
+PodPlace = tuple[str | None, str | None]  # node, phase
+
+
+class PodTable(Collection[PodInfo]):
     """Pods known by namespace, name, node and phase only (a snapshot's Pod table), read as PodInfo.
 
-    A PodInfo is built when a Pod is read, not for all of them up front: a snapshot of 150,000
-    Pods is decoded into rows in C, and building every record took as long again, for the few
-    Pods a run looks up by name.
+    Kept as the snapshot holds it, namespace -> name -> (node, phase), decoded in C: a Pod is
+    looked up by name without an index over all of them, and a PodInfo is built only for a Pod
+    that is read (building 150,000 records, or indexing them, took as long as decoding the file).
     """
 
-    __slots__ = ("rows",)
+    __slots__ = ("by_namespace",)
 
-    def __init__(self, rows: list[PodRow]) -> None:
-        self.rows = rows
+    def __init__(self, by_namespace: dict[str, dict[str, PodPlace]]) -> None:
+        self.by_namespace = by_namespace
+
+    def lookup(self, namespace: str, name: str) -> PodInfo | None:
+        place = self.by_namespace.get(namespace, {}).get(name)
+        return None if place is None else PodInfo(namespace, name, *place)
 
     def __len__(self) -> int:
-        return len(self.rows)
-
-    @overload
-    def __getitem__(self, index: int) -> PodInfo: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[PodInfo]: ...
-
-    def __getitem__(self, index: int | slice) -> PodInfo | list[PodInfo]:
-        if isinstance(index, slice):
-            return [PodInfo(*row) for row in self.rows[index]]
-        return PodInfo(*self.rows[index])
+        return sum(map(len, self.by_namespace.values()))
 
     def __iter__(self) -> Iterator[PodInfo]:
-        return (PodInfo(*row) for row in self.rows)
+        return (
+            PodInfo(namespace, name, *place)
+            for namespace, pods in self.by_namespace.items()
+            for name, place in pods.items()
+        )
+
+    def __contains__(self, pod: object) -> bool:
+        """A Pod of this namespace and name, on the same node and in the same phase (the table holds no spec)."""
+        return isinstance(pod, PodInfo) and self.by_namespace.get(pod.namespace, {}).get(pod.name) == (
+            pod.node_name,
+            pod.phase,
+        )
 
 
 @dataclass(slots=True)

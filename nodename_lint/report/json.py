@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 from .. import __version__
 from ..findings import RunResult
+from .encoding import indented_json
 
 
 def render(result: RunResult, *, color: bool = False) -> str:
@@ -25,4 +24,4 @@ def render(result: RunResult, *, color: bool = False) -> str:
             "notes": list(result.notes),
         },
     }
-    return json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"
+    return indented_json(document, len(result.findings))
