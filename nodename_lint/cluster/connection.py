@@ -39,6 +39,7 @@ RETRIES = 3  # extra attempts after 429, 500, 502, 503, 504
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_BACKOFF = 2.0  # seconds; also caps a server's Retry-After
 USER_AGENT = f"nodename-lint/{__version__} (kubernetes-client/python)"
+Decode = Callable[[bytes], dict[str, Any]]  # a reply's JSON with only some fields, e.g. trimming.decode_node_page
 _DICT_REPR = re.compile(r"/?\{(?:[^{}]|\{[^{}]*\})*\}")
 
 
@@ -124,7 +125,7 @@ class ApiConnection:
             pass
 
     # --- single requests ----------------------------------------------------------------------
-    def _get(self, path: str, query: dict[str, str]) -> dict[str, Any]:
+    def _get(self, path: str, query: dict[str, str], decode: Decode | None = None) -> dict[str, Any]:
         """GET path?query as JSON. Raises Forbidden for 403 and ClusterUnavailable for anything untrustworthy."""
         attempt = 0
         while True:
@@ -140,7 +141,7 @@ class ApiConnection:
         what = _describe(path, query)
         if 200 <= status < 300:
             try:
-                data = _decode(body)
+                data = _decode(body, decode)
             except ValueError as exc:  # JSONDecodeError, or UnicodeDecodeError for bytes that are not UTF-8
                 problem = (
                     f"{exc.msg} at byte {exc.pos}"
@@ -222,12 +223,17 @@ class ApiConnection:
 
     # --- lists --------------------------------------------------------------------------------
     def list_all(
-        self, path: str, field_selector: str = "", keep: Callable[[dict[str, Any]], Any] | None = None
+        self,
+        path: str,
+        field_selector: str = "",
+        keep: Callable[[dict[str, Any]], Any] | None = None,
+        decode: Decode | None = None,
     ) -> list[Any]:
         """Every item of a list, page by page; a 410 on a continue token restarts the list once.
 
         `keep` turns each item into what is kept as its page arrives (audit trims Pods so), so a
-        big list never sits in memory whole.
+        big list never sits in memory whole; `decode` reads a page's JSON with only the fields
+        kept (a page of another shape is decoded whole, and kept as it is).
         """
         for restart in (False, True):
             items: list[Any] = []
@@ -236,7 +242,7 @@ class ApiConnection:
                 query["fieldSelector"] = field_selector
             try:
                 while True:
-                    page = self._get(path, query)
+                    page = self._get(path, query, decode)
                     page_items = (item for item in page.get("items") or [] if isinstance(item, dict))
                     items.extend(map(keep, page_items) if keep else page_items)
                     token = (page.get("metadata") or {}).get("continue")
@@ -356,11 +362,16 @@ class _Request:
                 response._connection.sock.shutdown(socket.SHUT_RDWR)
 
 
-def _decode(body: bytes) -> Any:
-    """A reply's JSON: msgspec (twice as fast as json.loads on a page of 500 nodes); json.loads for what msgspec
-    refuses, which either accepts it as before or raises the error with the position that is reported."""
+def _decode(body: bytes, decode: Decode | None = None) -> Any:
+    """A reply's JSON: `decode` if given and the reply has its shape, else msgspec (1.5x as fast as json.loads
+    on a page of 500 nodes); json.loads for what msgspec refuses, which either accepts it as before or raises
+    the error with the position that is reported."""
     import msgspec
 
+    try:
+        return decode(body) if decode is not None else msgspec.json.decode(body)
+    except msgspec.DecodeError:  # ValidationError too: another shape is decoded whole
+        pass
     try:
         return msgspec.json.decode(body)
     except msgspec.DecodeError:
