@@ -24,7 +24,7 @@ from .rule import (
     Severity,
     Violation,
 )
-from .sources import STDIN, STDIN_NAME, Source, read_blocks
+from .sources import STDIN, STDIN_NAME, Source, UsageError, read_blocks
 from .suppress import (
     annotation_ignores,
     comment_directives,
@@ -335,6 +335,8 @@ class Linter:
                 line = obj.document.line_offset + mark.line + 1
                 self._syntax(result, obj.document, SyntaxProblem(str(exc), line, mark.column + 1))
             return False
+        except UsageError:  # bad input found while checking (a damaged snapshot's Pod table): exit 2, no rule bug
+            raise
         except Exception as exc:  # a rule bug must not stop the other files, but the run must not read as clean
             result.internal_errors.append(internal_error(rule, exc, result.source.display, obj))
         return True

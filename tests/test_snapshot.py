@@ -219,3 +219,19 @@ def test_audit_says_a_lint_snapshot_lacks_the_workloads(tmp_path: Path) -> None:
     result = run_cli("audit", "--cluster-state", str(snapshot))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "snapshot --workloads" in result.stderr
+
+
+def test_a_damaged_pod_table_is_a_clear_error_when_read(tmp_path: Path) -> None:
+    """A namespace's Pods are decoded when nodename-immutable first looks one up: damage there is
+    still the file's error (exit 2, its name), not a rule's internal error."""
+    snapshot = tmp_path / "snap.json"
+    _convert(EXAMPLE_STATE, snapshot)
+    text = snapshot.read_text()
+    assert ',"Running"]' in text
+    snapshot.write_text(text.replace(',"Running"]', ",5]"))
+    result = run_cli(str(EXAMPLE_MANIFESTS), "--cluster-state", str(snapshot))
+    assert result.returncode == 2 and "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert (
+        f"nodename-lint: {snapshot}: not a valid nodename-lint cluster snapshot: Expected `str | null`" in result.stderr
+    )
+    assert "(the Pods of namespace " in result.stderr

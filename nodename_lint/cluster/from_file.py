@@ -347,14 +347,18 @@ def read_state_bytes(path: str) -> bytes:
             mode = os.fstat(handle.fileno()).st_mode
             if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
                 raise UsageError(f"{path}: not a cluster state: it is {file_kind(mode)}, not a file")
-            if stat.S_ISREG(mode) and os.fstat(handle.fileno()).st_size > MAX_STATE_BYTES:
-                raise UsageError(f"{path}: the cluster state is {limit}")
-            blocks, size = [], 0
-            while block := handle.read(1 << 20):  # read(cap) would reserve the whole cap up front
+            first = b""
+            if stat.S_ISREG(mode):
+                size = os.fstat(handle.fileno()).st_size
+                if size > MAX_STATE_BYTES:
+                    raise UsageError(f"{path}: the cluster state is {limit}")
+                first = handle.read(size)  # in one piece: joining blocks copied a 43 MB dump once more
+            blocks, size = [first], len(first)
+            while block := handle.read(1 << 20):  # a pipe (or a growing file): read(cap) would reserve the cap
                 size += len(block)
                 if size > MAX_STATE_BYTES:
                     raise UsageError(f"{path}: the cluster state is {limit}")
                 blocks.append(block)
     except OSError as exc:
         raise UsageError(f"{path}: cannot read the cluster state: {exc.strerror or exc}") from None
-    return b"".join(blocks)
+    return first if len(blocks) == 1 else b"".join(blocks)

@@ -14,7 +14,7 @@ says exactly what is wrong and where: this path is only ever faster, never anoth
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -102,41 +102,51 @@ def state_from_json_dump(data: bytes | str, source: str) -> ClusterState | None:
     if not isinstance(kind, str) or not kind.endswith("List") or dump.items is None:
         return None
     implied = kind[: -len("List")]  # `kubectl get nodes -o json` of the API: a NodeList, items without kind
-    by_kind: dict[str, list[_Item]] = {"Node": [], "Namespace": [], "Pod": [], "RuntimeClass": []}
-    for item in dump.items:
-        found = by_kind.get(implied if item.kind is msgspec.UNSET else item.kind or "")
-        if found is not None:
-            found.append(item)
+    read = _read_items(dump.items, implied)
     del dump
-    pods = _pods(by_kind["Pod"])
-    if pods is None:
+    if read is None:
         return None
+    others = read.others
     try:
-        nodes = [node_from_object(_as_object(item)) for item in by_kind["Node"]]
-        runtime_classes = [runtime_class_from_object(_as_object(item)) for item in by_kind["RuntimeClass"]]
+        nodes = [node_from_object(_as_object(item)) for item in others["Node"]]
+        runtime_classes = [runtime_class_from_object(_as_object(item)) for item in others["RuntimeClass"]]
     except StateError:
         return None
     namespaces: list[str] = []
-    for item in by_kind["Namespace"]:
+    for item in others["Namespace"]:
         name = item.metadata.name if item.metadata else None
         if not isinstance(name, str) or not name:
             return None
         namespaces.append(name)
-    records, by_node = pods
-    state = state_from_kinds(source, nodes, namespaces, records, runtime_classes)
-    state.index_pods_by_node(by_node)
+    state = state_from_kinds(source, nodes, namespaces, read.records, runtime_classes)
+    state.set_pod_indexes(read.by_node, read.by_namespace)
     return state
 
 
-def _pods(items: list[_Item]) -> tuple[list[PodInfo], dict[str, list[PodInfo]]] | None:
-    """The Pod records and the non-terminated ones by node, as from_file.pod_from_object reads them.
+class _Read(NamedTuple):
+    records: list[PodInfo]
+    by_node: dict[str, list[PodInfo]]  # the non-terminated Pods
+    by_namespace: dict[str, dict[str, PodInfo]]
+    others: dict[str, list[_Item]]  # the items of the other kinds, by kind
 
-    Runs for every Pod of the cluster, so it is one plain loop; None at the first Pod it would
-    refuse (the generic reader then names it).
+
+def _read_items(items: list[_Item], implied: str) -> _Read | None:
+    """The Pod records, indexed by node and by name, and the other kinds' items to read.
+
+    Pods are read as objects.pod_from_object reads them, in the one loop over every item of the
+    cluster; None at the first Pod it would refuse (the generic reader then names it).
     """
     records: list[PodInfo] = []
     by_node: dict[str, list[PodInfo]] = {}
+    by_namespace: dict[str, dict[str, PodInfo]] = {}
+    others: dict[str, list[_Item]] = {"Node": [], "Namespace": [], "RuntimeClass": []}
     for item in items:
+        kind = implied if item.kind is msgspec.UNSET else item.kind
+        if kind != "Pod":
+            of_kind = others.get(kind or "")
+            if of_kind is not None:
+                of_kind.append(item)
+            continue
         metadata, spec, status = item.metadata, item.spec, item.status
         if metadata is None or spec is None:
             return None
@@ -151,13 +161,18 @@ def _pods(items: list[_Item]) -> tuple[list[PodInfo], dict[str, list[PodInfo]]] 
             phase = None
         record = PodInfo(namespace, name, node, phase, spec)
         records.append(record)
+        named = by_namespace.get(namespace)
+        if named is None:
+            by_namespace[namespace] = {name: record}
+        else:
+            named[name] = record
         if node is not None and phase not in TERMINATED_PHASES:
             found = by_node.get(node)
             if found is None:
                 by_node[node] = [record]
             else:
                 found.append(record)
-    return records, by_node
+    return _Read(records, by_node, by_namespace, others)
 
 
 def _as_object(item: _Item) -> dict[str, Any]:

@@ -6,7 +6,7 @@ compare a Pod with them), so neither needs the other to describe a node.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,36 +99,43 @@ PodPlace = tuple[str | None, str | None]  # node, phase
 class PodTable(Collection[PodInfo]):
     """Pods known by namespace, name, node and phase only (a snapshot's Pod table), read as PodInfo.
 
-    Kept as the snapshot holds it, namespace -> name -> (node, phase), decoded in C: a Pod is
-    looked up by name without an index over all of them, and a PodInfo is built only for a Pod
-    that is read (building 150,000 records, or indexing them, took as long as decoding the file).
+    Kept as the snapshot holds it, namespace -> name -> (node, phase), each namespace's Pods
+    decoded when first read (`decode`): nodename-immutable looks a few Pods up by name, and
+    decoding 150,000 of them, or building or indexing their records, took as long as reading
+    the rest of the file.
     """
 
-    __slots__ = ("by_namespace",)
+    __slots__ = ("_decode", "_namespaces")
 
-    def __init__(self, by_namespace: dict[str, dict[str, PodPlace]]) -> None:
-        self.by_namespace = by_namespace
+    def __init__(self, namespaces: dict[str, Any], decode: Callable[[str, Any], dict[str, PodPlace]]) -> None:
+        self._namespaces = namespaces
+        self._decode = decode
+
+    def _pods_in(self, namespace: str) -> dict[str, PodPlace]:
+        pods = self._namespaces.get(namespace)
+        if pods is None:
+            return {}
+        if pods.__class__ is not dict:
+            pods = self._namespaces[namespace] = self._decode(namespace, pods)
+        return pods
 
     def lookup(self, namespace: str, name: str) -> PodInfo | None:
-        place = self.by_namespace.get(namespace, {}).get(name)
+        place = self._pods_in(namespace).get(name)
         return None if place is None else PodInfo(namespace, name, *place)
 
     def __len__(self) -> int:
-        return sum(map(len, self.by_namespace.values()))
+        return sum(len(self._pods_in(namespace)) for namespace in self._namespaces)
 
     def __iter__(self) -> Iterator[PodInfo]:
         return (
             PodInfo(namespace, name, *place)
-            for namespace, pods in self.by_namespace.items()
-            for name, place in pods.items()
+            for namespace in list(self._namespaces)
+            for name, place in self._pods_in(namespace).items()
         )
 
     def __contains__(self, pod: object) -> bool:
         """A Pod of this namespace and name, on the same node and in the same phase (the table holds no spec)."""
-        return isinstance(pod, PodInfo) and self.by_namespace.get(pod.namespace, {}).get(pod.name) == (
-            pod.node_name,
-            pod.phase,
-        )
+        return isinstance(pod, PodInfo) and self._pods_in(pod.namespace).get(pod.name) == (pod.node_name, pod.phase)
 
 
 @dataclass(slots=True)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from functools import partial
 from typing import Any
 
 import msgspec
@@ -52,7 +53,7 @@ class _Snapshot(msgspec.Struct, rename={"pod_nodes": "podNodes", "runtime_classe
     usage: dict[str, NodeUsage]
     ports: dict[str, list[PortRow]]
     namespaces: list[str] | None
-    pods: dict[str, dict[str, PodPlace]] | None
+    pods: dict[str, msgspec.Raw] | None  # namespace -> its Pods, decoded when read (records.PodTable)
     pod_nodes: list[str] | None
     runtime_classes: dict[str, RuntimeClassInfo] | None
     unavailable: dict[str, str]
@@ -146,7 +147,7 @@ def load_snapshot(content: str | bytes, display: str) -> ClusterState:
         source=f"file {display}",
         nodes=nodes,
         namespaces=None if snapshot.namespaces is None else frozenset(snapshot.namespaces),
-        pods=None if snapshot.pods is None else PodTable(snapshot.pods),
+        pods=None if snapshot.pods is None else PodTable(dict(snapshot.pods), partial(_namespace_pods, display)),
         unavailable=snapshot.unavailable,
         pod_nodes=None if snapshot.pod_nodes is None else frozenset(snapshot.pod_nodes),
         runtime_classes=snapshot.runtime_classes,
@@ -160,6 +161,19 @@ def load_snapshot(content: str | bytes, display: str) -> ClusterState:
         },
     )
     return state
+
+
+_NAMESPACE_PODS = msgspec.json.Decoder(dict[str, PodPlace])
+
+
+def _namespace_pods(display: str, namespace: str, pods: msgspec.Raw) -> dict[str, PodPlace]:
+    """The Pods of one namespace of a snapshot's table, decoded when first read."""
+    try:
+        return _NAMESPACE_PODS.decode(pods)
+    except msgspec.DecodeError as exc:
+        raise UsageError(
+            f"{display}: not a valid nodename-lint cluster snapshot: {exc} (the Pods of namespace {namespace!r})"
+        ) from None
 
 
 def _header_version(data: bytes, display: str) -> int:

@@ -75,7 +75,7 @@ class ClusterState:
     unavailable: dict[str, str] = field(default_factory=dict)  # data kind -> why it is missing
     pod_nodes: frozenset[str] | None = None
     _by_node: dict[str, list[PodInfo]] | None = field(default=None, repr=False)
-    _by_name: dict[tuple[str, str], PodInfo] | None = field(default=None, repr=False)
+    _by_name: dict[str, dict[str, PodInfo]] | None = field(default=None, repr=False)  # namespace -> name -> Pod
     # the caches of the accessors below, private to this state
     _usage: dict[str, NodeUsage] = field(default_factory=dict, repr=False)
     _ports: dict[str, dict[HostPort, str]] = field(default_factory=dict, repr=False)
@@ -98,9 +98,11 @@ class ClusterState:
             self._by_node = _frozen(self._index_by_node)
         return self._by_node
 
-    def index_pods_by_node(self, by_node: dict[str, list[PodInfo]]) -> None:
-        """The non-terminated Pods by node, from a loader that walked every Pod anyway (json_dump)."""
+    def set_pod_indexes(self, by_node: dict[str, list[PodInfo]], by_namespace: dict[str, dict[str, PodInfo]]) -> None:
+        """The non-terminated Pods by node, and every Pod by namespace and name, from a loader that
+        walked every Pod anyway (json_dump)."""
         self._by_node = by_node
+        self._by_name = by_namespace
 
     def _index_by_node(self) -> dict[str, list[PodInfo]]:
         by_node: dict[str, list[PodInfo]] = {}
@@ -143,8 +145,14 @@ class ClusterState:
         if isinstance(self.pods, PodTable):  # a snapshot's table is looked up as it is
             return self.pods.lookup(namespace, name)
         if self._by_name is None:
-            self._by_name = _frozen(lambda: {(pod.namespace, pod.name): pod for pod in self.pods or ()})
-        return self._by_name.get((namespace, name))
+            self._by_name = _frozen(self._index_by_name)
+        return self._by_name.get(namespace, {}).get(name)
+
+    def _index_by_name(self) -> dict[str, dict[str, PodInfo]]:
+        by_namespace: dict[str, dict[str, PodInfo]] = {}
+        for pod in self.pods or ():
+            by_namespace.setdefault(pod.namespace, {})[pod.name] = pod
+        return by_namespace
 
     def node_suggestions(self, name: str) -> tuple[str, ...]:
         """The existing node names a missing `name` most likely meant, best first (see closest_node_names)."""
