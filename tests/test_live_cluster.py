@@ -420,3 +420,17 @@ def test_node_pages_read_with_only_the_fields_the_rules_read_give_the_same_nodes
             state = LiveCluster(LiveOptions(kubeconfig=str(config))).state_for(Referenced())
         expected = sorted((node_from_object(node) for node in nodes), key=lambda node: node.name)
         assert sorted(state.nodes.values(), key=lambda node: node.name) == expected
+
+
+def test_no_request_thread_outlives_a_live_read(api_server: ApiServer, kubeconfig: Path) -> None:
+    """Requests run in reused threads that end with the connection: a process that read a cluster can still
+    start worker processes by fork (parallel.py forks only a process without other threads)."""
+    import threading
+
+    from nodename_lint.cluster.live import LiveCluster, LiveOptions, Referenced
+
+    state = LiveCluster(LiveOptions(kubeconfig=str(kubeconfig))).state_for(Referenced(nodes={"kind-worker"}))
+    assert "kind-worker" in state.nodes and len(api_server.requests) >= 4
+    for thread in [t for t in threading.enumerate() if t.name == "nodename-lint-request"]:
+        thread.join(5)
+    assert not [t for t in threading.enumerate() if t.name == "nodename-lint-request"]
