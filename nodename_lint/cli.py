@@ -490,7 +490,8 @@ def run_lint(
             gc.freeze()
         if static_pod_node:
             wanted.nodes.add(static_pod_node)  # its Pods count against the static Pods' requests
-        cluster = live_cluster.state_for(wanted)
+        with without_cycle_collection():  # the replies and the state hold no cycles; the state lives to the end
+            cluster = _kept_until_exit(live_cluster.state_for(wanted))
         if "runtime_classes" in cluster.unavailable:
             notes.append(f"RuntimeClass overhead is not counted: {cluster.unavailable['runtime_classes']}")
     progress = Progress(len(all_sources), enabled=not text.quiet)

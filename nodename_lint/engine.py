@@ -64,6 +64,8 @@ class ParsedSource:
     documents: list[Document] = field(default_factory=list)
     rendering: Rendering | None = None  # a chart or kustomization: what its build gave
     failure: UnicodeDecodeError | OSError | None = None  # why reading stopped after `documents`
+    # (id of a document, default namespace) -> its objects, built once by `objects` for the lint to reuse
+    held_objects: dict[tuple[int, str], list[Manifest]] = field(default_factory=dict, repr=False)
 
     def replay(self) -> Iterator[Document]:
         """The documents as the reader gave them, then its failure, as reading the source again would."""
@@ -72,10 +74,14 @@ class ParsedSource:
             raise self.failure
 
     def objects(self, default_namespace: str) -> Iterator[Manifest]:
-        """The objects of the documents that parsed, as the rules will see them."""
+        """The objects of the documents that parsed, as the rules will see them; kept for the lint, which then
+        reads the same objects (and their plain values, already converted) instead of building them again."""
         for document in self.rendering.documents if self.rendering is not None else self.documents:
             if document.error is None:
-                yield from _objects_of(self.source, document, default_namespace)
+                key = (id(document), default_namespace)
+                if key not in self.held_objects:
+                    self.held_objects[key] = list(_objects_of(self.source, document, default_namespace))
+                yield from self.held_objects[key]
 
 
 def parse_source(
@@ -179,7 +185,7 @@ class Linter:
                 from .render.build import render  # startup: only charts and kustomizations load the builders
 
                 rendering = render(source, self.render_options, self.context.default_namespace)
-            self._lint_rendered(result, rendering)
+            self._lint_rendered(result, rendering, parsed.held_objects if parsed is not None else None)
             result.findings.sort(key=Finding.sort_key)
             return result
         documents = (
@@ -188,7 +194,7 @@ class Linter:
             else iter_documents(read_blocks(source), split_lists=True, limits=self.limits)
         )
         try:
-            self._lint_documents(result, documents)
+            self._lint_documents(result, documents, parsed.held_objects if parsed is not None else None)
         except UnicodeDecodeError as exc:
             self._syntax(
                 result,
@@ -229,7 +235,9 @@ class Linter:
         result.findings.sort(key=Finding.sort_key)
         return result
 
-    def _lint_rendered(self, result: FileResult, rendering: Rendering) -> None:
+    def _lint_rendered(
+        self, result: FileResult, rendering: Rendering, held: dict[tuple[int, str], list[Manifest]] | None = None
+    ) -> None:
         """A chart or kustomization: lint what it builds to, at the files it was built from."""
         result.notes.extend(rendering.notes)
         result.built_from.extend(rendering.built_from)
@@ -248,7 +256,7 @@ class Linter:
                         problem.fix,
                     )
                 )
-        self._lint_documents(result, rendering.documents)
+        self._lint_documents(result, rendering.documents, held)
 
     def check_object(self, obj: Manifest) -> FileResult:
         """Run the object rules on one object that comes from no file (audit reads them from a cluster)."""
@@ -256,7 +264,13 @@ class Linter:
         self._check_object(result, obj)
         return result
 
-    def _lint_documents(self, result: FileResult, documents: Iterable[Document]) -> None:
+    def _lint_documents(
+        self,
+        result: FileResult,
+        documents: Iterable[Document],
+        held: dict[tuple[int, str], list[Manifest]] | None = None,
+    ) -> None:
+        """Lint each document; `held`: objects ParsedSource.objects already built (a live run's)."""
         source = result.source
         file_objects: list[Manifest] = []
         skipped_list = -1  # the index of a List of live objects whose pieces are skipped
@@ -268,7 +282,7 @@ class Linter:
             for document in documents:
                 if document.list_of is not None and document.index == skipped_list:
                     continue  # the other pieces of a List of live objects
-                if self._lint_document(result, document, file_objects):
+                if self._lint_document(result, document, file_objects, held):
                     skipped_list = document.index
         if source.is_static_pod:
             result.static_pods.extend(o for o in file_objects if o.is_pod)
@@ -281,7 +295,13 @@ class Linter:
                     group_check.configured,
                 )
 
-    def _lint_document(self, result: FileResult, document: Document, file_objects: list[Manifest]) -> bool:
+    def _lint_document(
+        self,
+        result: FileResult,
+        document: Document,
+        file_objects: list[Manifest],
+        held: dict[tuple[int, str], list[Manifest]] | None = None,
+    ) -> bool:
         """Check the objects of one document; True when it is a List of live objects, skipped with a note."""
         source = result.source
         if document.error is not None:
@@ -299,7 +319,9 @@ class Linter:
                 "instead of linting it"
             )
             return True
-        for obj in _objects_of(source, document, self.context.default_namespace):
+        namespace = self.context.default_namespace
+        objects = held.get((id(document), namespace)) if held else None
+        for obj in _objects_of(source, document, namespace) if objects is None else objects:
             result.objects += 1
             if obj.kind in CLUSTER_SCOPED_KINDS and obj.name:
                 result.created.add((obj.kind, obj.name))

@@ -162,6 +162,23 @@ def test_server_that_never_answers(manifests: Path, kubeconfig: Path, api_server
     assert api_server.methods == {"GET"}
 
 
+def test_a_request_given_up_on_does_not_hold_up_the_next(tmp_path: Path, api_server: ApiServer) -> None:
+    """Requests run in reused threads: after one timed out, the next read in the same process (the language
+    server reads the cluster again after a failed read) finds a thread to run its requests."""
+    from nodename_lint.cluster.errors import ClusterUnavailable
+    from nodename_lint.cluster.live import LiveCluster, LiveOptions, Referenced
+
+    config = _kubeconfig_for(tmp_path, api_server.url, api_server.ca_pem)
+    options = LiveOptions(kubeconfig=str(config), request_timeout=1.0)
+    api_server.faults = [Fault("hang", path="/api/v1/nodes", times=1)]
+    with Timer() as timer, pytest.raises(ClusterUnavailable, match="did not answer GET /api/v1/nodes within 1s"):
+        LiveCluster(options).state_for(Referenced(nodes={"kind-worker"}))
+    assert timer.seconds < 3
+    with Timer() as timer:  # the hung thread still waits for its reply
+        state = LiveCluster(options).state_for(Referenced(nodes={"kind-worker"}))
+    assert sorted(state.nodes) == ["kind-control-plane", "kind-worker", "kind-worker2"] and timer.seconds < 3
+
+
 def test_server_that_accepts_and_never_shakes_hands(manifests: Path, tmp_path: Path) -> None:
     with SilentServer() as silent:
         config = _kubeconfig_for(tmp_path, silent.url, trustme.CA().cert_pem.bytes())

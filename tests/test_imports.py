@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.apiserver import TOKEN, ApiServer, cluster_entry, write_kubeconfig
+
 HEAVY = ("kubernetes", "jsonschema", "ruamel", "ruamel.yaml", "urllib3", "requests", "pygls", "lsprotocol", "cattrs")
 # Runs the CLI as `python -m nodename_lint ARGS` would, then reports which heavy modules got loaded.
 PROBE = """
@@ -88,3 +90,91 @@ def test_one_install_requires_every_library_of_the_headline_uses() -> None:
     assert metadata("nodename-lint").get_all("Provides-Extra") == ["helm", "test"]
     sources = "\n".join(path.read_text(encoding="utf-8") for path in (ROOT / "nodename_lint").rglob("*.py"))
     assert "nodename-lint[" not in sources, "no message may ask for an extra"
+
+
+# --- live runs: the official client's REST layer, not the whole package -----------------------------
+CLIENT_STACK = ("kubernetes", "oauthlib", "requests_oauthlib", "google", "pydantic")
+# never loaded by a run whose kubeconfig user has a fixed credential (token, client certificate, basic auth)
+WHOLE_CLIENT = (
+    "kubernetes.config",
+    "kubernetes.client.api_client",
+    "kubernetes.client.models",
+    "kubernetes.client.api.",
+    "kubernetes.dynamic",
+    "kubernetes.watch",
+    "kubernetes.stream",
+    "oauthlib",
+    "requests_oauthlib",
+    "google",
+    "pydantic",
+)
+
+
+def _live_modules(tmp_path: Path, kubeconfig: Path) -> tuple[list[str], str]:
+    """The client's modules a live lint of pod.yaml loaded, and its output."""
+    (tmp_path / "pod.yaml").write_text(MANIFEST)
+    probe = PROBE.replace("heavy = {heavy}", f"heavy = {set(CLIENT_STACK)!r}")
+    completed = subprocess.run(
+        [sys.executable, "-c", probe, json.dumps(["pod.yaml", "--kubeconfig", str(kubeconfig)])],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    stderr, _, loaded = completed.stderr.rpartition("\nLOADED=")
+    assert loaded, completed.stderr
+    return json.loads(loaded), completed.stdout + stderr
+
+
+def test_a_token_live_run_imports_only_the_clients_rest_layer(
+    tmp_path: Path, api_server: ApiServer, kubeconfig: Path
+) -> None:
+    """The official client sends the GETs (its Configuration and REST layer), without the 0.2 s of importing
+    every API class and model, the kubeconfig loader's oauthlib/requests/google-auth, watch and stream."""
+    loaded, output = _live_modules(tmp_path, kubeconfig)
+    assert "error[unknown-node] node worker-1 does not exist in the cluster (context kind-kind" in output, output
+    assert {"kubernetes.client.configuration", "kubernetes.client.rest"} <= set(loaded), loaded
+    assert [module for module in loaded if module.startswith(WHOLE_CLIENT)] == []
+    assert api_server.requests and all(r.authorization == f"Bearer {TOKEN}" for r in api_server.requests)
+
+
+def test_an_exec_plugin_live_run_loads_the_clients_kubeconfig_loader(tmp_path: Path, api_server: ApiServer) -> None:
+    """A credential only the client's loader knows (an exec plugin) still works: the packages skipped by the
+    narrow import complete themselves when the loader asks for them."""
+    credential = {"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential"}
+    credential["status"] = {"token": TOKEN}  # type: ignore[assignment]
+    plugin = {
+        "apiVersion": "client.authentication.k8s.io/v1beta1",
+        "command": sys.executable,
+        "args": ["-c", f"print({json.dumps(json.dumps(credential))})"],
+        "interactiveMode": "Never",
+    }
+    config = write_kubeconfig(
+        tmp_path / "kubeconfig",
+        clusters={"c": cluster_entry(api_server.url, api_server.ca_pem)},
+        users={"u": {"exec": plugin}},
+        contexts={"test": ("c", "u")},
+        current="test",
+    )
+    loaded, output = _live_modules(tmp_path, config)
+    assert "error[unknown-node] node worker-1 does not exist in the cluster (context test" in output, output
+    assert {"kubernetes.config.kube_config", "kubernetes.client.api_client"} <= set(loaded), loaded
+    assert api_server.requests and all(r.authorization == f"Bearer {TOKEN}" for r in api_server.requests)
+
+
+def test_the_narrowly_imported_client_completes_itself_for_other_code() -> None:
+    """Code in the same process that imports the client the usual way gets the whole package."""
+    code = (
+        "from nodename_lint.cluster.official import rest_modules\n"
+        "configuration, rest = rest_modules()\n"
+        "import sys\n"
+        "assert 'kubernetes.client.models' not in sys.modules and 'kubernetes.config' not in sys.modules\n"
+        "from kubernetes.client import ApiClient, Configuration, CoreV1Api\n"
+        "assert Configuration is configuration.Configuration\n"
+        "import kubernetes\n"
+        "from kubernetes import config, watch\n"
+        "assert kubernetes.__version__ and callable(config.load_kube_config) and watch.Watch\n"
+        "print('whole')\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert completed.stdout == "whole\n", completed.stderr

@@ -393,3 +393,44 @@ def test_diff_of_stdin_in_a_live_run(api_server: ApiServer, kubeconfig: Path) ->
     assert shown.stdout.startswith("--- <stdin>\n+++ <stdin>\n")
     assert "+      nodeSelector:   # the only node with the SSD\n" in shown.stdout
     assert api_server.requests, "the cluster was read"
+
+
+def test_node_pages_read_with_only_the_fields_the_rules_read_give_the_same_nodes(tmp_path: Path) -> None:
+    """Node pages are decoded with only the fields the records read (a real Node's images and managedFields are
+    skipped); a page of another shape is decoded whole. Either way the nodes are those of the objects served."""
+    from nodename_lint.cluster.live import LiveCluster, LiveOptions, Referenced
+    from nodename_lint.cluster.objects import node_from_object
+    from tests.apiserver import kind_node
+
+    real = kind_node("real", index=1, labels={"zone": "a"}, taints=[{"key": "k", "effect": "NoSchedule"}])
+    real["status"]["images"] = [{"names": ["registry.k8s.io/pause:3.10"], "sizeBytes": 320368}]
+    real["metadata"]["managedFields"] = [{"manager": "kubelet", "operation": "Update"}]
+    odd_conditions = kind_node("odd-conditions", index=2, unschedulable=True)
+    odd_conditions["status"]["conditions"].append("not a mapping")  # another shape: the page is decoded whole
+    bare = {"metadata": {"name": "bare", "labels": {"n": 1, "b": True}}}  # no spec, no status
+    for nodes in ([real, bare], [real, odd_conditions, bare]):
+        with ApiServer(nodes=nodes, namespaces=[], pods=[]) as server:
+            config = write_kubeconfig(
+                tmp_path / "kubeconfig",
+                clusters={"c": cluster_entry(server.url, server.ca_pem)},
+                users={"u": {"token": TOKEN}},
+                contexts={"test": ("c", "u")},
+                current="test",
+            )
+            state = LiveCluster(LiveOptions(kubeconfig=str(config))).state_for(Referenced())
+        expected = sorted((node_from_object(node) for node in nodes), key=lambda node: node.name)
+        assert sorted(state.nodes.values(), key=lambda node: node.name) == expected
+
+
+def test_no_request_thread_outlives_a_live_read(api_server: ApiServer, kubeconfig: Path) -> None:
+    """Requests run in reused threads that end with the connection: a process that read a cluster can still
+    start worker processes by fork (parallel.py forks only a process without other threads)."""
+    import threading
+
+    from nodename_lint.cluster.live import LiveCluster, LiveOptions, Referenced
+
+    state = LiveCluster(LiveOptions(kubeconfig=str(kubeconfig))).state_for(Referenced(nodes={"kind-worker"}))
+    assert "kind-worker" in state.nodes and len(api_server.requests) >= 4
+    for thread in [t for t in threading.enumerate() if t.name == "nodename-lint-request"]:
+        thread.join(5)
+    assert not [t for t in threading.enumerate() if t.name == "nodename-lint-request"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import re
 import threading
 import time
@@ -22,9 +23,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+from .. import __version__
 from ..safe_text import note
 from .errors import ClusterUnavailable, Forbidden, Gone, ReplyTooLarge, network_error, one_line_of, status_message
 from .kubeconfig import kubeconfig_paths, resolve_kubeconfig
+from .official import kube_config, rest_modules, static_credentials
 from .redaction import Redactor, route_client_logging
 
 DEFAULT_TIMEOUT = 5.0  # seconds: the whole of each request, from connecting to the last byte
@@ -35,6 +38,8 @@ PAGE_SIZE = 500  # kubectl's --chunk-size default
 RETRIES = 3  # extra attempts after 429, 500, 502, 503, 504
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_BACKOFF = 2.0  # seconds; also caps a server's Retry-After
+USER_AGENT = f"nodename-lint/{__version__} (kubernetes-client/python)"
+Decode = Callable[[bytes], dict[str, Any]]  # a reply's JSON with only some fields, e.g. trimming.decode_node_page
 _DICT_REPR = re.compile(r"/?\{(?:[^{}]|\{[^{}]*\})*\}")
 
 
@@ -54,29 +59,35 @@ class ApiConnection:
     """One API server, reached with GET requests only, with timeouts, retries and clear errors."""
 
     def __init__(self, options: LiveOptions) -> None:
-        from kubernetes import client, config  # the one place the client is imported
+        configuration_module, rest = rest_modules()  # the official client, without what a run does not use
 
         self.timeout = options.request_timeout
         self.max_response_bytes = options.max_response_bytes
         self.redact = Redactor()
         route_client_logging(self.redact)
         self.namespace: str | None = None
-        configuration = client.Configuration()
+        self.fixed_authorization: str | None = None  # set when the credential cannot change during the run
+        configuration = configuration_module.Configuration()
         try:
             if options.in_cluster:
-                config.load_incluster_config(client_configuration=configuration)
+                kube_config().load_incluster_config(client_configuration=configuration)
                 self.source = "in-cluster service account"
                 self._redact_in_cluster()
             else:
                 resolved = resolve_kubeconfig(kubeconfig_paths(options.kubeconfig), options.context, self.redact)
                 self.namespace = resolved.namespace
                 self.source = f"context {resolved.context}"
-                config.load_kube_config(
-                    config_file=os.pathsep.join(resolved.paths),
-                    context=resolved.context,
-                    client_configuration=configuration,
-                    persist_config=False,
-                )
+                static = static_credentials(resolved)
+                if static is not None:  # what the client's loader would set, without importing it
+                    static.apply(configuration)
+                    self.fixed_authorization = static.authorization or ""
+                else:
+                    kube_config().load_kube_config(
+                        config_file=os.pathsep.join(resolved.paths),
+                        context=resolved.context,
+                        client_configuration=configuration,
+                        persist_config=False,
+                    )
                 if resolved.insecure:
                     note(
                         f"warning: TLS verification is off for cluster {resolved.cluster} "
@@ -88,19 +99,22 @@ class ApiConnection:
             # the client names kubeconfig entries by their whole dict: drop those, then redact what is left
             detail = _DICT_REPR.sub("", one_line_of(exc))
             raise ClusterUnavailable(self.redact(f"cannot use the cluster credentials: {detail}")) from None
-        for value in configuration.api_key.values():
-            self.redact.add(value)
-            self.redact.add(value.split(" ", 1)[-1])
+        for value in [*configuration.api_key.values(), self.fixed_authorization]:
+            if value:
+                self.redact.add(value)
+                self.redact.add(value.split(" ", 1)[-1])
         configuration.retries = False  # retries are ours: bounded, and only for GET
         configuration.debug = False  # the client's debug log prints request headers (the token)
         self.host = configuration.host.rstrip("/")
         self.configuration = configuration
-        if urlsplit(self.host).scheme == "http" and configuration.api_key:
+        if urlsplit(self.host).scheme == "http" and (configuration.api_key or self.fixed_authorization):
             note(
                 f"warning: the API server {self.host} of {self.source} is plain http://: its bearer token is sent "
                 "unencrypted and anyone on the way can read and reuse it; use an https:// server address"
             )
-        self.api = client.ApiClient(configuration)
+        # the client's REST layer: its urllib3 pool carries the Configuration's TLS settings and proxy
+        self.pool = rest.RESTClientObject(configuration).pool_manager
+        self.runners = _Runners()
 
     def _redact_in_cluster(self) -> None:
         from kubernetes.config.incluster_config import SERVICE_TOKEN_FILENAME
@@ -112,7 +126,7 @@ class ApiConnection:
             pass
 
     # --- single requests ----------------------------------------------------------------------
-    def _get(self, path: str, query: dict[str, str]) -> dict[str, Any]:
+    def _get(self, path: str, query: dict[str, str], decode: Decode | None = None) -> dict[str, Any]:
         """GET path?query as JSON. Raises Forbidden for 403 and ClusterUnavailable for anything untrustworthy."""
         attempt = 0
         while True:
@@ -128,7 +142,7 @@ class ApiConnection:
         what = _describe(path, query)
         if 200 <= status < 300:
             try:
-                data = json.loads(body)
+                data = _decode(body, decode)
             except ValueError as exc:  # JSONDecodeError, or UnicodeDecodeError for bytes that are not UTF-8
                 problem = (
                     f"{exc.msg} at byte {exc.pos}"
@@ -140,6 +154,11 @@ class ApiConnection:
                 raise ClusterUnavailable(
                     f"the API server at {self.host} sent a reply that is not valid JSON for {what} "
                     f"({problem}); the cluster state cannot be trusted"
+                ) from None
+            except RecursionError:
+                raise ClusterUnavailable(
+                    f"the API server at {self.host} sent a reply nested too deeply for {what}; "
+                    "the cluster state cannot be trusted"
                 ) from None
             if not isinstance(data, dict):
                 raise ClusterUnavailable(f"the API server at {self.host} sent an unexpected reply for {what}")
@@ -171,10 +190,7 @@ class ApiConnection:
         request = _Request(
             self, self.host + path + (f"?{urlencode(list(query.items()))}" if query else ""), self._headers()
         )
-        worker = threading.Thread(target=request.run, name="nodename-lint-request", daemon=True)
-        worker.start()
-        worker.join(self.timeout)
-        if worker.is_alive():
+        if not self.runners.run(request, self.timeout):
             request.abandon()
             raise ClusterUnavailable(
                 f"the API server {self.host} did not answer {what} within {self.timeout:g}s "
@@ -193,9 +209,13 @@ class ApiConnection:
         return request.reply
 
     def _headers(self) -> dict[str, str]:
-        """Accept JSON, the client's User-Agent, and its credential header (the bearer token, refreshed by
-        an exec plugin when it expires): what every client version sends, without its generated request code."""
-        headers = {"Accept": "application/json", "User-Agent": self.api.user_agent}
+        """Accept JSON, who asks, and the credential header: fixed, or the client's (a bearer token that an
+        exec plugin refreshes when it expires), what every client version sends, without its generated code."""
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        if self.fixed_authorization is not None:
+            if self.fixed_authorization:
+                headers["Authorization"] = self.fixed_authorization
+            return headers
         settings: Any = self.configuration.auth_settings()  # a TypedDict in newer clients, a dict before
         for setting in settings.values():
             if setting.get("in") == "header" and setting.get("value"):
@@ -204,12 +224,17 @@ class ApiConnection:
 
     # --- lists --------------------------------------------------------------------------------
     def list_all(
-        self, path: str, field_selector: str = "", keep: Callable[[dict[str, Any]], Any] | None = None
+        self,
+        path: str,
+        field_selector: str = "",
+        keep: Callable[[dict[str, Any]], Any] | None = None,
+        decode: Decode | None = None,
     ) -> list[Any]:
         """Every item of a list, page by page; a 410 on a continue token restarts the list once.
 
         `keep` turns each item into what is kept as its page arrives (audit trims Pods so), so a
-        big list never sits in memory whole.
+        big list never sits in memory whole; `decode` reads a page's JSON with only the fields
+        kept (a page of another shape is decoded whole, and kept as it is).
         """
         for restart in (False, True):
             items: list[Any] = []
@@ -218,7 +243,7 @@ class ApiConnection:
                 query["fieldSelector"] = field_selector
             try:
                 while True:
-                    page = self._get(path, query)
+                    page = self._get(path, query, decode)
                     page_items = (item for item in page.get("items") or [] if isinstance(item, dict))
                     items.extend(map(keep, page_items) if keep else page_items)
                     token = (page.get("metadata") or {}).get("continue")
@@ -234,14 +259,60 @@ class ApiConnection:
         raise AssertionError("unreachable")
 
     def close(self) -> None:
-        self.api.close()
+        self.runners.close()
+        self.pool.clear()
+
+
+class _Runners:
+    """The daemon threads that run one connection's requests, each reused for the next request once done.
+
+    Starting a thread per request cost 0.13 ms of CPU, 0.03 s for a lint's 212 requests. A request
+    its caller gave up on keeps its thread until the abandoned socket ends it; the next request then
+    gets another thread. Once the connection is closed, no thread waits for more: a process that
+    read a cluster has no thread left behind (it may start worker processes by fork).
+    """
+
+    def __init__(self) -> None:
+        self.requests: queue.SimpleQueue[_Request | None] = queue.SimpleQueue()  # None: end the thread
+        self.idle = 0  # threads waiting for a request that no caller has claimed yet
+        self.closed = False
+        self.lock = threading.Lock()
+
+    def run(self, request: _Request, timeout: float) -> bool:
+        """Run the request in a runner thread; False if it has not ended within the timeout."""
+        with self.lock:
+            claimed = self.idle > 0
+            self.idle -= claimed
+        if not claimed:
+            threading.Thread(target=self._serve, name="nodename-lint-request", daemon=True).start()
+        self.requests.put(request)
+        return request.done.wait(timeout)
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed, idle, self.idle = True, self.idle, 0
+        for _ in range(idle):
+            self.requests.put(None)
+
+    def _serve(self) -> None:
+        while (request := self.requests.get()) is not None:
+            try:
+                request.run()
+            finally:
+                with self.lock:
+                    stay = not self.closed
+                    self.idle += stay  # before `done`: the caller's next request finds this thread idle
+                request.done.set()
+            if not stay:
+                return
 
 
 class _Request:
-    """One GET as run by ApiConnection._send's worker thread: the reply or the error, for the caller to read."""
+    """One GET as run by a runner thread for ApiConnection._send: the reply or the error, for the caller to read."""
 
     def __init__(self, connection: ApiConnection, url: str, headers: dict[str, str]) -> None:
         self.connection, self.url, self.headers = connection, url, headers
+        self.done = threading.Event()
         self.reply: tuple[int, dict[str, str], bytes] | None = None
         self.error: BaseException | None = None
         self.response: Any = None  # urllib3's response once the headers are in
@@ -255,7 +326,7 @@ class _Request:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
                 # the client's own pool: its TLS settings (CA, client certificate, proxy); retries are ours
-                response = conn.api.rest_client.pool_manager.request(
+                response = conn.pool.request(
                     "GET",
                     self.url,
                     headers=self.headers,
@@ -298,6 +369,22 @@ class _Request:
                 import socket
 
                 response._connection.sock.shutdown(socket.SHUT_RDWR)
+
+
+def _decode(body: bytes, decode: Decode | None = None) -> Any:
+    """A reply's JSON: `decode` if given and the reply has its shape, else msgspec (1.5x as fast as json.loads
+    on a page of 500 nodes); json.loads for what msgspec refuses, which either accepts it as before or raises
+    the error with the position that is reported."""
+    import msgspec
+
+    try:
+        return decode(body) if decode is not None else msgspec.json.decode(body)
+    except msgspec.DecodeError:  # ValidationError too: another shape is decoded whole
+        pass
+    try:
+        return msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        return json.loads(body)
 
 
 def _resource_parts(path: str) -> list[str]:

@@ -26,6 +26,11 @@ class Kubeconfig:
     cluster: str
     namespace: str | None
     insecure: bool
+    cluster_entry: dict[str, Any]  # the `cluster:` mapping of the chosen cluster
+    cluster_folder: str  # the folder of the file that defines it: relative paths start there
+    user_entry: Any  # the users[] entry the context names (None: none), as written
+    user_folder: str
+    every_file_has_a_config: bool  # the client's own loader refuses an empty file
 
 
 def kubeconfig_paths(flag: str | None) -> list[str]:
@@ -52,8 +57,10 @@ def kubeconfig_paths(flag: str | None) -> list[str]:
 def resolve_kubeconfig(paths: list[str], wanted_context: str | None, redact: Redactor) -> Kubeconfig:
     """Merge the files like kubectl: the first file to define a name or current-context wins."""
     contexts: dict[str, dict[str, Any]] = {}
-    clusters: dict[str, dict[str, Any]] = {}
+    clusters: dict[str, tuple[dict[str, Any], str]] = {}
+    users: dict[str, tuple[dict[str, Any], str]] = {}
     current = ""
+    every_file_has_a_config = True
     for path in paths:
         try:
             with open(path, encoding="utf-8") as handle:
@@ -65,6 +72,7 @@ def resolve_kubeconfig(paths: list[str], wanted_context: str | None, redact: Red
             where = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
             raise ClusterUnavailable(f"kubeconfig {path}{where}: not valid YAML") from None
         if data is None:
+            every_file_has_a_config = False
             continue
         if not isinstance(data, dict):
             raise ClusterUnavailable(
@@ -74,11 +82,16 @@ def resolve_kubeconfig(paths: list[str], wanted_context: str | None, redact: Red
         for entry in data.get("users") or []:
             if isinstance(entry, dict):
                 redact.add_user(entry, base)
-        for section, target, key in (("contexts", contexts, "context"), ("clusters", clusters, "cluster")):
-            for entry in data.get(section) or []:
-                if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-                    value = entry.get(key)
-                    target.setdefault(entry["name"], value if isinstance(value, dict) else {})
+                if isinstance(entry.get("name"), str):
+                    users.setdefault(entry["name"], (entry, base))
+        for entry in data.get("contexts") or []:
+            if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+                value = entry.get("context")
+                contexts.setdefault(entry["name"], value if isinstance(value, dict) else {})
+        for entry in data.get("clusters") or []:
+            if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+                value = entry.get("cluster")
+                clusters.setdefault(entry["name"], (value if isinstance(value, dict) else {}, base))
         if not current and isinstance(data.get("current-context"), str):
             current = data["current-context"]
     where = os.pathsep.join(paths)
@@ -92,10 +105,23 @@ def resolve_kubeconfig(paths: list[str], wanted_context: str | None, redact: Red
         raise ClusterUnavailable(f"context {name!r} is not in kubeconfig {where} (contexts: {available})")
     context = contexts[name]
     cluster_name = context.get("cluster")
-    cluster = clusters.get(cluster_name) if isinstance(cluster_name, str) else None
-    if cluster is None or not isinstance(cluster_name, str):
+    if not isinstance(cluster_name, str) or cluster_name not in clusters:
         raise ClusterUnavailable(
             f"context {name!r} in kubeconfig {where} names cluster {cluster_name!r}, which is not defined there"
         )
+    cluster, cluster_folder = clusters[cluster_name]
     namespace = context.get("namespace") if isinstance(context.get("namespace"), str) else None
-    return Kubeconfig(paths, name, cluster_name, namespace or None, cluster.get("insecure-skip-tls-verify") is True)
+    user_name = context.get("user")
+    user, user_folder = users.get(user_name, (None, "")) if isinstance(user_name, str) else (None, "")
+    return Kubeconfig(
+        paths,
+        name,
+        cluster_name,
+        namespace or None,
+        cluster.get("insecure-skip-tls-verify") is True,
+        cluster,
+        cluster_folder,
+        user,
+        user_folder,
+        every_file_has_a_config,
+    )

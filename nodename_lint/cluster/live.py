@@ -18,7 +18,7 @@ from urllib.parse import quote
 from .connection import ApiConnection, LiveOptions
 from .errors import ClusterUnavailable, Forbidden
 from .state import ClusterState
-from .trimming import trim_pod
+from .trimming import decode_node_page, trim_pod
 
 if TYPE_CHECKING:
     from ..engine import ParsedSource
@@ -116,7 +116,7 @@ class LiveCluster:
         conn = self.connection
         unavailable: dict[str, str] = {}
         try:
-            nodes = self._read(unavailable, "nodes", lambda: conn.list_all("/api/v1/nodes"))
+            nodes = self._read(unavailable, "nodes", lambda: conn.list_all("/api/v1/nodes", decode=decode_node_page))
             namespaces = self._read(unavailable, "namespaces", lambda: conn.list_all("/api/v1/namespaces"))
             existing = {(n.get("metadata") or {}).get("name") for n in nodes} if nodes is not None else None
             pod_nodes = sorted(wanted.nodes if existing is None else wanted.nodes & existing)
@@ -135,7 +135,7 @@ class LiveCluster:
         conn = self.connection
         unavailable: dict[str, str] = {}
         try:
-            nodes = self._read(unavailable, "nodes", lambda: conn.list_all("/api/v1/nodes"))
+            nodes = self._read(unavailable, "nodes", lambda: conn.list_all("/api/v1/nodes", decode=decode_node_page))
             namespaces = self._read(unavailable, "namespaces", lambda: conn.list_all("/api/v1/namespaces"))
             pods = self._read(unavailable, "pods", lambda: conn.list_all("/api/v1/pods", NON_TERMINATED))
             runtime_classes = self._read(unavailable, "runtime_classes", lambda: conn.list_all(RUNTIME_CLASSES))
@@ -210,7 +210,7 @@ class LiveCluster:
 
         conn = self.connection
         try:
-            nodes = conn.list_all("/api/v1/nodes")
+            nodes = conn.list_all("/api/v1/nodes", decode=decode_node_page)
             namespaces = conn.list_all("/api/v1/namespaces")
             pods = conn.list_all("/api/v1/pods", NON_TERMINATED, keep=trim_pod)  # trimmed as pages arrive
             runtime_classes = conn.list_all(RUNTIME_CLASSES)
