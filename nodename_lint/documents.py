@@ -40,6 +40,14 @@ class _Loader(_BaseLoader):
             return PLAIN_TAG if implicit[0] else QUOTED_TAG  # type: ignore[index]
         return YAML_TAG + ("map" if kind is MappingNode else "seq")
 
+    # libyaml's composer calls these around every node for path resolvers, which this loader has none
+    # of: PyYAML's versions look that up each time (a tenth of composing a List of Pods).
+    def descend_resolver(self, current_node: Node | None, current_index: object) -> None:
+        pass
+
+    def ascend_resolver(self) -> None:
+        pass
+
 
 # A document starts at a `---` line (with any directives before it); a `...` line ends one.
 _BOUNDARY = re.compile(r"^(?:%[^\n]*\n)*---(?=[ \t\r\n]|$)|^\.\.\.[ \t\r]*(?:#[^\n]*)?(?:\n|$)", re.M)
