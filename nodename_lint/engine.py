@@ -277,7 +277,6 @@ class Linter:
                     result,
                     group_check.rule,
                     partial(group_check.function, file_objects, self.context),
-                    None,
                     group_check.configured,
                 )
 
@@ -312,42 +311,60 @@ class Linter:
         checks = self.object_checks["object"]
         if obj.is_static_pod:
             checks = checks + self.object_checks["static-pod"]
+        context = self.context
         for check in checks:
-            produce = partial(_about, obj, partial(check.function, obj, self.context))
-            if not self._run(result, check.rule, produce, obj, check.configured):
-                return
+            try:
+                for violation in check.function(obj, context):
+                    self._report(result.findings, check.rule, check.configured, obj, violation, result.conditional)
+            except Exception as exc:
+                if not self._failed(result, check.rule, obj, exc):
+                    return
 
     def _run(
         self,
         result: FileResult,
         rule: Rule,
         produce: Callable[[], Iterable[tuple[Manifest, Violation]]],
-        obj: Manifest | None,
         configured: Severity | None,
-    ) -> bool:
-        """Collect one rule's violations; False when the object cannot be read any further."""
+    ) -> None:
+        """Collect the violations of one group check (the objects of a file)."""
         try:
             for found_obj, violation in produce():
                 self._report(result.findings, rule, configured, found_obj, violation, result.conditional)
-        except ConversionError as exc:
+        except Exception as exc:
+            self._failed(result, rule, None, exc)
+
+    def _failed(self, result: FileResult, rule: Rule, obj: Manifest | None, exc: Exception) -> bool:
+        """Report a check that raised; False when the object cannot be read any further (no more checks)."""
+        if isinstance(exc, ConversionError):
             if obj is not None:
                 mark = exc.node.start_mark
                 line = obj.document.line_offset + mark.line + 1
                 self._syntax(result, obj.document, SyntaxProblem(str(exc), line, mark.column + 1))
             return False
-        except Exception as exc:  # a rule bug must not stop the other files, but the run must not read as clean
-            result.internal_errors.append(internal_error(rule, exc, result.source.display, obj))
+        # a rule bug must not stop the other files, but the run must not read as clean
+        result.internal_errors.append(internal_error(rule, exc, result.source.display, obj))
         return True
 
-    def locate(self, rule: Rule, configured: Severity | None, obj: Manifest, violation: Violation) -> Finding:
+    def _place(self, obj: Manifest, violation: Violation) -> tuple[str, int, int, str]:
+        """(file, line, column, message) of a violation: in the linted file, or in the one a build read."""
         origin = obj.document.origin
-        file = obj.path
         if origin is None:
             line, column = obj.locate(violation.path)
-            message = violation.message
-        else:  # built from a template or an overlay: at the line of the file that wrote it
-            file, line, column, approximate = origin.place(obj, violation.path)
-            message = violation.message + approximate
+            return obj.path, line, column, violation.message
+        # built from a template or an overlay: at the line of the file that wrote it
+        file, line, column, approximate = origin.place(obj, violation.path)
+        return file, line, column, violation.message + approximate
+
+    def _finding(
+        self,
+        rule: Rule,
+        configured: Severity | None,
+        obj: Manifest,
+        violation: Violation,
+        place: tuple[str, int, int, str],
+    ) -> Finding:
+        file, line, column, message = place
         template_at: tuple[str, int | None, int | None] | None = None
         if obj.document.template and obj.path == STDIN_NAME:  # `helm template . | nodename-lint -`
             from .render.helm import stream_template_location
@@ -381,22 +398,26 @@ class Linter:
         """Locate a violation and keep it unless the object or a comment suppresses it.
 
         A violation `unless_applied` goes to `conditional`: the run keeps it only when no linted
-        manifest creates that object.
+        manifest creates that object. A suppressed one never becomes a Finding (half of the findings
+        of a List whose items each carry an ignore comment).
         """
-        finding = self.locate(rule, configured, obj, violation)
-        if not self.suppressed(finding, obj):
-            if violation.unless_applied is not None and conditional is not None:
-                conditional.append((finding, violation.unless_applied))
-            else:
-                findings.append(finding)
+        place = self._place(obj, violation)
+        if self._suppressed(rule.id, place[0], place[1], obj):
+            return
+        finding = self._finding(rule, configured, obj, violation, place)
+        if violation.unless_applied is not None and conditional is not None:
+            conditional.append((finding, violation.unless_applied))
+        else:
+            findings.append(finding)
 
-    def suppressed(self, finding: Finding, obj: Manifest) -> bool:
+    def _suppressed(self, rule_id: str, file: str, line: int, obj: Manifest) -> bool:
+        """Whether the object's ignore annotation or a directive comment at LINE of FILE silences RULE_ID."""
         ignored = annotation_ignores(obj)
-        if ignored and ("*" in ignored or finding.rule in ignored):
+        if ignored and ("*" in ignored or rule_id in ignored):
             return True
         origin = obj.document.origin
-        directives = directives_in(origin.text_of(finding.file)) if origin else comment_directives(obj.document)
-        return bool(directives) and ignored_by_comment(directives, finding.line, finding.rule)
+        directives = directives_in(origin.text_of(file)) if origin else comment_directives(obj.document)
+        return bool(directives) and ignored_by_comment(directives, line, rule_id)
 
     def _check_suppression_comments(self, result: FileResult, document: Document) -> None:
         """A directive comment naming a rule id that does not exist is a finding (it silences nothing)."""
@@ -526,12 +547,6 @@ def _objects_of(source: Source, document: Document, default_namespace: str) -> I
         default_namespace=(origin and origin.namespace) or default_namespace,
         is_static_pod=source.is_static_pod,
     )
-
-
-def _about(obj: Manifest, produce: Callable[[], Iterable[Violation]]) -> Iterator[tuple[Manifest, Violation]]:
-    """An object check's violations, each paired with the object, as file and folder checks yield them."""
-    for violation in produce():
-        yield obj, violation
 
 
 def _decode_message(exc: UnicodeDecodeError) -> str:
