@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from typing import Any, cast
 
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
@@ -281,28 +281,53 @@ def _convert(node: Node, budget: list[int], depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise ConversionError(f"document is nested more than {MAX_DEPTH} levels deep", node)
     depth += 1
+    winners: dict[str, Node] | None = None
+    children: Collection[Node]
     if isinstance(node, SequenceNode):
-        _spend(budget, len(node.value), node)
-        # most values of a manifest are strings that stay themselves: read them without a call
-        return [
-            item.value
-            if item.__class__ is ScalarNode and (item.tag == QUOTED_TAG or _plain_word(item))
-            else _convert(item, budget, depth)
-            for item in node.value
-        ]
+        children = node.value
+    else:  # a mapping: a later key overrides an earlier one, as in go-yaml
+        winners = {}
+        for key_node, value_node in node.value:
+            key = key_node.value
+            if not (  # a plain word (see _SELF_FIRST), tested inline as below
+                key_node.__class__ is ScalarNode
+                and key_node.tag == PLAIN_TAG
+                and key
+                and (key[0] in _SELF_FIRST or (len(key) > 5 and key[0].isalpha()))
+            ):
+                if key == MERGE_KEY and is_merge_key(key_node):
+                    winners = _winners(mapping_pairs(cast(MappingNode, node)))
+                    break
+                key = key_text(key_node)
+                if key is None:
+                    raise ConversionError(_key_problem(key_node), key_node)
+            winners[key] = value_node
+        children = winners.values()
+    _spend(budget, len(children), node)
+    # Most keys and values of a manifest are strings that stay themselves: quoted, or plain words
+    # (see _SELF_FIRST). They are tested inline, without a call per node: most of converting a Pod spec.
+    values = []
+    for child in children:
+        if child.__class__ is ScalarNode:
+            tag, text = child.tag, child.value
+            if tag == QUOTED_TAG or (
+                tag == PLAIN_TAG and text and (text[0] in _SELF_FIRST or (len(text) > 5 and text[0].isalpha()))
+            ):
+                values.append(text)
+                continue
+        values.append(_convert(child, budget, depth))
+    return values if winners is None else dict(zip(winners, values, strict=True))
+
+
+def _winners(pairs: Iterable[tuple[Node, Node]]) -> dict[str, Node]:
+    """The value node of each key, the last one winning (pairs in go-yaml's order of assignment)."""
     winners: dict[str, Node] = {}
-    for key_node, value_node in _pairs(cast(MappingNode, node)):  # neither a scalar nor a sequence
-        key = _plain_word(key_node) or key_text(key_node)
+    for key_node, value_node in pairs:
+        key = key_text(key_node)
         if key is None:
             raise ConversionError(_key_problem(key_node), key_node)
-        winners[key] = value_node  # a later key overrides an earlier one, as in go-yaml
-    _spend(budget, len(winners), node)
-    return {
-        key: value.value
-        if value.__class__ is ScalarNode and (value.tag == QUOTED_TAG or _plain_word(value))
-        else _convert(value, budget, depth)
-        for key, value in winners.items()
-    }
+        winners[key] = value_node
+    return winners
 
 
 def _spend(budget: list[int], nodes: int, parent: Node) -> None:
@@ -320,27 +345,6 @@ def _spend(budget: list[int], nodes: int, parent: Node) -> None:
 # boolean or null (y n t f o), or with one of these and are longer than any such word ("false",
 # 5 letters); `.nan`, `~` and numbers never start with a letter. Most keys and words in manifests.
 _SELF_FIRST = frozenset("abcdeghijklmpqrsuvwxzABCDEGHIJKLMPQRSUVWXZ_/")
-
-
-def _plain_word(node: Node) -> str:
-    """The text of a plain untagged scalar that go-yaml reads as that very string, else ""."""
-    if node.__class__ is not ScalarNode or node.tag != PLAIN_TAG:
-        return ""
-    text = node.value
-    if text and (text[0] in _SELF_FIRST or (len(text) > 5 and text[0].isalpha())):
-        return text
-    return ""
-
-
-def _pairs(node: MappingNode) -> Iterable[tuple[Node, Node]]:
-    """The mapping's pairs in assignment order: the node's own list unless it holds a merge key."""
-    pairs = node.value
-    for key, _ in pairs:
-        if key.value == MERGE_KEY and is_merge_key(key):
-            return mapping_pairs(node)
-    return pairs
-
-
 _NOT_FINITE = ".nan and .inf have no JSON form (json: unsupported value)"
 
 
