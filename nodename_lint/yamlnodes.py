@@ -45,6 +45,8 @@ _BOOL_NULL: dict[str, Any] = {
 _GO_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
 # What strconv.ParseInt(s, 0, 64) accepts once go-yaml has removed every underscore.
 _GO_INT = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)")
+# No int or float of go-yaml's syntax ends with a letter past f (hex digits), and a timestamp stays a string.
+_NOT_NUMBER_END = frozenset("ghijklmnopqrstuvwxyzGHIJKLMNOPQRSTUVWXYZ")
 _TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt ].*)?")
 
 
@@ -56,6 +58,8 @@ def resolve_plain(value: str) -> Any:
     if first in "yYnNtTfFoO~.+-" and value in _BOOL_NULL:
         return _BOOL_NULL[value]
     if first in "0123456789+-":
+        if value[-1] in _NOT_NUMBER_END:  # a quantity (100m, 64Mi): the three patterns below would give it back
+            return value
         if _TIMESTAMP.fullmatch(value):
             return value  # go-yaml keeps timestamp-looking values as strings for interface{}
         plain = value.replace("_", "")
@@ -224,7 +228,9 @@ def lookup(node: Node | None, key: str) -> tuple[Node, Node] | None:
     merges = False
     for key_node, value_node in node.value:
         if key_node.value == key:
-            if key_text(key_node) == key:
+            # written as KEY: it is KEY when quoted, or plain and a word, else resolve it
+            tag = key_node.tag
+            if tag == QUOTED_TAG or (tag == PLAIN_TAG and _is_word(key)) or key_text(key_node) == key:
                 found = (key_node, value_node)
         elif key_node.value == MERGE_KEY:
             merges = True
@@ -345,6 +351,13 @@ def _spend(budget: list[int], nodes: int, parent: Node) -> None:
 # boolean or null (y n t f o), or with one of these and are longer than any such word ("false",
 # 5 letters); `.nan`, `~` and numbers never start with a letter. Most keys and words in manifests.
 _SELF_FIRST = frozenset("abcdeghijklmpqrsuvwxzABCDEGHIJKLMPQRSUVWXZ_/")
+
+
+def _is_word(text: str) -> bool:
+    """Whether a plain scalar of this text is that very string (_convert tests it inline, per node)."""
+    return bool(text) and (text[0] in _SELF_FIRST or (len(text) > 5 and text[0].isalpha()))
+
+
 _NOT_FINITE = ".nan and .inf have no JSON form (json: unsupported value)"
 
 
