@@ -9,7 +9,7 @@ from functools import partial
 from typing import Generic, TypeVar
 
 from .documents import DEFAULT_LIMITS, Document, Limits, SyntaxProblem, iter_documents, without_cycle_collection
-from .findings import Finding, RunResult
+from .findings import POSITION_ORDER, REPORT_ORDER, Finding, RunResult
 from .model import CLUSTER_SCOPED_KINDS, Manifest, live_list_fields, objects_in
 from .registry import all_rules
 from .render import Rendering, RenderOptions
@@ -180,7 +180,7 @@ class Linter:
 
                 rendering = render(source, self.render_options, self.context.default_namespace)
             self._lint_rendered(result, rendering)
-            result.findings.sort(key=Finding.sort_key)
+            result.findings.sort(key=POSITION_ORDER)
             return result
         documents = (
             parsed.replay()
@@ -208,7 +208,7 @@ class Linter:
                     f"cannot read the file: {exc.strerror or exc}", 1, 1, "check that the file exists and is readable"
                 ),
             )
-        result.findings.sort(key=Finding.sort_key)
+        result.findings.sort(key=POSITION_ORDER)
         return result
 
     def lint_text(
@@ -226,7 +226,7 @@ class Linter:
                 return self.lint_source(Source(folder, render="helm"))
         result = FileResult(Source(display, is_static_pod))
         self._lint_documents(result, iter_documents([text], split_lists=True, limits=self.limits))
-        result.findings.sort(key=Finding.sort_key)
+        result.findings.sort(key=POSITION_ORDER)
         return result
 
     def _lint_rendered(self, result: FileResult, rendering: Rendering) -> None:
@@ -510,8 +510,8 @@ class Linter:
         # namespace), not also on their own
         run.findings.extend(f for f in plain if not built_from or os.path.realpath(f.file) not in built_from)
         run.objects -= sum(objects for path, objects in plain_objects if path in built_from)  # counted as built
-        run.findings = list({_identity(f): f for f in run.findings}.values())  # a base alone and in an overlay
-        run.findings.sort(key=lambda f: (f.file, *f.sort_key()))
+        run.findings = list({REPORT_ORDER(f): f for f in run.findings}.values())  # a base alone and in an overlay
+        run.findings.sort(key=REPORT_ORDER)
         return run
 
 
@@ -523,10 +523,6 @@ def internal_error(rule: Rule, exc: Exception, where: str, obj: Manifest | None)
         f"internal error in rule {rule.id} on {where}: {type(exc).__name__}: {exc}; its findings for this "
         "object are missing and the run exits 2 (please report this bug)"
     )
-
-
-def _identity(finding: Finding) -> tuple[str, int, int, str, str]:
-    return finding.file, finding.line, finding.column, finding.rule, finding.message
 
 
 def _active_severity(

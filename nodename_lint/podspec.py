@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from .model import Manifest, Path
@@ -72,6 +73,7 @@ def spec_path(obj: Manifest, *rest: str | int) -> Path:
     return (*(obj.pod_spec_path or ()), *rest)
 
 
+@lru_cache(maxsize=1024)  # the same few paths, for every object of a big List
 def dotted(path: Path) -> str:
     """A path the way kubectl explain and API errors write it: spec.template.spec.nodeName."""
     text = ""
