@@ -198,7 +198,7 @@ class Plan:
 
 def build_state(objects: ClusterObjects) -> AuditState:
     """The ClusterState the rules read, from the audited objects."""
-    from .cluster.from_file import StateError, state_from_objects
+    from .cluster.objects import StateError, state_from_objects
     from .sources import UsageError
 
     def present(kind: str, resource: str) -> list[dict[str, Any]] | None:

@@ -24,7 +24,7 @@ from .rule import (
     Severity,
     Violation,
 )
-from .sources import STDIN, STDIN_NAME, Source, read_blocks
+from .sources import STDIN, STDIN_NAME, Source, UsageError, read_blocks
 from .suppress import (
     annotation_ignores,
     comment_directives,
@@ -316,6 +316,8 @@ class Linter:
             try:
                 for violation in check.function(obj, context):
                     self._report(result.findings, check.rule, check.configured, obj, violation, result.conditional)
+            except UsageError:  # bad input found while checking (a damaged snapshot's Pod table): exit 2, no rule bug
+                raise
             except Exception as exc:
                 if not self._failed(result, check.rule, obj, exc):
                     return
@@ -331,6 +333,8 @@ class Linter:
         try:
             for found_obj, violation in produce():
                 self._report(result.findings, rule, configured, found_obj, violation, result.conditional)
+        except UsageError:  # as in _check_object
+            raise
         except Exception as exc:
             self._failed(result, rule, None, exc)
 

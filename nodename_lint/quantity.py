@@ -144,9 +144,12 @@ def request_value(resource: str, raw: Any) -> int:
     rejects negative requests; values beyond int64 are undefined in Kubernetes). Memoized: the
     Pods of a big cluster repeat the same few quantities.
     """
-    if isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
+    if raw.__class__ is str:  # the common case first: a cluster's Pods sum hundreds of thousands of these
+        key: tuple[str, Any] = (resource, raw)
+    elif isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
         return _request_value(resource, raw)
-    key = (resource, raw if not isinstance(raw, float) else repr(raw))
+    else:
+        key = (resource, raw if not isinstance(raw, float) else repr(raw))
     cached = _REQUEST_CACHE.get(key)
     if cached is None:
         cached = _request_value(resource, raw)

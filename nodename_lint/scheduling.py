@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .cluster.records import NodeInfo, NodeUsage
+from .cluster.records import NodeInfo, NodeUsage, PodInfo, plain_container_requests
 from .model import Path
 from .quantity import QuantityError, request_value
 
@@ -91,9 +91,10 @@ def pod_requests(
     `overhead` replaces spec.overhead: what the RuntimeClass admission plugin sets from the
     Pod's RuntimeClass.
     """
-    if lenient and overhead is None and _is_plain(spec):
+    blocks = plain_container_requests(spec) if lenient and overhead is None else None
+    if blocks is not None:
         running: dict[str, int] = {}
-        _add_container_requests(running, spec)
+        _add_requests(running, blocks)
         return running
     total: dict[str, int] = {}
     for index, container in _containers(spec, "containers"):
@@ -160,33 +161,26 @@ def _quantities(block: Any, path: Path, lenient: bool) -> dict[str, int]:
     return found
 
 
-def add_running_pod_requests(total: dict[str, int], spec: dict[str, Any]) -> None:
-    """Add the effective requests of a Pod already in the cluster to `total`, a node's usage.
+def running_pods_requests(pods: Iterable[PodInfo]) -> dict[str, int]:
+    """The summed effective requests of Pods already in the cluster: a node's usage.
 
-    The same sums as add_into(total, pod_requests(spec, lenient=True)), without a dict per Pod:
-    this runs for every Pod on the nodes no-node-fits compares (82,000 of a 150,000-Pod dump).
+    The same sums as add_into(total, pod_requests(pod.spec, lenient=True)) for each Pod, without
+    a dict per Pod: this runs for every Pod on the nodes no-node-fits compares (82,000 of a
+    150,000-Pod dump), and most are plain (PodInfo.plain_requests).
     """
-    if _is_plain(spec):
-        _add_container_requests(total, spec)
-    else:
-        add_into(total, pod_requests(spec, lenient=True))
+    total: dict[str, int] = {}
+    for pod in pods:
+        blocks = pod.plain_requests()
+        if blocks is None:
+            add_into(total, pod_requests(pod.spec, lenient=True))
+        else:
+            _add_requests(total, blocks)
+    return total
 
 
-def _is_plain(spec: dict[str, Any]) -> bool:
-    """No init containers, overhead or pod-level resources: the requests are the containers' sum."""
-    return "initContainers" not in spec and "overhead" not in spec and "resources" not in spec
-
-
-def _add_container_requests(total: dict[str, int], spec: dict[str, Any]) -> None:
-    """The common case of a Pod the API server already defaulted: containers' requests summed into `total`.
-
-    (Requests of a stored Pod already include the limits that stood in for them.) This runs for
-    every Pod of a big cluster once, so it stays a plain loop.
-    """
-    containers = spec.get("containers")
-    for container in containers if isinstance(containers, list) else ():
-        resources = container.get("resources") if isinstance(container, dict) else None
-        requests = resources.get("requests") if isinstance(resources, dict) else None
+def _add_requests(total: dict[str, int], blocks: Iterable[Any]) -> None:
+    """Add each `requests` mapping of `blocks` into `total`; invalid quantities are skipped (lenient)."""
+    for requests in blocks:
         if isinstance(requests, dict):
             for resource, raw in requests.items():
                 try:

@@ -11,8 +11,9 @@ import textwrap
 
 import pytest
 
-from nodename_lint.cluster.from_file import load_state_file, load_state_text, state_from_objects
+from nodename_lint.cluster.from_file import load_state_file, load_state_text
 from nodename_lint.cluster.names import closest_node_names
+from nodename_lint.cluster.objects import state_from_objects
 
 from .conftest import ROOT, lint_yaml, run_cli
 

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from nodename_lint.cluster.records import NodeInfo, NodeUsage
+from nodename_lint.cluster.records import NodeInfo, NodeUsage, PodInfo
 from nodename_lint.scheduling import (
     AFFINITY_REASON,
     TAINT_REASON,
     UNSCHEDULABLE_REASON,
     RequestError,
     add_into,
-    add_running_pod_requests,
     affinity_mismatch,
     eviction_delay,
     no_node_available_message,
     pod_requests,
     request_path,
+    running_pods_requests,
     scheduler_rejections,
     shortages,
     tolerates,
@@ -40,7 +40,7 @@ def test_containers_are_summed():
 
 
 def test_a_nodes_usage_summed_in_place_equals_the_sum_of_each_pods_requests():
-    """add_running_pod_requests (no dict per Pod) gives what adding each Pod's pod_requests(lenient) gave,
+    """running_pods_requests (no dict per Pod) gives what adding each Pod's pod_requests(lenient) gave,
     keys in the same order, for plain Pods, invalid and zero quantities, and the shapes that take the full path."""
     specs = [
         {"containers": [container("100m", "64Mi"), container("250m")]},
@@ -55,10 +55,11 @@ def test_a_nodes_usage_summed_in_place_equals_the_sum_of_each_pods_requests():
     for start in range(len(specs)):
         ordered = specs[start:] + specs[:start]
         expected: dict[str, int] = {}
-        summed: dict[str, int] = {}
         for spec in ordered:
             add_into(expected, pod_requests(spec, lenient=True))
-            add_running_pod_requests(summed, spec)
+        summed = running_pods_requests(
+            PodInfo("default", f"p{i}", "n", "Running", spec) for i, spec in enumerate(ordered)
+        )
         assert list(summed.items()) == list(expected.items())
     # 350 plain; 1000 + sidecar 2000 beside the init container's 3000: 5000; 200 + overhead 50; pod-level
     # limits default the pod-level request to the containers' 200

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -65,7 +66,7 @@ def test_snapshot_of_the_example_dump_gives_the_same_findings(tmp_path: Path) ->
 
 
 def test_the_snapshots_pod_table_reads_as_the_dumps_pods(tmp_path: Path) -> None:
-    """A snapshot's Pods are built from its rows only when read: they read as the dump's, whole and by name."""
+    """A snapshot's Pods are built from its table only when read: they read as the dump's, whole and by name."""
     snapshot = tmp_path / "state.snapshot.json"
     _convert(EXAMPLE_STATE, snapshot)
     dump, table = load_state_file(str(EXAMPLE_STATE)), load_state_file(str(snapshot))
@@ -74,9 +75,12 @@ def test_the_snapshots_pod_table_reads_as_the_dumps_pods(tmp_path: Path) -> None
     def rows(pods: Iterable[PodInfo | None]) -> list[tuple[str, str, str | None, str | None] | None]:
         return [None if p is None else (p.namespace, p.name, p.node_name, p.phase) for p in pods]
 
-    assert rows(table.pods) == rows(dump.pods)
-    assert rows([table.pods[1], table.pods[-1]]) == rows([dump.pods[1], dump.pods[-1]])
-    assert rows(table.pods[1:3]) == rows(dump.pods[1:3])
+    def by_name(pods: Iterable[PodInfo | None]) -> list[tuple[str, str, str | None, str | None] | None]:
+        return sorted(rows(pods), key=str)  # the table is by namespace and name
+
+    assert by_name(table.pods) == by_name(dump.pods)
+    assert all(pod in table.pods for pod in table.pods) and dump.pods[0] in table.pods
+    assert PodInfo("default", "no-such-pod", None, None) not in table.pods
     for running in dump.pods:
         found = table.live_pod(running.namespace, running.name)
         assert found is not None and rows([found]) == rows([dump.live_pod(running.namespace, running.name)])
@@ -165,7 +169,7 @@ def test_snapshot_of_another_version_is_refused(tmp_path: Path) -> None:
     "change, problem",
     [
         (('"taints":[]', '"taints":"none"'), "Expected `array`, got `str` - at `$.nodes[1].taints`"),
-        (('"pods":[', '"pods":{'), "not a valid nodename-lint cluster snapshot"),
+        (('"pods":{', '"pods":['), "not a valid nodename-lint cluster snapshot"),
     ],
 )
 def test_a_damaged_snapshot_is_a_clear_error(tmp_path: Path, change: tuple[str, str], problem: str) -> None:
@@ -198,7 +202,8 @@ def test_the_snapshot_is_one_record_per_line_and_starts_with_its_format(tmp_path
     state = load_state_file(str(EXAMPLE_STATE))
     assert state.nodes is not None and state.pods is not None
     assert sum(line.startswith('{"name":"kind-') for line in lines) == len(state.nodes) == 5
-    assert sum(line.startswith('["') for line in lines) == len(state.pods)  # the Pod table
+    pod_lines = [line for line in lines if re.fullmatch(r'"[^"]+":\[("[^"]+"|null),("[^"]+"|null)\][,}]*', line)]
+    assert len(pod_lines) == len(state.pods)  # the Pod table: one Pod per line, under its namespace
 
 
 def test_snapshot_options_are_checked(tmp_path: Path) -> None:
@@ -214,3 +219,19 @@ def test_audit_says_a_lint_snapshot_lacks_the_workloads(tmp_path: Path) -> None:
     result = run_cli("audit", "--cluster-state", str(snapshot))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "snapshot --workloads" in result.stderr
+
+
+def test_a_damaged_pod_table_is_a_clear_error_when_read(tmp_path: Path) -> None:
+    """A namespace's Pods are decoded when nodename-immutable first looks one up: damage there is
+    still the file's error (exit 2, its name), not a rule's internal error."""
+    snapshot = tmp_path / "snap.json"
+    _convert(EXAMPLE_STATE, snapshot)
+    text = snapshot.read_text()
+    assert ',"Running"]' in text
+    snapshot.write_text(text.replace(',"Running"]', ",5]"))
+    result = run_cli(str(EXAMPLE_MANIFESTS), "--cluster-state", str(snapshot))
+    assert result.returncode == 2 and "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert (
+        f"nodename-lint: {snapshot}: not a valid nodename-lint cluster snapshot: Expected `str | null`" in result.stderr
+    )
+    assert "(the Pods of namespace " in result.stderr

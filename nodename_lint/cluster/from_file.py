@@ -1,11 +1,11 @@
-"""Build a ClusterState from API objects: a saved `kubectl get ... -o yaml|json` List, or the live client.
+"""Build a ClusterState from a file: a saved `kubectl get ... -o yaml|json` List, or a snapshot.
 
-`state_from_objects` takes plain dicts exactly as the API returns them (the live client and the
-file loader both end here). `load_state_text`/`load_state_file` read a v1 List as printed by
-`kubectl get nodes,namespaces,pods -A -o yaml` (or `-o json`, or `kubectl get nodes -o yaml`
-alone): JSON through msgspec, YAML through libyaml with go-yaml's scalar rules (`=` and dates
-stay strings, `yes` is true), so that a big state loads fast and reads as kubectl reads it.
-A bad file is a UsageError naming the file and the line.
+`load_state_text`/`load_state_file` read a v1 List as printed by `kubectl get
+nodes,namespaces,pods -A -o yaml` (or `-o json`, or `kubectl get nodes -o yaml` alone): a JSON
+List through typed msgspec structs (json_dump), other JSON through msgspec, YAML through libyaml
+with go-yaml's scalar rules (`=` and dates stay strings, `yes` is true), so that a big state loads
+fast and reads as kubectl reads it. The objects become records in objects.py. A bad file is a
+UsageError naming the file and the line.
 """
 
 from __future__ import annotations
@@ -20,7 +20,16 @@ import yaml
 from ..documents import without_cycle_collection
 from ..sources import UsageError
 from ..yamlnodes import PLAIN_TAG, QUOTED_TAG, key_of, scalar_of, scalar_problem
-from .records import NodeInfo, PodInfo, RuntimeClassInfo
+from .json_dump import state_from_json_dump
+from .objects import (
+    SAVE_HINT,
+    StateError,
+    name_of,
+    node_from_object,
+    pod_from_object,
+    runtime_class_from_object,
+    state_from_kinds,
+)
 from .snapshot import is_snapshot, load_snapshot
 from .state import ClusterState
 
@@ -29,149 +38,8 @@ try:
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
-SAVE_HINT = "save it with `kubectl get nodes,namespaces,pods -A -o yaml > FILE`"
-_KINDS = {"Node": "nodes", "Namespace": "namespaces", "Pod": "pods", "RuntimeClass": "runtime_classes"}
+_KINDS = ("Node", "Namespace", "Pod", "RuntimeClass")  # the kinds a state file is read for
 
-
-class StateError(ValueError):
-    """An API object that cannot be read; `obj` is the offending item, `path` a path inside it."""
-
-    def __init__(self, obj: Any, path: tuple[str | int, ...], message: str) -> None:
-        super().__init__(message)
-        self.obj = obj
-        self.path = path
-
-
-# --- from API objects -----------------------------------------------------------------------------
-def _mapping(obj: Any, parent: dict[str, Any], path: tuple[str | int, ...]) -> dict[str, Any]:
-    value: Any = parent
-    for step in path:
-        value = value.get(step) if isinstance(value, dict) else None
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise StateError(obj, path, f"{'.'.join(map(str, path))} is not a mapping")
-    return value
-
-
-def _name(obj: Any, kind: str, *, namespaced: bool = False) -> tuple[str, str]:
-    if not isinstance(obj, dict):
-        raise StateError(obj, (), f"a {kind} item is not a mapping")
-    metadata = _mapping(obj, obj, ("metadata",))
-    name = metadata.get("name")
-    if not isinstance(name, str) or not name:
-        raise StateError(obj, ("metadata",), f"a {kind} has no metadata.name")
-    namespace = metadata.get("namespace") or "default" if namespaced else ""
-    if not isinstance(namespace, str):
-        raise StateError(obj, ("metadata", "namespace"), f"{kind} {name}: metadata.namespace is not a string")
-    return namespace, name
-
-
-def _strings(obj: Any, mapping: dict[str, Any], path: tuple[str | int, ...]) -> dict[str, str]:
-    """Labels: JSON object of strings (YAML numbers or booleans read as kubectl would send them)."""
-    found = _mapping(obj, mapping, path)
-    labels: dict[str, str] = {}
-    for key, value in found.items():
-        if isinstance(value, (dict, list)):
-            raise StateError(obj, (*path, key), f"{'.'.join(map(str, path))}.{key} is not a string")
-        labels[str(key)] = value if isinstance(value, str) else json.dumps(value)
-    return labels
-
-
-def node_from_object(obj: Any) -> NodeInfo:
-    """A NodeInfo from a Node object; raises StateError when its shape is wrong."""
-    _, name = _name(obj, "Node")
-    spec = _mapping(obj, obj, ("spec",))
-    taints = spec.get("taints") or []
-    if not isinstance(taints, list) or not all(isinstance(t, dict) for t in taints):
-        raise StateError(obj, ("spec", "taints"), f"Node {name}: spec.taints is not a list of mappings")
-    conditions = _mapping(obj, obj, ("status",)).get("conditions") or []
-    if not isinstance(conditions, list):
-        raise StateError(obj, ("status", "conditions"), f"Node {name}: status.conditions is not a list")
-    return NodeInfo(
-        name=name,
-        labels=_strings(obj, obj, ("metadata", "labels")),
-        taints=taints,
-        unschedulable=spec.get("unschedulable") is True,
-        allocatable=_mapping(obj, obj, ("status", "allocatable")),
-        conditions={
-            str(c.get("type")): str(c.get("status")) for c in conditions if isinstance(c, dict) and c.get("type")
-        },
-    )
-
-
-def pod_from_object(obj: Any) -> PodInfo:
-    """A PodInfo from a Pod object; raises StateError when its shape is wrong.
-
-    Runs once for every Pod of the cluster, so the well-formed case takes the shortest path.
-    """
-    metadata = obj.get("metadata") if isinstance(obj, dict) else None
-    spec = obj.get("spec") if isinstance(obj, dict) else None
-    status = obj.get("status") if isinstance(obj, dict) else None
-    name = metadata.get("name") if isinstance(metadata, dict) else None
-    namespace = (metadata.get("namespace") or "default") if isinstance(metadata, dict) else None
-    if not (
-        isinstance(name, str)
-        and name
-        and isinstance(namespace, str)
-        and isinstance(spec, dict)
-        and isinstance(status, (dict, type(None)))
-    ):
-        namespace, name = _name(obj, "Pod", namespaced=True)  # raises the precise error
-        spec = _mapping(obj, obj, ("spec",))
-        status = _mapping(obj, obj, ("status",))
-    node_name = spec.get("nodeName")
-    phase = status.get("phase") if status else None
-    return PodInfo(
-        namespace=namespace,
-        name=name,
-        node_name=node_name if isinstance(node_name, str) and node_name else None,
-        phase=phase if isinstance(phase, str) else None,
-        spec=spec,
-    )
-
-
-def runtime_class_from_object(obj: Any) -> tuple[str, RuntimeClassInfo]:
-    """(name, what the admission plugin copies from it) of a RuntimeClass; raises StateError when its shape is wrong."""
-    _, name = _name(obj, "RuntimeClass")
-    fixed = _mapping(obj, obj, ("overhead", "podFixed")) if _mapping(obj, obj, ("overhead",)) else {}
-    scheduling = _mapping(obj, obj, ("scheduling",))
-    tolerations = scheduling.get("tolerations") or []
-    if not isinstance(tolerations, list) or not all(isinstance(t, dict) for t in tolerations):
-        raise StateError(
-            obj, ("scheduling", "tolerations"), f"RuntimeClass {name}: scheduling.tolerations is not a list of mappings"
-        )
-    return name, RuntimeClassInfo(fixed or None, _strings(obj, obj, ("scheduling", "nodeSelector")), tolerations)
-
-
-def state_from_objects(
-    source: str,
-    *,
-    nodes: list[dict] | None,
-    namespaces: list[dict] | None,
-    pods: list[dict] | None,
-    pod_nodes: frozenset[str] | None = None,
-    unavailable: dict[str, str] | None = None,
-    runtime_classes: list[dict] | None = None,
-) -> ClusterState:
-    """A ClusterState from API objects as returned by the API or `kubectl get -o json`.
-
-    None for a kind means it is not known (and `unavailable` may say why); `pod_nodes` names the
-    nodes whose non-terminated Pods are all in `pods` (None: every node). Raises StateError for
-    an object of the wrong shape.
-    """
-    return ClusterState(
-        source=source,
-        nodes=None if nodes is None else {info.name: info for info in map(node_from_object, nodes)},
-        namespaces=None if namespaces is None else frozenset(_name(ns, "Namespace")[1] for ns in namespaces),
-        pods=None if pods is None else [pod_from_object(pod) for pod in pods],
-        runtime_classes=None if runtime_classes is None else dict(map(runtime_class_from_object, runtime_classes)),
-        unavailable=dict(unavailable or {}),
-        pod_nodes=pod_nodes,
-    )
-
-
-# --- from a file ----------------------------------------------------------------------------------
 _NO_KEY = object()
 
 
@@ -394,14 +262,45 @@ def _locate(text: str, doc_index: int, item_index: int, path: tuple[str | int, .
 
 
 def load_state_text(text: str, source: str) -> ClusterState:
-    """A ClusterState from the text of a saved List; `source` names it in messages ("state.yaml").
+    """A ClusterState from the text of a saved List; `source` names it in messages ("state.yaml")."""
+    return _frozen_state(text, source)
 
-    The state lives as long as the run: once built, it is frozen out of the cyclic GC, which would
-    otherwise rescan its millions of containers at every full collection the linting triggers
-    (0.6 s of a 2.5 s run against 150,000 Pods).
+
+def load_state_file(path: str) -> ClusterState:
+    """Read `--cluster-state FILE`; any problem is a UsageError (exit code 2).
+
+    A JSON file is handed to the readers as bytes: msgspec decodes UTF-8 itself, and a 43 MB dump
+    is not held a second time as text.
+    """
+    data = read_state_bytes(path)
+    return _frozen_state(data if data.lstrip()[:1] == b"{" else _text_of(data, path), path)
+
+
+def _text_of(data: bytes, path: str) -> str:
+    from ..documents import decode
+
+    try:
+        return decode(data)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise UsageError(f"{path}:{line}: the cluster state is not UTF-8 or UTF-16 text") from None
+
+
+def _frozen_state(content: str | bytes, source: str) -> ClusterState:
+    """The state of a file's content (bytes only when it starts as JSON), frozen out of the cyclic GC.
+
+    The state lives as long as the run: once built, it is frozen, since the GC would otherwise
+    rescan its millions of containers at every full collection the linting triggers (0.6 s of a
+    2.5 s run against 150,000 Pods).
     """
     with without_cycle_collection():
-        state = load_snapshot(text, source) if is_snapshot(text) else _load_state_text(text, source)
+        state = None
+        if is_snapshot(content):
+            state = load_snapshot(content, source)
+        elif content.lstrip()[:1] in ("{", b"{"):
+            state = state_from_json_dump(content, source)
+        if state is None:
+            state = _load_state_text(content if isinstance(content, str) else _text_of(content, source), source)
         gc.freeze()  # before the GC runs again: its first collection would scan everything built here
     return state
 
@@ -409,52 +308,24 @@ def load_state_text(text: str, source: str) -> ClusterState:
 def _load_state_text(text: str, source: str) -> ClusterState:
     documents = _parse(text, source)
     items = _items(documents, source)
-    by_kind: dict[str, list[Any]] = {"nodes": [], "namespaces": [], "pods": [], "runtime_classes": []}
+    by_kind: dict[str, list[Any]] = {kind: [] for kind in _KINDS}
     for _, _, item in items:
         kind = item.get("kind") if isinstance(item, dict) else None
-        if kind in _KINDS:
-            by_kind[_KINDS[kind]].append(item)
-    if not by_kind["nodes"]:
-        raise UsageError(f"{source}: the cluster state has no Node objects; {SAVE_HINT}")
-    missing = {
-        data: f"the cluster state {source} has no {data} ({SAVE_HINT})"
-        for data in ("namespaces", "pods")
-        if not by_kind[data]
-    }
-    if "pods" in missing:
-        missing["live-pods"] = missing["pods"]
-    if not by_kind["runtime_classes"]:
-        missing["runtime_classes"] = (
-            f"the cluster state {source} has no RuntimeClasses (add runtimeclasses to the "
-            "kubectl get command to count their overhead)"
-        )
+        if isinstance(kind, str) and kind in by_kind:
+            by_kind[kind].append(item)
     try:
-        return state_from_objects(
-            f"file {source}",
-            nodes=by_kind["nodes"],
-            namespaces=by_kind["namespaces"] or None,
-            pods=by_kind["pods"] or None,
-            runtime_classes=by_kind["runtime_classes"] or None,
-            unavailable=missing,
+        return state_from_kinds(
+            source,
+            [node_from_object(node) for node in by_kind["Node"]],
+            [name_of(namespace, "Namespace")[1] for namespace in by_kind["Namespace"]],
+            [pod_from_object(pod) for pod in by_kind["Pod"]],
+            [runtime_class_from_object(runtime_class) for runtime_class in by_kind["RuntimeClass"]],
         )
     except StateError as exc:
         found = next(((d, i) for d, i, item in items if item is exc.obj), None)  # the error path may be slow
         where = _locate(text, found[0], found[1], exc.path) if found else ""
         item = f" (items[{found[1]}])" if found and found[1] >= 0 else ""
         raise UsageError(f"{source}{where}: bad cluster state{item}: {exc}") from None
-
-
-def load_state_file(path: str) -> ClusterState:
-    """Read `--cluster-state FILE`; any problem is a UsageError (exit code 2)."""
-    from ..documents import decode
-
-    data = read_state_bytes(path)
-    try:
-        text = decode(data)
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise UsageError(f"{path}:{line}: the cluster state is not UTF-8 or UTF-16 text") from None
-    return load_state_text(text, path)
 
 
 MAX_STATE_BYTES = 1 << 30  # 1 GiB: about 25 times a 150,000-Pod cluster saved as JSON
@@ -476,14 +347,18 @@ def read_state_bytes(path: str) -> bytes:
             mode = os.fstat(handle.fileno()).st_mode
             if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
                 raise UsageError(f"{path}: not a cluster state: it is {file_kind(mode)}, not a file")
-            if stat.S_ISREG(mode) and os.fstat(handle.fileno()).st_size > MAX_STATE_BYTES:
-                raise UsageError(f"{path}: the cluster state is {limit}")
-            blocks, size = [], 0
-            while block := handle.read(1 << 20):  # read(cap) would reserve the whole cap up front
+            first = b""
+            if stat.S_ISREG(mode):
+                size = os.fstat(handle.fileno()).st_size
+                if size > MAX_STATE_BYTES:
+                    raise UsageError(f"{path}: the cluster state is {limit}")
+                first = handle.read(size)  # in one piece: joining blocks copied a 43 MB dump once more
+            blocks, size = [first], len(first)
+            while block := handle.read(1 << 20):  # a pipe (or a growing file): read(cap) would reserve the cap
                 size += len(block)
                 if size > MAX_STATE_BYTES:
                     raise UsageError(f"{path}: the cluster state is {limit}")
                 blocks.append(block)
     except OSError as exc:
         raise UsageError(f"{path}: cannot read the cluster state: {exc.strerror or exc}") from None
-    return b"".join(blocks)
+    return first if len(blocks) == 1 else b"".join(blocks)

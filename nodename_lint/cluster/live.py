@@ -152,7 +152,7 @@ class LiveCluster:
         unavailable: dict[str, str],
         runtime_classes: Any,
     ) -> ClusterState:
-        from .from_file import StateError, state_from_objects
+        from .objects import StateError, state_from_objects
 
         if "pods" in unavailable:
             unavailable["live-pods"] = unavailable["pods"]  # nodename-immutable reads the same Pods
@@ -206,7 +206,7 @@ class LiveCluster:
 
     def snapshot(self) -> ClusterState:
         """Every node, namespace and non-terminated Pod, for `nodename-lint snapshot`."""
-        from .from_file import StateError, state_from_objects
+        from .objects import StateError, state_from_objects
 
         conn = self.connection
         try:

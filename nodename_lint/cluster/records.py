@@ -6,9 +6,9 @@ compare a Pod with them), so neither needs the other to describe a node.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any
 
 from ..quantity import QuantityError, request_value
 
@@ -52,45 +52,90 @@ class PodInfo:
     name: str
     node_name: str | None
     phase: str | None
-    spec: dict[str, Any] = field(default_factory=dict)
+    # the spec as loaded: plain values, or the typed structs of a kubectl JSON dump (json_dump), which
+    # become plain values when first read: most Pods of a big cluster are never read
+    loaded_spec: Any = field(default_factory=dict, repr=False)
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        if self.loaded_spec.__class__ is not dict:
+            import msgspec  # startup: only a state from a JSON dump holds structs
+
+            self.loaded_spec = msgspec.to_builtins(self.loaded_spec)
+        return self.loaded_spec
+
+    def plain_requests(self) -> list[Any] | None:
+        """Each container's `resources.requests`, when they alone make the Pod's requests; None otherwise.
+
+        Read from the spec as loaded, so that summing a node's usage never makes a JSON dump's
+        structs plain values (that took longer than the sums).
+        """
+        if self.loaded_spec.__class__ is dict:
+            return plain_container_requests(self.loaded_spec)
+        return self.loaded_spec.plain_container_requests()
 
     @property
     def is_terminated(self) -> bool:
         return self.phase in TERMINATED_PHASES
 
 
-PodRow = tuple[str, str, str | None, str | None]  # namespace, name, node, phase
+def plain_container_requests(spec: dict[str, Any]) -> list[Any] | None:
+    """Each container's `resources.requests` (anything, as written) when the spec has no init
+    containers, overhead or pod-level resources: then these alone make the Pod's requests (a
+    stored Pod's requests already include the limits that stood in for them). None otherwise."""
+    if "initContainers" in spec or "overhead" in spec or "resources" in spec:
+        return None
+    containers = spec.get("containers")
+    return [
+        resources.get("requests") if isinstance(resources := container.get("resources"), dict) else None
+        for container in (containers if isinstance(containers, list) else ())
+        if isinstance(container, dict)
+    ]
 
 
-class PodTable(Sequence[PodInfo]):
+PodPlace = tuple[str | None, str | None]  # node, phase
+
+
+class PodTable(Collection[PodInfo]):
     """Pods known by namespace, name, node and phase only (a snapshot's Pod table), read as PodInfo.
 
-    A PodInfo is built when a Pod is read, not for all of them up front: a snapshot of 150,000
-    Pods is decoded into rows in C, and building every record took as long again, for the few
-    Pods a run looks up by name.
+    Kept as the snapshot holds it, namespace -> name -> (node, phase), each namespace's Pods
+    decoded when first read (`decode`): nodename-immutable looks a few Pods up by name, and
+    decoding 150,000 of them, or building or indexing their records, took as long as reading
+    the rest of the file.
     """
 
-    __slots__ = ("rows",)
+    __slots__ = ("_decode", "_namespaces")
 
-    def __init__(self, rows: list[PodRow]) -> None:
-        self.rows = rows
+    def __init__(self, namespaces: dict[str, Any], decode: Callable[[str, Any], dict[str, PodPlace]]) -> None:
+        self._namespaces = namespaces
+        self._decode = decode
+
+    def _pods_in(self, namespace: str) -> dict[str, PodPlace]:
+        pods = self._namespaces.get(namespace)
+        if pods is None:
+            return {}
+        if pods.__class__ is not dict:
+            pods = self._namespaces[namespace] = self._decode(namespace, pods)
+        return pods
+
+    def lookup(self, namespace: str, name: str) -> PodInfo | None:
+        place = self._pods_in(namespace).get(name)
+        return None if place is None else PodInfo(namespace, name, *place)
 
     def __len__(self) -> int:
-        return len(self.rows)
-
-    @overload
-    def __getitem__(self, index: int) -> PodInfo: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[PodInfo]: ...
-
-    def __getitem__(self, index: int | slice) -> PodInfo | list[PodInfo]:
-        if isinstance(index, slice):
-            return [PodInfo(*row) for row in self.rows[index]]
-        return PodInfo(*self.rows[index])
+        return sum(len(self._pods_in(namespace)) for namespace in self._namespaces)
 
     def __iter__(self) -> Iterator[PodInfo]:
-        return (PodInfo(*row) for row in self.rows)
+        return (
+            PodInfo(namespace, name, *place)
+            for namespace in list(self._namespaces)
+            for name, place in self._pods_in(namespace).items()
+        )
+
+    def __contains__(self, pod: object) -> bool:
+        """A Pod of this namespace and name, on the same node and in the same phase (the table holds no spec)."""
+        return isinstance(pod, PodInfo) and self._pods_in(pod.namespace).get(pod.name) == (pod.node_name, pod.phase)
 
 
 @dataclass(slots=True)

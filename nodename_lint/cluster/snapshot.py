@@ -12,7 +12,7 @@ cluster model (records.py, state.py), so a field added there travels without a c
      "ports": {"node": [["0.0.0.0", "TCP", 8080, "ns/pod"], ...]},   host ports in use, and by which Pod
      "runtimeClasses": {"name": RuntimeClassInfo, ...},
      "namespaces": ["default", ...],
-     "pods": [["namespace", "name", "node", "phase"], ...],   every Pod (node and phase may be null)
+     "pods": {"namespace": {"name": ["node", "phase"], ...}, ...},   every Pod (node and phase may be null)
      "podNodes": null,                        or the nodes whose Pods are all known (a partial state)
      "unavailable": {"pods": "why", ...}}     data the source could not give, and why
 
@@ -24,16 +24,17 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from functools import partial
 from typing import Any
 
 import msgspec
 
 from ..sources import UsageError
-from .records import NodeInfo, NodeUsage, PodRow, PodTable, RuntimeClassInfo
+from .records import NodeInfo, NodeUsage, PodPlace, PodTable, RuntimeClassInfo
 from .state import ClusterState
 
 FORMAT = "nodename-lint.io/cluster-snapshot"
-VERSION = 1
+VERSION = 2  # 2: Pods keyed by namespace and name (1: a list of rows)
 _HEAD = re.compile(r'\A\s*\{\s*"format"\s*:\s*"' + re.escape(FORMAT) + '"')
 
 PortRow = tuple[str, str, int, str]  # hostIP, protocol, hostPort (scheduling.HostPort), "namespace/name" of the Pod
@@ -52,15 +53,16 @@ class _Snapshot(msgspec.Struct, rename={"pod_nodes": "podNodes", "runtime_classe
     usage: dict[str, NodeUsage]
     ports: dict[str, list[PortRow]]
     namespaces: list[str] | None
-    pods: list[PodRow] | None
+    pods: dict[str, msgspec.Raw] | None  # namespace -> its Pods, decoded when read (records.PodTable)
     pod_nodes: list[str] | None
     runtime_classes: dict[str, RuntimeClassInfo] | None
     unavailable: dict[str, str]
 
 
-def is_snapshot(text: str) -> bool:
+def is_snapshot(content: str | bytes) -> bool:
     """Whether a cluster state file is a snapshot (its first key names the format)."""
-    return _HEAD.match(text[:200]) is not None
+    head = content[:200]
+    return _HEAD.match(head if isinstance(head, str) else head.decode("utf-8", "replace")) is not None
 
 
 def _public(record: Any) -> dict[str, Any]:
@@ -80,12 +82,27 @@ def snapshot_text(state: ClusterState, source: str) -> str:
             usage[name] = summed
         if in_use:
             ports[name] = [(*port, holder) for port, holder in sorted(in_use.items())]
-    pods = None if state.pods is None else [(p.namespace, p.name, p.node_name, p.phase) for p in state.pods]
+    pods: dict[str, dict[str, PodPlace]] | None = None
+    if state.pods is not None:
+        pods = {}
+        for pod in sorted(state.pods, key=lambda pod: (pod.namespace, pod.name)):
+            pods.setdefault(pod.namespace, {})[pod.name] = (pod.node_name, pod.phase)
 
     def listed(values: Any) -> str:
         if values is None:
             return "null"
         return "[" + ",".join("\n" + encode(value).decode() for value in values) + ("\n]" if values else "]")
+
+    def keyed(pods: dict[str, dict[str, PodPlace]] | None) -> str:
+        if pods is None:
+            return "null"
+        namespaces = (
+            f"\n{encode(namespace).decode()}:{{"
+            + ",".join(f"\n{encode(name).decode()}:{encode(place).decode()}" for name, place in named.items())
+            + "}"
+            for namespace, named in pods.items()
+        )
+        return "{" + ",".join(namespaces) + ("\n}" if pods else "}")
 
     fields = [
         f'"format":{encode(FORMAT).decode()}',
@@ -99,7 +116,7 @@ def snapshot_text(state: ClusterState, source: str) -> str:
         + ",".join(f"\n{encode(name).decode()}:{encode(rows).decode()}" for name, rows in ports.items())
         + ("\n}" if ports else "}"),
         f'"namespaces":{encode(None if state.namespaces is None else sorted(state.namespaces)).decode()}',
-        f'"pods":{listed(pods)}',
+        f'"pods":{keyed(pods)}',
         f'"podNodes":{encode(None if state.pod_nodes is None else sorted(state.pod_nodes)).decode()}',
         f'"runtimeClasses":{encode(state.runtime_classes).decode()}',
         f'"unavailable":{encode(state.unavailable).decode()}',
@@ -107,9 +124,9 @@ def snapshot_text(state: ClusterState, source: str) -> str:
     return "{" + ",\n".join(fields) + "}\n"
 
 
-def load_snapshot(text: str, display: str) -> ClusterState:
+def load_snapshot(content: str | bytes, display: str) -> ClusterState:
     """The ClusterState a snapshot holds; a file of another version or shape is a UsageError."""
-    data = text.encode()
+    data = content.encode() if isinstance(content, str) else content
     try:  # one decoding when the file is of this version and shape; the header alone says why not
         snapshot = msgspec.json.decode(data, type=_Snapshot)
     except msgspec.DecodeError as exc:
@@ -130,7 +147,7 @@ def load_snapshot(text: str, display: str) -> ClusterState:
         source=f"file {display}",
         nodes=nodes,
         namespaces=None if snapshot.namespaces is None else frozenset(snapshot.namespaces),
-        pods=None if snapshot.pods is None else PodTable(snapshot.pods),
+        pods=None if snapshot.pods is None else PodTable(dict(snapshot.pods), partial(_namespace_pods, display)),
         unavailable=snapshot.unavailable,
         pod_nodes=None if snapshot.pod_nodes is None else frozenset(snapshot.pod_nodes),
         runtime_classes=snapshot.runtime_classes,
@@ -144,6 +161,19 @@ def load_snapshot(text: str, display: str) -> ClusterState:
         },
     )
     return state
+
+
+_NAMESPACE_PODS = msgspec.json.Decoder(dict[str, PodPlace])
+
+
+def _namespace_pods(display: str, namespace: str, pods: msgspec.Raw) -> dict[str, PodPlace]:
+    """The Pods of one namespace of a snapshot's table, decoded when first read."""
+    try:
+        return _NAMESPACE_PODS.decode(pods)
+    except msgspec.DecodeError as exc:
+        raise UsageError(
+            f"{display}: not a valid nodename-lint cluster snapshot: {exc} (the Pods of namespace {namespace!r})"
+        ) from None
 
 
 def _header_version(data: bytes, display: str) -> int:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import gc
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
@@ -23,13 +23,13 @@ from ..scheduling import (
     AFFINITY_CONFLICT,
     HostPort,
     absent_nodes_reason,
-    add_running_pod_requests,
     host_ports,
     prefilter_node_names,
+    running_pods_requests,
     scheduler_rejections,
 )
 from .names import closest_node_names
-from .records import NodeInfo, NodeUsage, PodInfo, PodRow, PodTable, RuntimeClassInfo
+from .records import NodeInfo, NodeUsage, PodInfo, PodTable, RuntimeClassInfo
 
 _Index = TypeVar("_Index")
 
@@ -70,12 +70,12 @@ class ClusterState:
     source: str  # "file state.yaml", "context kind-kind": said in messages and the summary
     nodes: dict[str, NodeInfo] | None = None
     namespaces: frozenset[str] | None = None
-    pods: Sequence[PodInfo] | None = None  # a list, or a snapshot's PodTable
+    pods: Collection[PodInfo] | None = None  # a list, or a snapshot's PodTable
     runtime_classes: dict[str, RuntimeClassInfo] | None = None  # by name
     unavailable: dict[str, str] = field(default_factory=dict)  # data kind -> why it is missing
     pod_nodes: frozenset[str] | None = None
     _by_node: dict[str, list[PodInfo]] | None = field(default=None, repr=False)
-    _by_name: dict[tuple[str, str], PodInfo | PodRow] | None = field(default=None, repr=False)
+    _by_name: dict[str, dict[str, PodInfo]] | None = field(default=None, repr=False)  # namespace -> name -> Pod
     # the caches of the accessors below, private to this state
     _usage: dict[str, NodeUsage] = field(default_factory=dict, repr=False)
     _ports: dict[str, dict[HostPort, str]] = field(default_factory=dict, repr=False)
@@ -98,6 +98,12 @@ class ClusterState:
             self._by_node = _frozen(self._index_by_node)
         return self._by_node
 
+    def set_pod_indexes(self, by_node: dict[str, list[PodInfo]], by_namespace: dict[str, dict[str, PodInfo]]) -> None:
+        """The non-terminated Pods by node, and every Pod by namespace and name, from a loader that
+        walked every Pod anyway (json_dump)."""
+        self._by_node = by_node
+        self._by_name = by_namespace
+
     def _index_by_node(self) -> dict[str, list[PodInfo]]:
         by_node: dict[str, list[PodInfo]] = {}
         for pod in self.pods or ():
@@ -116,10 +122,7 @@ class ClusterState:
         cached = self._usage.get(node)
         if cached is None:
             running = self._pods_by_node().get(node, [])
-            requested: dict[str, int] = {}
-            for pod in running:
-                add_running_pod_requests(requested, pod.spec)
-            cached = self._usage[node] = NodeUsage(len(running), requested)
+            cached = self._usage[node] = NodeUsage(len(running), _frozen(partial(running_pods_requests, running)))
         return cached
 
     def ports_in_use(self, node: str) -> dict[HostPort, str] | None:
@@ -128,24 +131,28 @@ class ClusterState:
             return None
         cached = self._ports.get(node)
         if cached is None:
+            running = self._pods_by_node().get(node, [])
+            specs = _frozen(lambda: [pod.spec for pod in running])  # a JSON dump's specs made plain live on
             cached = self._ports[node] = {
                 port: f"{pod.namespace}/{pod.name}"
-                for pod in self._pods_by_node().get(node, [])
-                for _, port in host_ports(pod.spec)
+                for pod, spec in zip(running, specs, strict=True)
+                for _, port in host_ports(spec)
             }
         return cached
 
     def live_pod(self, namespace: str, name: str) -> PodInfo | None:
         """The Pod with this namespace and name in the cluster, if any."""
+        if isinstance(self.pods, PodTable):  # a snapshot's table is looked up as it is
+            return self.pods.lookup(namespace, name)
         if self._by_name is None:
             self._by_name = _frozen(self._index_by_name)
-        found = self._by_name.get((namespace, name))
-        return PodInfo(*found) if isinstance(found, tuple) else found
+        return self._by_name.get(namespace, {}).get(name)
 
-    def _index_by_name(self) -> dict[tuple[str, str], PodInfo | PodRow]:
-        if isinstance(self.pods, PodTable):  # the rows: a PodInfo only for the Pods looked up
-            return {(row[0], row[1]): row for row in self.pods.rows}
-        return {(pod.namespace, pod.name): pod for pod in self.pods or ()}
+    def _index_by_name(self) -> dict[str, dict[str, PodInfo]]:
+        by_namespace: dict[str, dict[str, PodInfo]] = {}
+        for pod in self.pods or ():
+            by_namespace.setdefault(pod.namespace, {})[pod.name] = pod
+        return by_namespace
 
     def node_suggestions(self, name: str) -> tuple[str, ...]:
         """The existing node names a missing `name` most likely meant, best first (see closest_node_names)."""

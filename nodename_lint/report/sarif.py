@@ -9,7 +9,6 @@ unrelated lines above it move.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from typing import Any
 
@@ -17,6 +16,7 @@ from .. import __version__
 from ..findings import Finding, RunResult
 from ..registry import all_rules
 from ..rule import Rule
+from .encoding import indented_json
 from .locations import PROJECT_URL, relative_uri, repository_path, repository_root, root_uri, rule_doc_url
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -46,7 +46,7 @@ def render(result: RunResult, *, color: bool = False) -> str:
         "invocations": [_invocation(result, rule_index)],
     }
     log = {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
-    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    return indented_json(log, len(result.findings))
 
 
 def _descriptor(rule: Rule) -> dict[str, Any]:

@@ -1,0 +1,192 @@
+"""The fast path for the commonest big cluster state: a kubectl JSON List (`kubectl get ... -A -o json`).
+
+msgspec decodes the file into typed structs that hold only what the records read (metadata name,
+namespace and labels; of the spec the node, the containers' resources and ports, overhead and
+host network, a Node's taints; status phase, allocatable and conditions; a RuntimeClass's overhead
+and scheduling) and skips everything else in C: managedFields, annotations, images, env, volumes,
+container statuses. The Pod records and the Pods-by-node index are built in one loop, and a Pod's
+spec stays a struct until a rule reads it (most Pods of a big cluster never are).
+
+Anything unusual (another top-level shape, a field of the wrong type, bytes that are not UTF-8, an
+item the records refuse) returns None, and the generic reader (from_file) reads the file again and
+says exactly what is wrong and where: this path is only ever faster, never another judge.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import msgspec
+
+from .objects import StateError, node_from_object, runtime_class_from_object, state_from_kinds
+from .records import TERMINATED_PHASES, PodInfo
+from .state import ClusterState
+
+_NULL = msgspec.Raw(b"null")
+
+
+class _Metadata(msgspec.Struct, gc=False):
+    name: Any = None
+    namespace: Any = None
+    labels: msgspec.Raw = _NULL  # decoded for Nodes only: every Pod of a real cluster has labels
+
+
+class _Status(msgspec.Struct, gc=False):
+    phase: Any = None
+    allocatable: msgspec.Raw = _NULL  # Node
+    conditions: msgspec.Raw = _NULL  # decoded for Nodes only: every Pod of a real cluster has some
+
+
+class _Container(msgspec.Struct, gc=False, omit_defaults=True):
+    """A container (or init container) as usage sums and host ports read it (scheduling.py)."""
+
+    resources: Any = msgspec.UNSET
+    ports: Any = msgspec.UNSET
+    restartPolicy: Any = msgspec.UNSET
+
+
+_Containers = list[_Container] | None | msgspec.UnsetType
+
+
+class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
+    """The spec of any kind, with the fields a Pod's or a Node's record reads: a Pod's spec is kept
+    as it is until a rule reads it (records.PodInfo.spec makes it plain values); unset stays absent."""
+
+    nodeName: Any = msgspec.UNSET
+    containers: _Containers = msgspec.UNSET
+    initContainers: _Containers = msgspec.UNSET
+    overhead: Any = msgspec.UNSET
+    resources: Any = msgspec.UNSET
+    hostNetwork: Any = msgspec.UNSET
+    taints: Any = msgspec.UNSET  # Node
+    unschedulable: Any = msgspec.UNSET  # Node
+
+    def plain_container_requests(self) -> list[Any] | None:
+        """records.plain_container_requests of this spec, read from the structs (no plain values made)."""
+        if self.initContainers is not msgspec.UNSET or self.overhead is not msgspec.UNSET:
+            return None
+        if self.resources is not msgspec.UNSET:
+            return None
+        return [
+            resources.get("requests") if isinstance(resources := container.resources, dict) else None
+            for container in (self.containers if isinstance(self.containers, list) else ())
+        ]
+
+
+class _Item(msgspec.Struct, gc=False):
+    """One object of the List, whatever its kind: the fields the records of any kind read."""
+
+    kind: str | msgspec.UnsetType | None = msgspec.UNSET  # unset: the List's kind names it
+    metadata: _Metadata | None = None
+    spec: _Spec | None = None
+    status: _Status | None = None
+    overhead: Any = None  # RuntimeClass
+    scheduling: Any = None  # RuntimeClass
+
+
+class _List(msgspec.Struct, gc=False):
+    kind: Any = None
+    items: list[_Item] | None = None
+
+
+_DECODER = msgspec.json.Decoder(_List)
+
+
+def state_from_json_dump(data: bytes | str, source: str) -> ClusterState | None:
+    """The ClusterState of a kubectl JSON List; None when the file is not one of the plain shape."""
+    try:
+        dump = _DECODER.decode(data)
+    except msgspec.DecodeError:  # also msgspec.ValidationError: the generic reader says what is wrong
+        return None
+    kind = dump.kind
+    if not isinstance(kind, str) or not kind.endswith("List") or dump.items is None:
+        return None
+    implied = kind[: -len("List")]  # `kubectl get nodes -o json` of the API: a NodeList, items without kind
+    read = _read_items(dump.items, implied)
+    del dump
+    if read is None:
+        return None
+    others = read.others
+    try:
+        nodes = [node_from_object(_as_object(item)) for item in others["Node"]]
+        runtime_classes = [runtime_class_from_object(_as_object(item)) for item in others["RuntimeClass"]]
+    except StateError:
+        return None
+    namespaces: list[str] = []
+    for item in others["Namespace"]:
+        name = item.metadata.name if item.metadata else None
+        if not isinstance(name, str) or not name:
+            return None
+        namespaces.append(name)
+    state = state_from_kinds(source, nodes, namespaces, read.records, runtime_classes)
+    state.set_pod_indexes(read.by_node, read.by_namespace)
+    return state
+
+
+class _Read(NamedTuple):
+    records: list[PodInfo]
+    by_node: dict[str, list[PodInfo]]  # the non-terminated Pods
+    by_namespace: dict[str, dict[str, PodInfo]]
+    others: dict[str, list[_Item]]  # the items of the other kinds, by kind
+
+
+def _read_items(items: list[_Item], implied: str) -> _Read | None:
+    """The Pod records, indexed by node and by name, and the other kinds' items to read.
+
+    Pods are read as objects.pod_from_object reads them, in the one loop over every item of the
+    cluster; None at the first Pod it would refuse (the generic reader then names it).
+    """
+    records: list[PodInfo] = []
+    by_node: dict[str, list[PodInfo]] = {}
+    by_namespace: dict[str, dict[str, PodInfo]] = {}
+    others: dict[str, list[_Item]] = {"Node": [], "Namespace": [], "RuntimeClass": []}
+    for item in items:
+        kind = implied if item.kind is msgspec.UNSET else item.kind
+        if kind != "Pod":
+            of_kind = others.get(kind or "")
+            if of_kind is not None:
+                of_kind.append(item)
+            continue
+        metadata, spec, status = item.metadata, item.spec, item.status
+        if metadata is None or spec is None:
+            return None
+        name, namespace = metadata.name, metadata.namespace or "default"
+        if name.__class__ is not str or not name or namespace.__class__ is not str:
+            return None
+        node = spec.nodeName
+        phase = status.phase if status is not None else None
+        if node.__class__ is not str or not node:
+            node = None
+        if phase.__class__ is not str:
+            phase = None
+        record = PodInfo(namespace, name, node, phase, spec)
+        records.append(record)
+        named = by_namespace.get(namespace)
+        if named is None:
+            by_namespace[namespace] = {name: record}
+        else:
+            named[name] = record
+        if node is not None and phase not in TERMINATED_PHASES:
+            found = by_node.get(node)
+            if found is None:
+                by_node[node] = [record]
+            else:
+                found.append(record)
+    return _Read(records, by_node, by_namespace, others)
+
+
+def _as_object(item: _Item) -> dict[str, Any]:
+    """A Node or RuntimeClass item as the API object the generic record readers take (a few thousand)."""
+    metadata = item.metadata or _Metadata()
+    status = item.status or _Status()
+    fields = {
+        "metadata": {"name": metadata.name, "labels": msgspec.json.decode(metadata.labels)},
+        "spec": None if item.spec is None else msgspec.to_builtins(item.spec),
+        "status": {
+            "allocatable": msgspec.json.decode(status.allocatable),
+            "conditions": msgspec.json.decode(status.conditions),
+        },
+        "overhead": item.overhead,
+        "scheduling": item.scheduling,
+    }
+    return {key: value for key, value in fields.items() if value is not None}

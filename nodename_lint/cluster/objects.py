@@ -1,0 +1,187 @@
+"""Records from API objects: Nodes, Namespaces, Pods and RuntimeClasses as the API returns them.
+
+The live client, a saved kubectl List (from_file) and the JSON dump fast path (json_dump) all end
+here, so an object reads the same whatever brought it. An object of the wrong shape raises
+StateError with the path inside it; the reader that has the file turns that into a line.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..sources import UsageError
+from .records import NodeInfo, PodInfo, RuntimeClassInfo
+from .state import ClusterState
+
+SAVE_HINT = "save it with `kubectl get nodes,namespaces,pods -A -o yaml > FILE`"
+
+
+class StateError(ValueError):
+    """An API object that cannot be read; `obj` is the offending item, `path` a path inside it."""
+
+    def __init__(self, obj: Any, path: tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.obj = obj
+        self.path = path
+
+
+def _mapping(obj: Any, parent: dict[str, Any], path: tuple[str | int, ...]) -> dict[str, Any]:
+    value: Any = parent
+    for step in path:
+        value = value.get(step) if isinstance(value, dict) else None
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise StateError(obj, path, f"{'.'.join(map(str, path))} is not a mapping")
+    return value
+
+
+def name_of(obj: Any, kind: str, *, namespaced: bool = False) -> tuple[str, str]:
+    if not isinstance(obj, dict):
+        raise StateError(obj, (), f"a {kind} item is not a mapping")
+    metadata = _mapping(obj, obj, ("metadata",))
+    name = metadata.get("name")
+    if not isinstance(name, str) or not name:
+        raise StateError(obj, ("metadata",), f"a {kind} has no metadata.name")
+    namespace = metadata.get("namespace") or "default" if namespaced else ""
+    if not isinstance(namespace, str):
+        raise StateError(obj, ("metadata", "namespace"), f"{kind} {name}: metadata.namespace is not a string")
+    return namespace, name
+
+
+def _strings(obj: Any, mapping: dict[str, Any], path: tuple[str | int, ...]) -> dict[str, str]:
+    """Labels: JSON object of strings (YAML numbers or booleans read as kubectl would send them)."""
+    found = _mapping(obj, mapping, path)
+    labels: dict[str, str] = {}
+    for key, value in found.items():
+        if isinstance(value, (dict, list)):
+            raise StateError(obj, (*path, key), f"{'.'.join(map(str, path))}.{key} is not a string")
+        labels[str(key)] = value if isinstance(value, str) else json.dumps(value)
+    return labels
+
+
+def node_from_object(obj: Any) -> NodeInfo:
+    """A NodeInfo from a Node object; raises StateError when its shape is wrong."""
+    _, name = name_of(obj, "Node")
+    spec = _mapping(obj, obj, ("spec",))
+    taints = spec.get("taints") or []
+    if not isinstance(taints, list) or not all(isinstance(t, dict) for t in taints):
+        raise StateError(obj, ("spec", "taints"), f"Node {name}: spec.taints is not a list of mappings")
+    conditions = _mapping(obj, obj, ("status",)).get("conditions") or []
+    if not isinstance(conditions, list):
+        raise StateError(obj, ("status", "conditions"), f"Node {name}: status.conditions is not a list")
+    return NodeInfo(
+        name=name,
+        labels=_strings(obj, obj, ("metadata", "labels")),
+        taints=taints,
+        unschedulable=spec.get("unschedulable") is True,
+        allocatable=_mapping(obj, obj, ("status", "allocatable")),
+        conditions={
+            str(c.get("type")): str(c.get("status")) for c in conditions if isinstance(c, dict) and c.get("type")
+        },
+    )
+
+
+def pod_from_object(obj: Any) -> PodInfo:
+    """A PodInfo from a Pod object; raises StateError when its shape is wrong.
+
+    Runs once for every Pod of the cluster, so the well-formed case takes the shortest path.
+    """
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    spec = obj.get("spec") if isinstance(obj, dict) else None
+    status = obj.get("status") if isinstance(obj, dict) else None
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    namespace = (metadata.get("namespace") or "default") if isinstance(metadata, dict) else None
+    if not (
+        isinstance(name, str)
+        and name
+        and isinstance(namespace, str)
+        and isinstance(spec, dict)
+        and isinstance(status, (dict, type(None)))
+    ):
+        namespace, name = name_of(obj, "Pod", namespaced=True)  # raises the precise error
+        spec = _mapping(obj, obj, ("spec",))
+        status = _mapping(obj, obj, ("status",))
+    node_name = spec.get("nodeName")
+    phase = status.get("phase") if status else None
+    return PodInfo(
+        namespace=namespace,
+        name=name,
+        node_name=node_name if isinstance(node_name, str) and node_name else None,
+        phase=phase if isinstance(phase, str) else None,
+        loaded_spec=spec,
+    )
+
+
+def runtime_class_from_object(obj: Any) -> tuple[str, RuntimeClassInfo]:
+    """(name, what the admission plugin copies from it) of a RuntimeClass; raises StateError when its shape is wrong."""
+    _, name = name_of(obj, "RuntimeClass")
+    fixed = _mapping(obj, obj, ("overhead", "podFixed")) if _mapping(obj, obj, ("overhead",)) else {}
+    scheduling = _mapping(obj, obj, ("scheduling",))
+    tolerations = scheduling.get("tolerations") or []
+    if not isinstance(tolerations, list) or not all(isinstance(t, dict) for t in tolerations):
+        raise StateError(
+            obj, ("scheduling", "tolerations"), f"RuntimeClass {name}: scheduling.tolerations is not a list of mappings"
+        )
+    return name, RuntimeClassInfo(fixed or None, _strings(obj, obj, ("scheduling", "nodeSelector")), tolerations)
+
+
+def state_from_objects(
+    source: str,
+    *,
+    nodes: list[dict] | None,
+    namespaces: list[dict] | None,
+    pods: list[dict] | None,
+    pod_nodes: frozenset[str] | None = None,
+    unavailable: dict[str, str] | None = None,
+    runtime_classes: list[dict] | None = None,
+) -> ClusterState:
+    """A ClusterState from API objects as returned by the API or `kubectl get -o json`.
+
+    None for a kind means it is not known (and `unavailable` may say why); `pod_nodes` names the
+    nodes whose non-terminated Pods are all in `pods` (None: every node). Raises StateError for
+    an object of the wrong shape.
+    """
+    return ClusterState(
+        source=source,
+        nodes=None if nodes is None else {info.name: info for info in map(node_from_object, nodes)},
+        namespaces=None if namespaces is None else frozenset(name_of(ns, "Namespace")[1] for ns in namespaces),
+        pods=None if pods is None else [pod_from_object(pod) for pod in pods],
+        runtime_classes=None if runtime_classes is None else dict(map(runtime_class_from_object, runtime_classes)),
+        unavailable=dict(unavailable or {}),
+        pod_nodes=pod_nodes,
+    )
+
+
+def state_from_kinds(
+    source: str,
+    nodes: list[NodeInfo],
+    namespaces: list[str],
+    pods: list[PodInfo],
+    runtime_classes: list[tuple[str, RuntimeClassInfo]],
+) -> ClusterState:
+    """The ClusterState of a file's records; a kind the file lacks is unavailable, and the message says
+    how to save it (a file cannot say "none" for namespaces, Pods or RuntimeClasses)."""
+    if not nodes:
+        raise UsageError(f"{source}: the cluster state has no Node objects; {SAVE_HINT}")
+    missing = {
+        data: f"the cluster state {source} has no {data} ({SAVE_HINT})"
+        for data, found in (("namespaces", namespaces), ("pods", pods))
+        if not found
+    }
+    if "pods" in missing:
+        missing["live-pods"] = missing["pods"]
+    if not runtime_classes:
+        missing["runtime_classes"] = (
+            f"the cluster state {source} has no RuntimeClasses (add runtimeclasses to the "
+            "kubectl get command to count their overhead)"
+        )
+    return ClusterState(
+        source=f"file {source}",
+        nodes={node.name: node for node in nodes},
+        namespaces=frozenset(namespaces) if namespaces else None,
+        pods=pods or None,
+        runtime_classes=dict(runtime_classes) if runtime_classes else None,
+        unavailable=missing,
+    )

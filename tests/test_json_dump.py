@@ -1,0 +1,227 @@
+"""The kubectl JSON dump fast path (cluster/json_dump.py): the same state as the generic reader, or none.
+
+Every case reads one file both ways: the typed msgspec path and the generic one (the YAML/JSON
+reader every other file goes through). The fast path must build the identical state, or return
+None so that the generic reader gives its exact message; it must never be a second judge.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from nodename_lint.cluster.from_file import _load_state_text, load_state_file
+from nodename_lint.cluster.json_dump import state_from_json_dump
+from nodename_lint.cluster.state import ClusterState
+from nodename_lint.sources import UsageError
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from cluster_scale import node, pod  # noqa: E402  (the benchmark's own generator)
+
+
+def _example_objects() -> list[dict[str, Any]]:
+    documents = list(yaml.safe_load_all((ROOT / "examples" / "cluster" / "state.yaml").read_text()))
+    return [item for document in documents for item in document.get("items", [document])]
+
+
+def _dump(items: list[Any], kind: str = "List") -> bytes:
+    return json.dumps({"apiVersion": "v1", "kind": kind, "items": items}).encode()
+
+
+_CONTAINER_FIELDS = ("resources", "ports", "restartPolicy")
+_SPEC_FIELDS = ("nodeName", "overhead", "resources", "hostNetwork")
+
+
+def _read_by_rules(spec: dict[str, Any]) -> dict[str, Any]:
+    """What scheduling.py reads of a running Pod's spec (usage sums, host ports): the fast path keeps
+    these and skips the rest (images, env, volumes...)."""
+    kept = {key: spec[key] for key in _SPEC_FIELDS if key in spec}
+    for key in ("containers", "initContainers"):
+        if isinstance(spec.get(key), list):
+            kept[key] = [{k: c[k] for k in _CONTAINER_FIELDS if k in c} for c in spec[key]]
+        elif key in spec:
+            kept[key] = spec[key]
+    return kept
+
+
+def _as_data(state: ClusterState) -> dict[str, Any]:
+    """Everything a rule can read from a state, as plain data (usage first: it reads a JSON dump's
+    specs as loaded, before anything makes them plain values)."""
+    nodes = state.nodes or {}
+    usage = {name: state.usage(name) for name in nodes}
+    pods = [(p.namespace, p.name, p.node_name, p.phase, _read_by_rules(p.spec)) for p in state.pods or ()]
+    return {
+        "usage": usage,
+        "source": state.source,
+        "nodes": nodes,
+        "namespaces": state.namespaces,
+        "pods": pods if state.pods is not None else None,
+        "runtime_classes": state.runtime_classes,
+        "unavailable": state.unavailable,
+        "pod_nodes": state.pod_nodes,
+        "by_node": {node: [(p.namespace, p.name) for p in pods] for node, pods in state._pods_by_node().items()},
+        "ports": {name: state.ports_in_use(name) for name in nodes},
+    }
+
+
+def _both_ways(data: bytes) -> tuple[ClusterState | None, ClusterState]:
+    return state_from_json_dump(data, "dump.json"), _load_state_text(data.decode(), "dump.json")
+
+
+def _rich_cluster() -> list[dict[str, Any]]:
+    """The example cluster plus what real dumps hold: managedFields, statuses, terminated Pods,
+    Pods without a namespace or a node, init containers, host ports, other kinds."""
+    rng = random.Random(7)
+    items = _example_objects() + [node(i) for i in range(30)]
+    for index in range(300):
+        item = pod(index, 30, rng)
+        item["metadata"]["managedFields"] = [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}]
+        item["metadata"]["labels"] = {"app": f"a{index % 7}"}
+        item["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+        if index % 10 == 0:
+            item["status"]["phase"] = rng.choice(["Succeeded", "Failed", "Pending"])
+        if index % 11 == 0:
+            del item["metadata"]["namespace"]
+        if index % 13 == 0:
+            del item["spec"]["nodeName"]
+        if index % 17 == 0:
+            item["spec"]["initContainers"] = [{"name": "init", "resources": {"requests": {"cpu": "2"}}}]
+        if index % 19 == 0:
+            item["spec"]["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": 8000 + index}]
+        if index % 23 == 0:
+            del item["status"]
+        if index % 29 == 0:  # a sidecar with a host port, fields the fast path skips, nulls it keeps
+            item["spec"]["initContainers"] = [
+                {
+                    "name": "proxy",
+                    "restartPolicy": "Always",
+                    "image": "envoy",
+                    "env": [{"name": "A", "value": "1"}],
+                    "ports": [{"containerPort": 15001, "hostPort": 15001}],
+                    "resources": {"requests": {"cpu": "1"}},
+                }
+            ]
+            item["spec"]["volumes"] = [{"name": "v", "emptyDir": {}}]
+            item["spec"]["overhead"] = {"cpu": "250m"}
+        if index % 31 == 0:
+            item["spec"]["hostNetwork"] = True
+            item["spec"]["containers"].append({"name": "bare", "resources": None, "ports": None})
+            item["spec"]["resources"] = {"requests": {"cpu": "3"}, "limits": {"cpu": "4", "memory": "1Gi"}}
+        if index % 37 == 0:
+            item["spec"]["initContainers"] = None
+        items.append(item)
+    items.append({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {"x": [1]}})
+    items.append(
+        {
+            "kind": "RuntimeClass",
+            "metadata": {"name": "kata"},
+            "handler": "kata",
+            "overhead": {"podFixed": {"cpu": "250m"}},
+        }
+    )
+    return items
+
+
+def test_a_rich_dump_reads_the_same_both_ways() -> None:
+    fast, generic = _both_ways(_dump(_rich_cluster()))
+    assert fast is not None
+    assert _as_data(fast) == _as_data(generic)
+    assert fast.runtime_classes and "kata" in fast.runtime_classes  # the comparison covers every kind
+
+
+@pytest.mark.parametrize(
+    "items",
+    [
+        pytest.param([node(0)], id="nodes only: namespaces, Pods and RuntimeClasses unavailable"),
+        pytest.param(
+            [node(0), {"kind": "Pod", "metadata": {"name": "p"}, "spec": {}, "status": None}], id="null status"
+        ),
+        pytest.param([node(0), {"kind": None, "metadata": {"name": "x"}}], id="null kind is no kind"),
+        pytest.param(
+            [{**node(0), "metadata": {"name": "n", "labels": {"zone": "a", "n": 1, "b": True}}}],
+            id="labels as kubectl sends them",
+        ),
+    ],
+)
+def test_small_shapes_read_the_same_both_ways(items: list[Any]) -> None:
+    fast, generic = _both_ways(_dump(items))
+    assert fast is not None
+    assert _as_data(fast) == _as_data(generic)
+
+
+def test_items_of_a_typed_list_take_its_kind() -> None:
+    """`kind: NodeList` (the API's own List): its items carry no kind; an explicit one wins, and an
+    explicit null is no kind (the generic reader skips that item)."""
+    untyped = {key: value for key, value in node(1).items() if key != "kind"}
+    fast, generic = _both_ways(_dump([untyped, node(2), {**node(3), "kind": None}], kind="NodeList"))
+    assert fast is not None and fast.nodes is not None
+    assert sorted(fast.nodes) == ["node-00001", "node-00002"]
+    assert _as_data(fast) == _as_data(generic)
+
+
+@pytest.mark.parametrize(
+    ("items", "message"),
+    [
+        ([node(0), {"kind": "Pod", "metadata": "p", "spec": {}}], "metadata is not a mapping"),
+        ([node(0), {"kind": "Pod", "metadata": {"namespace": "a"}, "spec": {}}], "a Pod has no metadata.name"),
+        ([{**node(0), "spec": {"taints": "none"}}], "spec.taints is not a list of mappings"),
+        ([node(0), {"kind": "Namespace", "metadata": {"name": 5}}], "a Namespace has no metadata.name"),
+        (
+            [node(0), {"kind": "Pod", "metadata": {"name": "p", "namespace": 3}, "spec": {}}],
+            "metadata.namespace is not a string",
+        ),
+    ],
+)
+def test_a_bad_item_is_left_to_the_generic_reader_and_its_line(tmp_path: Path, items: list[Any], message: str) -> None:
+    data = json.dumps({"kind": "List", "items": items}, indent=1).encode()
+    assert state_from_json_dump(data, "dump.json") is None
+    path = tmp_path / "dump.json"
+    path.write_bytes(data)
+    with pytest.raises(UsageError, match=message) as raised:
+        load_state_file(str(path))
+    assert str(raised.value).startswith(f"{path}:")  # a line and column
+
+
+def test_a_pod_without_spec_is_read_by_the_generic_reader(tmp_path: Path) -> None:
+    """The generic reader takes a missing spec as empty; the fast path hands such a file over."""
+    data = _dump([node(0), {"kind": "Pod", "metadata": {"name": "p"}}])
+    assert state_from_json_dump(data, "dump.json") is None
+    path = tmp_path / "dump.json"
+    path.write_bytes(data)
+    state = load_state_file(str(path))
+    assert [(p.namespace, p.name, p.node_name) for p in state.pods or ()] == [("default", "p", None)]
+
+
+def test_bytes_that_are_not_utf8_get_the_encoding_message_with_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "dump.json"
+    path.write_bytes(b'{"kind": "List",\n "items": [\n{"kind": "Node", "metadata": {"name": "n\xff"}}]}')
+    with pytest.raises(UsageError, match=r"dump\.json:3: the cluster state is not UTF-8"):
+        load_state_file(str(path))
+
+
+def test_a_file_read_as_bytes_gives_the_same_state_as_its_text(tmp_path: Path) -> None:
+    """load_state_file hands JSON over as bytes, a BOM or UTF-16 file as text: both reach the fast path."""
+    items = _rich_cluster()
+    plain, utf16 = tmp_path / "plain.json", tmp_path / "utf16.json"
+    plain.write_bytes(_dump(items))
+    utf16.write_bytes(_dump(items).decode().encode("utf-16"))
+    from_bytes, from_text = load_state_file(str(plain)), load_state_file(str(utf16))
+    assert from_bytes.pods and from_bytes._by_node is not None  # indexed while loading: the fast path
+    assert from_text._by_node is not None
+    assert {**_as_data(from_bytes), "source": ""} == {**_as_data(from_text), "source": ""}
+
+
+def test_an_item_whose_kind_is_not_a_string_is_skipped(tmp_path: Path) -> None:
+    """Neither reader takes it for a Node or a Pod; the generic one used to crash on an unhashable kind."""
+    path = tmp_path / "dump.json"
+    path.write_bytes(_dump([node(0), {"kind": ["Pod"], "metadata": {"name": "p"}, "spec": {}}, {"kind": 5}]))
+    state = load_state_file(str(path))
+    assert list(state.nodes or ()) == ["node-00000"] and state.pods is None
