@@ -7,7 +7,7 @@ line and column of the node the user has to change.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -117,6 +117,12 @@ class Manifest:
     def _cached(self, key: str, path: Path) -> Any:
         if key not in self._cache:
             self._cache[key] = self.get(path)
+        return self._cache[key]
+
+    def memo(self, key: str, compute: Callable[[Manifest], Any]) -> Any:
+        """compute(self), computed once per object: what every finding of the object asks again."""
+        if key not in self._cache:
+            self._cache[key] = compute(self)
         return self._cache[key]
 
     @property

@@ -70,7 +70,12 @@ def comment_edit(line: str, rule: str) -> tuple[int, str] | None:
 
 
 def annotation_ignores(obj: Manifest) -> frozenset[str]:
-    """Rule ids the object's (or its Pod template's) ignore annotation silences."""
+    """Rule ids the object's (or its Pod template's) ignore annotation silences (read once per object)."""
+    ignores: frozenset[str] = obj.memo("annotation_ignores", _annotation_ignores)
+    return ignores
+
+
+def _annotation_ignores(obj: Manifest) -> frozenset[str]:
     ignored: set[str] = set()
     for metadata in (obj.metadata, obj.pod_template_metadata):
         annotations = metadata.get("annotations")
