@@ -81,7 +81,17 @@ class ObjectRef:
 class Manifest:
     """One Kubernetes object of a file, read lazily from its YAML nodes."""
 
-    __slots__ = ("_cache", "_namespace_default", "api_version", "document", "is_static_pod", "kind", "node", "path")
+    __slots__ = (
+        "_cache",
+        "_namespace_default",
+        "api_version",
+        "document",
+        "is_static_pod",
+        "kind",
+        "node",
+        "path",
+        "pod_spec_path",
+    )
 
     def __init__(
         self,
@@ -99,6 +109,8 @@ class Manifest:
         self.node = node
         self.api_version = api_version
         self.kind = kind
+        # Where this object's Pod spec lives, or None for kinds that run no Pods (rules ask it many times)
+        self.pod_spec_path: Path | None = POD_SPEC_PATHS.get(kind) if api_version in _WORKLOAD_GROUPS else None
         self.is_static_pod = is_static_pod
         self._namespace_default = default_namespace
         self._cache: dict[str, Any] = {}
@@ -152,13 +164,6 @@ class Manifest:
     def annotations(self) -> dict[str, Any]:
         value = self.metadata.get("annotations")
         return value if isinstance(value, dict) else {}
-
-    @property
-    def pod_spec_path(self) -> Path | None:
-        """Where this object's Pod spec lives, or None for kinds that run no Pods."""
-        if self.api_version not in _WORKLOAD_GROUPS:
-            return None
-        return POD_SPEC_PATHS.get(self.kind)
 
     @property
     def pod_spec(self) -> dict[str, Any] | None:

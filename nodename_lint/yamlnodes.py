@@ -309,7 +309,11 @@ def _convert(node: Node, budget: list[int], depth: int) -> Any:
                     raise ConversionError(_key_problem(key_node), key_node)
             winners[key] = value_node
         children = winners.values()
-    _spend(budget, len(children), node)
+    # Count the children the collection expands to (aliases can make a small file expand exponentially);
+    # a document with aliases has been measured whole by find_unconvertible, so this one is simply too large.
+    budget[0] -= len(children)
+    if budget[0] < 0:
+        raise ConversionError(f"the object is too large (more than {budget[1]:,} nodes, limit: --max-nodes)", node)
     # Most keys and values of a manifest are strings that stay themselves: quoted, or plain words
     # (see _SELF_FIRST). They are tested inline, without a call per node: most of converting a Pod spec.
     values = []
@@ -334,17 +338,6 @@ def _winners(pairs: Iterable[tuple[Node, Node]]) -> dict[str, Node]:
             raise ConversionError(_key_problem(key_node), key_node)
         winners[key] = value_node
     return winners
-
-
-def _spend(budget: list[int], nodes: int, parent: Node) -> None:
-    """Count the children a collection expands to; aliases can make a small file expand exponentially.
-
-    A document with aliases has been measured whole by find_unconvertible, so only one without
-    them can get here: it is simply too large.
-    """
-    budget[0] -= nodes
-    if budget[0] < 0:
-        raise ConversionError(f"the object is too large (more than {budget[1]:,} nodes, limit: --max-nodes)", parent)
 
 
 # Plain scalars that resolve to themselves: they start with a letter that begins no YAML 1.1
