@@ -14,7 +14,7 @@ from typing import Any
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
 
 from .documents import Document
-from .yamlnodes import child, follow, lookup, scalar_value, to_python
+from .yamlnodes import child, converts_whole, follow, lookup, scalar_value, to_python
 
 Path = tuple[str | int, ...]
 
@@ -174,6 +174,19 @@ class Manifest:
         value = self._cached("pod_spec", path)
         return value if isinstance(value, dict) else {}
 
+    def pod_spec_field(self, key: str) -> Any:
+        """`pod_spec.get(key)` (None for kinds without a Pod spec), converting only that field when the whole
+        spec is sure to convert: a rule that reads nodeName does not pay for converting the containers.
+        When it is not sure (a spec nested or sized past the limits), the whole spec is converted, so that
+        the error is reported by the same rule as before."""
+        path = self.pod_spec_path
+        if path is None:
+            return None
+        if "pod_spec" not in self._cache and self.memo("pod_spec_converts", _pod_spec_converts):
+            return self._cached("pod_spec:" + key, (*path, key))
+        spec = self.pod_spec
+        return spec.get(key) if spec else None
+
     @property
     def pod_template_metadata(self) -> dict[str, Any]:
         """The metadata of a workload's Pod template ({} for a Pod)."""
@@ -205,6 +218,17 @@ class Manifest:
         assert mark_node is not None
         mark = mark_node.start_mark
         return self.document.line_offset + mark.line + 1, mark.column + 1
+
+
+def _pod_spec_converts(obj: Manifest) -> bool:
+    """Whether converting the object's Pod spec whole cannot fail (see yamlnodes.converts_whole)."""
+    node: Node | None = obj.node
+    for step in obj.pod_spec_path or ():
+        found = child(node, step)
+        if found is None:
+            return True  # no spec: nothing to convert
+        node = found[1]
+    return converts_whole(node, obj.document.limits.max_nodes)
 
 
 def scalar_at(node: Node | None, key: str) -> str | None:

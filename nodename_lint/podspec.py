@@ -58,8 +58,7 @@ def dns1123_subdomain_error(value: str) -> str | None:
 
 def node_name_value(obj: Manifest) -> Any:
     """spec.nodeName of the object's Pod spec as written (None when absent or no Pod spec)."""
-    spec = obj.pod_spec
-    return spec.get(NODE_NAME) if spec else None
+    return obj.pod_spec_field(NODE_NAME)
 
 
 def pinned_node(obj: Manifest) -> str | None:

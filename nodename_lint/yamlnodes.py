@@ -329,6 +329,46 @@ def _convert(node: Node, budget: list[int], depth: int) -> Any:
     return values if winners is None else dict(zip(winners, values, strict=True))
 
 
+_NULL_TEXTS = frozenset(text for text, value in _BOOL_NULL.items() if value is None)
+
+
+def converts_whole(node: Node | None, max_nodes: int = MAX_EXPANDED_NODES) -> bool:
+    """Whether to_python(node, max_nodes) is sure to succeed, walking the subtree without converting it.
+
+    to_python fails on nesting deeper than MAX_DEPTH, on more than max_nodes nodes, on null or
+    collection keys and on .nan/.inf values. Depth and size are counted over every pair and every
+    merged mapping, which is never less than what to_python counts, and the walk stops as soon as one
+    is over; a key that is a collection or may resolve to null is not sure either. Values are not
+    read: a composed document holds no .nan or .inf that kubectl keeps (find_unconvertible makes that
+    document an error, and only documents without one have objects).
+    """
+    if not isinstance(node, (MappingNode, SequenceNode)):
+        return True
+    left = max_nodes - 1
+    stack: list[tuple[Node, int]] = [(node, 0)]
+    push, pop = stack.append, stack.pop
+    while stack:
+        current, depth = pop()
+        if depth > MAX_DEPTH:
+            return False
+        children = current.value
+        left -= len(children)
+        if left < 0:
+            return False
+        depth += 1
+        if current.__class__ is MappingNode:
+            for key, value in children:
+                if key.__class__ is not ScalarNode or key.value in _NULL_TEXTS:
+                    return False
+                if value.__class__ is not ScalarNode:
+                    push((value, depth))
+        else:
+            for item in children:
+                if item.__class__ is not ScalarNode:
+                    push((item, depth))
+    return True
+
+
 def _winners(pairs: Iterable[tuple[Node, Node]]) -> dict[str, Node]:
     """The value node of each key, the last one winning (pairs in go-yaml's order of assignment)."""
     winners: dict[str, Node] = {}
