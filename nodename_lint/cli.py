@@ -12,7 +12,7 @@ import click
 from . import __version__
 from .clitypes import Duration, complete_contexts, complete_rule_ids
 from .report import FORMATS
-from .safe_text import note
+from .safe_text import note, silence_informational_notes
 from .sources import UsageError
 
 if TYPE_CHECKING:
@@ -289,6 +289,8 @@ def lint_command(
 ) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
     outputs: dict[str, str] = {name: file for name in FORMATS if (file := format_outputs[f"output_{name}"])}
+    if quiet:
+        silence_informational_notes()
     try:
         if offline and (live or kube_context or kubeconfig or in_cluster or cluster_state):
             raise UsageError(
@@ -534,7 +536,7 @@ def run_lint(
     result = _merged(results, notes)
     failing = failing or any(SEVERITY_RANK[finding.severity] >= thresholds[id(finding)] for finding in result.findings)
     for message in result.notes:
-        note(message)
+        note(message, informational=True)
     _write_reports(result, formats, output, outputs or {}, color, text, sarif_result=_merged(complete, notes))
     if result.internal_errors:
         return EXIT_USAGE  # a rule crashed: the report is incomplete and must not read as clean

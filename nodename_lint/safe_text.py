@@ -45,8 +45,19 @@ def printable_path(path: str) -> str:
     return "./" + path if path.startswith(":") else path
 
 
-def note(text: str) -> None:
+_informational_notes = True
+
+
+def silence_informational_notes() -> None:
+    """`--quiet`: notes that only inform (a skipped file, a skipped rule) are not written; errors still are."""
+    global _informational_notes
+    _informational_notes = False
+
+
+def note(text: str, *, informational: bool = False) -> None:
     """Write `nodename-lint: TEXT` to stderr as one line: a workflow command can never start it."""
+    if informational and not _informational_notes:
+        return
     sys.stderr.write(PREFIX + one_line(text) + "\n")
     sys.stderr.flush()
 

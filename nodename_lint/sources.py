@@ -166,7 +166,7 @@ def _walk(
         with os.scandir(folder) as scan:
             entries = sorted(scan, key=lambda entry: entry.name)
     except OSError as exc:
-        note(f"{printable_path(folder)}: cannot list folder: {exc.strerror}")
+        note(f"{printable_path(folder)}: cannot list folder: {exc.strerror}", informational=True)
         return
     static_folder = is_static_pod_path(os.path.join(folder, "x"), static_dirs)
     if not static_folder:
@@ -218,7 +218,7 @@ def _build_source(folder: str, names: list[str], identity: tuple[int, int]) -> I
 
 
 def _skipped(path: str, reason: str, as_note: bool = False) -> None:
-    note(f"{printable_path(path)}: {'note' if as_note else 'skipped'}: {reason}")
+    note(f"{printable_path(path)}: {'note' if as_note else 'skipped'}: {reason}", informational=True)
 
 
 def file_kind(mode: int) -> str:
@@ -267,3 +267,16 @@ def _stdin_blocks() -> Iterator[str]:
         yield decoder.decode(block)
         block = stream.read(STDIN_BLOCK)
     yield decoder.decode(b"", final=True)
+
+
+def repository_root(start: str | None = None) -> str:
+    """The nearest folder at or above START (default: the current one) holding `.git`, else START."""
+    start = os.path.abspath(start or os.getcwd())
+    folder = start
+    while True:
+        if os.path.exists(os.path.join(folder, ".git")):
+            return folder
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return start
+        folder = parent

@@ -115,8 +115,10 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     name, node, cluster = target
     spec = obj.pod_spec or {}
     wanted = host_ports(spec, default_from_host_network=True)
+    if not wanted:  # before other_pods_ports: the ports in use on a node are costly to collect
+        return
     in_use = other_pods_ports(obj, name, cluster)
-    if not wanted or in_use is None:
+    if in_use is None:
         return
     fate = "the kubelet never runs the static Pod" if obj.is_static_pod else rejection_fate(obj)
     conflict = port_conflict(wanted, in_use)

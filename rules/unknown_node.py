@@ -109,7 +109,7 @@ def _missing_node(obj: Manifest, context: Context) -> tuple[str, tuple[str, ...]
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.targets import pods_noun
+    from nodename_lint.cluster.targets import pods_noun, replica_count
 
     missing = _missing_node(obj, context)
     if missing is None:
@@ -118,9 +118,10 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     path = spec_path(obj, "nodeName")
     guess = f"; did you mean {' or '.join(suggestions)}?" if suggestions else ""
     count = len(cluster.nodes or ())
+    several = obj.kind in ("Job", "CronJob") or (obj.is_workload_template and replica_count(obj) != 1)
     fate = (
-        "it stays Pending with no events (the scheduler ignores Pods with nodeName and no kubelet has that name) "
-        "until PodGC force-deletes it 40 to 80 s after it was created"
+        f"{'each' if several else 'it'} stays Pending with no events (the scheduler ignores Pods with nodeName and "
+        "no kubelet has that name) until PodGC force-deletes it 40 to 80 s after it was created"
     )
     if obj.is_workload_template:
         fate += ", and the controller keeps recreating the replicas, which vanish the same way"

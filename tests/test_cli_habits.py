@@ -230,3 +230,19 @@ def test_explain_and_sarif_give_each_rule_its_documentation_url() -> None:
         assert help_uris[rule_id] == url
         assert f"Documentation: {url}" in run_cli("explain", rule_id).stdout
         assert (ROOT / "docs" / "rules" / f"{rule_id}.md").is_file(), "the URL points at a page of the repository"
+
+
+def test_quiet_silences_notes_but_not_errors(tmp_path: Path) -> None:
+    """ruff's -q: diagnostics and nothing else. A skipped file and a skipped rule are notes; a bad
+    option is an error and is still said."""
+    (tmp_path / "pod.yaml").write_text(CLEAN_POD)
+    (tmp_path / "root").symlink_to("/")
+    state = tmp_path / "nodes.json"
+    state.write_text('{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": "n"}}]}')
+    loud = run_cli(str(tmp_path), "--cluster-state", str(state), cwd=tmp_path)
+    assert "root: skipped: a symlink to /" in loud.stderr and "not linted: it is the cluster state" in loud.stderr
+    assert "Skipped" in loud.stdout  # the rules needing Pods or namespaces
+    quiet = run_cli(str(tmp_path), "--cluster-state", str(state), "-q", cwd=tmp_path)
+    assert quiet.stderr == "" and "Skipped" not in quiet.stdout and "Found" not in quiet.stdout
+    bad = run_cli(str(tmp_path), "-q", "--fail-on", "nonsense", cwd=tmp_path)
+    assert bad.returncode == 2 and "nonsense" in bad.stderr

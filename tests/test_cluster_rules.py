@@ -424,3 +424,32 @@ def test_an_unknown_tag_in_a_state_file_is_a_plain_string_as_kubectl_reads_it():
         "kind: List\nitems:\n  - kind: Node\n    metadata: {name: !!python/object:os.system x}\n", "state.yaml"
     )
     assert state.nodes is not None and list(state.nodes) == ["x"]
+
+
+@pytest.mark.parametrize(
+    ("manifest", "subject"),
+    [
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: gone, containers: [{name: c}]}\n",
+            "Pod p would never run; it stays Pending",
+        ),
+        (
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 3\n"
+            "  template: {spec: {nodeName: gone, containers: [{name: c}]}}\n",
+            "the 3 replicas of Deployment web would never run; each stays Pending",
+        ),
+        (
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: one}\nspec:\n  replicas: 1\n"
+            "  template: {spec: {nodeName: gone, containers: [{name: c}]}}\n",
+            "the 1 replica of Deployment one would never run; it stays Pending",
+        ),
+        (
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n"
+            "  template: {spec: {nodeName: gone, containers: [{name: c}]}}\n",
+            "the Pods of Job j would never run; each stays Pending",
+        ),
+    ],
+)
+def test_unknown_node_speaks_of_one_pod_or_each_replica(manifest: str, subject: str) -> None:
+    findings = lint_yaml(manifest, rules=["unknown-node"], cluster=load_state_file(str(STATE)))
+    assert len(findings) == 1 and subject in findings[0].message, findings

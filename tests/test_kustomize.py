@@ -265,3 +265,25 @@ def test_the_summary_counts_a_kustomizations_objects_once(tmp_path: Path):
     write(tmp_path, {**BASE, "loose.yaml": BASE["base/pod.yaml"]})
     result = run_cli("base", "loose.yaml", "--format", "json", cwd=tmp_path)
     assert json.loads(result.stdout)["summary"]["objects"] == 2 + 1, "as built, not also file by file"
+
+
+@pytest.mark.parametrize("with_git", [True, False], ids=["git work tree", "no git: the current folder"])
+def test_a_base_outside_the_repository_is_not_built(tmp_path: Path, with_git: bool):
+    """Root-only loading lets a kustomization use any kustomization folder on the machine as a base;
+    one outside the repository is refused, so nothing of it reaches the report."""
+    repo = tmp_path / "repo"
+    write(repo, {**BASE, "overlay/kustomization.yaml": "resources:\n  - ../base\n"})
+    write(repo, {"sneaky/kustomization.yaml": "resources:\n  - ../../elsewhere\n"})
+    write(tmp_path, {"elsewhere/kustomization.yaml": "resources:\n  - pod.yaml\n"})
+    write(
+        tmp_path,
+        {"elsewhere/pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: TOPSECRET}\nspec: {nodeName: X_1}\n"},
+    )
+    if with_git:
+        (repo / ".git").mkdir()
+    result = run_cli("overlay", "sneaky", "--format", "json", cwd=repo)
+    assert "TOPSECRET" not in result.stdout and "X_1" not in result.stdout
+    assert "sneaky: kustomization not built: it reads " in result.stderr and "outside the repository" in result.stderr
+    assert "overlay: kustomization not built" not in result.stderr  # a sibling base inside the repository is fine
+    objects = json.loads(result.stdout)["summary"]["objects"]
+    assert objects == 2  # the overlay's Deployment and Pod, built from ../base

@@ -23,6 +23,7 @@ from yaml import Node
 
 from ..documents import Document, compose, iter_documents
 from ..safe_text import printable_path
+from ..sources import repository_root
 from ..yamlnodes import child, to_python
 from . import KUSTOMIZATION_FILES, Origin, Rendering, joined
 
@@ -91,7 +92,31 @@ def build_kustomization(folder: str, display: str) -> Rendering:
         rendering.documents.append(document)
         read.update(origin.files_read())
     rendering.built_from = sorted(os.path.realpath(path) for path in read)
+    boundary = repository_boundary(folder)
+    outside = next((path for path in rendering.built_from if not _within(path, boundary)), None)
+    if outside is not None:  # a base elsewhere on the machine: nothing of it may reach the report
+        refused = Rendering()
+        refused.notes.append(
+            f"{display}: kustomization not built: it reads {outside}, outside the repository ({boundary}); "
+            "its files were linted one by one"
+        )
+        return refused
     return rendering
+
+
+def repository_boundary(folder: str) -> str:
+    """The folder a kustomization's bases must stay in: its git work tree (the nearest folder above
+    holding `.git`), else the current folder when it lies inside that, else the kustomization's own."""
+    real = os.path.realpath(folder)
+    root = repository_root(real)
+    if os.path.exists(os.path.join(root, ".git")):
+        return root
+    here = os.path.realpath(os.getcwd())
+    return here if _within(real, here) else real
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _quoted(path: str) -> str:

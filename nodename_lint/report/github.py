@@ -9,7 +9,8 @@ GitHub expects. Values are escaped by the workflow-command rules (%, CR, LF; in 
 from __future__ import annotations
 
 from ..findings import Finding, RunResult
-from .locations import repository_path, repository_root
+from ..sources import repository_root
+from .locations import repository_path
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 

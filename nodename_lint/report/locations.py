@@ -20,19 +20,6 @@ def rule_doc_url(rule_id: str) -> str:
     return RULE_DOC_URL.format(rule=rule_id)
 
 
-def repository_root(start: str | None = None) -> str:
-    """The nearest folder at or above START (default: the current one) holding `.git`, else START."""
-    start = os.path.abspath(start or os.getcwd())
-    folder = start
-    while True:
-        if os.path.exists(os.path.join(folder, ".git")):
-            return folder
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return start
-        folder = parent
-
-
 def repository_path(file: str, root: str) -> str | None:
     """FILE relative to ROOT with forward slashes; None for stdin, which has no place in the repository."""
     if file == STDIN_NAME:

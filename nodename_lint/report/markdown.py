@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ..findings import RunResult
 from ..safe_text import markdown_code, markdown_text
-from .locations import repository_path, repository_root, rule_doc_url
+from ..sources import repository_root
+from .locations import repository_path, rule_doc_url
 from .text import skipped_lines, summary_line
 
 ICONS = {"error": ":x:", "warning": ":warning:", "info": ":information_source:"}

@@ -16,8 +16,9 @@ from .. import __version__
 from ..findings import Finding, RunResult
 from ..registry import all_rules
 from ..rule import Rule
+from ..sources import repository_root
 from .encoding import indented_json
-from .locations import PROJECT_URL, relative_uri, repository_path, repository_root, root_uri, rule_doc_url
+from .locations import PROJECT_URL, relative_uri, repository_path, root_uri, rule_doc_url
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
