@@ -179,11 +179,17 @@ class Manifest:
         spec is sure to convert: a rule that reads nodeName does not pay for converting the containers.
         When it is not sure (a spec nested or sized past the limits), the whole spec is converted, so that
         the error is reported by the same rule as before."""
-        path = self.pod_spec_path
-        if path is None:
+        if self.pod_spec_path is None:
             return None
-        if "pod_spec" not in self._cache and self.memo("pod_spec_converts", _pod_spec_converts):
-            return self._cached("pod_spec:" + key, (*path, key))
+        cache = self._cache
+        if "pod_spec" not in cache:
+            converts, spec_node = self.memo("pod_spec_node", _pod_spec_node)
+            if converts:
+                cached = "pod_spec:" + key
+                if cached not in cache:  # as get() reads it, one step from the spec
+                    found = lookup(spec_node, key)
+                    cache[cached] = to_python(found[1], self.document.limits.max_nodes) if found else None
+                return cache[cached]
         spec = self.pod_spec
         return spec.get(key) if spec else None
 
@@ -220,15 +226,15 @@ class Manifest:
         return self.document.line_offset + mark.line + 1, mark.column + 1
 
 
-def _pod_spec_converts(obj: Manifest) -> bool:
-    """Whether converting the object's Pod spec whole cannot fail (see yamlnodes.converts_whole)."""
+def _pod_spec_node(obj: Manifest) -> tuple[bool, Node | None]:
+    """(whether converting the object's Pod spec whole cannot fail (yamlnodes.converts_whole), its node)."""
     node: Node | None = obj.node
     for step in obj.pod_spec_path or ():
         found = child(node, step)
         if found is None:
-            return True  # no spec: nothing to convert
+            return True, None  # no spec: nothing to convert
         node = found[1]
-    return converts_whole(node, obj.document.limits.max_nodes)
+    return converts_whole(node, obj.document.limits.max_nodes), node
 
 
 def scalar_at(node: Node | None, key: str) -> str | None:
