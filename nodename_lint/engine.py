@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from .documents import DEFAULT_LIMITS, Document, Limits, SyntaxProblem, iter_documents, without_cycle_collection
 from .findings import POSITION_ORDER, REPORT_ORDER, Finding, RunResult
@@ -180,7 +180,7 @@ class Linter:
 
                 rendering = render(source, self.render_options, self.context.default_namespace)
             self._lint_rendered(result, rendering)
-            result.findings.sort(key=POSITION_ORDER)
+            _sort(result.findings, POSITION_ORDER)
             return result
         documents = (
             parsed.replay()
@@ -208,7 +208,7 @@ class Linter:
                     f"cannot read the file: {exc.strerror or exc}", 1, 1, "check that the file exists and is readable"
                 ),
             )
-        result.findings.sort(key=POSITION_ORDER)
+        _sort(result.findings, POSITION_ORDER)
         return result
 
     def lint_text(
@@ -226,7 +226,7 @@ class Linter:
                 return self.lint_source(Source(folder, render="helm"))
         result = FileResult(Source(display, is_static_pod))
         self._lint_documents(result, iter_documents([text], split_lists=True, limits=self.limits))
-        result.findings.sort(key=POSITION_ORDER)
+        _sort(result.findings, POSITION_ORDER)
         return result
 
     def _lint_rendered(self, result: FileResult, rendering: Rendering) -> None:
@@ -514,8 +514,9 @@ class Linter:
         # namespace), not also on their own
         run.findings.extend(f for f in plain if not built_from or os.path.realpath(f.file) not in built_from)
         run.objects -= sum(objects for path, objects in plain_objects if path in built_from)  # counted as built
-        run.findings = list({REPORT_ORDER(f): f for f in run.findings}.values())  # a base alone and in an overlay
-        run.findings.sort(key=REPORT_ORDER)
+        with without_cycle_collection():  # see _sort
+            run.findings = list({REPORT_ORDER(f): f for f in run.findings}.values())  # a base alone and in an overlay
+        _sort(run.findings, REPORT_ORDER)
         return run
 
 
@@ -536,6 +537,13 @@ def _active_severity(
     if rule_id not in severities:
         return None
     return severities[rule_id] or catalogue[rule_id].severity
+
+
+def _sort(findings: list[Finding], order: Callable[[Finding], tuple[Any, ...]]) -> None:
+    """Sort findings with the cyclic GC paused: the key tuples made for 100,000 findings triggered
+    two full collections over everything alive (0.28 s of a 12 s run; the keys hold no cycles)."""
+    with without_cycle_collection():
+        findings.sort(key=order)
 
 
 def _objects_of(source: Source, document: Document, default_namespace: str) -> Iterator[Manifest]:
