@@ -97,6 +97,10 @@ class ClusterObject(Manifest):
     def locate(self, path: Path) -> tuple[int, int]:
         return 0, 0
 
+    def pod_spec_field(self, key: str) -> Any:
+        spec = self.pod_spec  # plain values already: nothing to save by reading one field
+        return spec.get(key) if spec else None
+
 
 @dataclass(slots=True)
 class AuditState(ClusterState):

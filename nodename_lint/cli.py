@@ -640,7 +640,7 @@ def _same_file(first: str, second: str) -> bool:
 
 def _merged(results: list[Any], notes: list[str]) -> Any:
     """One run's result from the results of its config groups (one group in the common case)."""
-    from .findings import RunResult
+    from .findings import REPORT_ORDER, RunResult
 
     merged = RunResult(notes=list(notes))
     for result in results:
@@ -654,7 +654,7 @@ def _merged(results: list[Any], notes: list[str]) -> Any:
         created = set().union(*(result.created for result in results))
         moot = {id(finding) for result in results for finding, needed in result.conditional if needed in created}
         merged.findings = [finding for finding in merged.findings if id(finding) not in moot]
-        merged.findings.sort(key=lambda f: (f.file, *f.sort_key()))
+        merged.findings.sort(key=REPORT_ORDER)
     return merged
 
 

@@ -40,9 +40,22 @@ class _Loader(_BaseLoader):
             return PLAIN_TAG if implicit[0] else QUOTED_TAG  # type: ignore[index]
         return YAML_TAG + ("map" if kind is MappingNode else "seq")
 
+    # libyaml's composer calls these around every node for path resolvers, which this loader has none
+    # of: PyYAML's versions look that up each time (a tenth of composing a List of Pods).
+    def descend_resolver(self, current_node: Node | None, current_index: object) -> None:
+        pass
+
+    def ascend_resolver(self) -> None:
+        pass
+
 
 # A document starts at a `---` line (with any directives before it); a `...` line ends one.
 _BOUNDARY = re.compile(r"^(?:%[^\n]*\n)*---(?=[ \t\r\n]|$)|^\.\.\.[ \t\r]*(?:#[^\n]*)?(?:\n|$)", re.M)
+# Where a line starts that may begin one. A pattern that starts with `^` is tried at every position
+# of the text, one starting with a literal is searched for at C speed: 50 ms against 7 per 9 MB.
+# The same holds for every pattern of this module read over a whole document: each starts with a
+# literal, and a lookbehind after it says that the literal starts a line.
+_BOUNDARY_LINE = re.compile(r"\n(?=---|\.\.\.|%)")
 _HELM_SOURCE = re.compile(r"\A(?:---[^\n]*\n)?(?:[ \t]*(?:#(?! Source:)[^\n]*)?\r?\n)*[ \t]*# Source: ([^\r\n]+)")
 _UNRENDERED = re.compile(r"\{\{.*\}\}")
 TEMPLATE_HINT = (
@@ -209,7 +222,8 @@ _LIST_KIND = re.compile(
 MAX_FLOW_DEPTH = 10_000  # go-yaml's own max_flow_level: kubectl refuses deeper documents too
 MAX_BLOCK_INDENT = 5_000
 _FLOW_BRACKET = re.compile(r"[\[\]{}]")
-_DEEP_INDENT = re.compile(rf"^[ \t?:-]{{{MAX_BLOCK_INDENT}}}", re.M)
+_DEEP_INDENT = re.compile(rf"[ \t?:-]{{{MAX_BLOCK_INDENT}}}")
+_DEEP_INDENT_LINE = re.compile(rf"\n[ \t?:-]{{{MAX_BLOCK_INDENT}}}")  # see _BOUNDARY_LINE
 
 
 def _beyond_limits(text: str, limits: Limits) -> tuple[int, str] | None:
@@ -226,9 +240,9 @@ def _beyond_limits(text: str, limits: Limits) -> tuple[int, str] | None:
             f"{limits.max_document_chars / 1024 / 1024:.1f} MiB: --max-document-size): the API server refuses requests "
             "over 3 MiB (request entity too large) and etcd objects over 1.5 MiB, so nodename-lint does not parse it"
         )
-    deep_line = _DEEP_INDENT.search(text)
+    deep_line = _deep_line(text)
     if deep_line is not None:
-        return deep_line.start(), (
+        return deep_line, (
             f"a line is indented more than {MAX_BLOCK_INDENT:,} columns: nesting that deep crashes YAML parsers "
             "(kubectl's refuses more than 10,000 levels), so nodename-lint does not parse it"
         )
@@ -244,6 +258,14 @@ def _beyond_limits(text: str, limits: Limits) -> tuple[int, str] | None:
             )
         depth = max(depth, 0)
     return None
+
+
+def _deep_line(text: str) -> int | None:
+    """Where the first line indented MAX_BLOCK_INDENT columns or more starts, or None."""
+    if _DEEP_INDENT.match(text):
+        return 0
+    found = _DEEP_INDENT_LINE.search(text)
+    return None if found is None else found.start() + 1
 
 
 def template_hint(text: str) -> str:
@@ -272,7 +294,7 @@ def _split(blocks: Iterable[str]) -> Iterator[tuple[int, str]]:
     line_offset = 0
     for block in blocks:
         position = 0
-        for match in _BOUNDARY.finditer(block):
+        for match in _boundaries(block):
             parts.append(block[position : match.start()])
             text = "".join(parts)
             if text.strip():
@@ -290,15 +312,27 @@ def _split(blocks: Iterable[str]) -> Iterator[tuple[int, str]]:
         yield line_offset, text
 
 
+def _boundaries(block: str) -> Iterator[re.Match[str]]:
+    """_BOUNDARY's matches in BLOCK, as finditer gives them, tried only where _BOUNDARY_LINE says."""
+    end = 0
+    for start in chain((0,), (line.end() for line in _BOUNDARY_LINE.finditer(block))):
+        match = _BOUNDARY.match(block, start) if start >= end else None
+        if match is not None:
+            yield match
+            end = match.end()
+
+
 # --- a large List, item by item -------------------------------------------------------------------
 # A List smaller than this is composed whole; a bigger one (kubectl prints every item of
 # `get -A -o yaml` into one document) item by item: memory stays that of one item, and each item
 # has the API server's size limit, as kubectl applies a List item by item.
 SPLIT_LIST_CHARS = 256 * 1024
 SPLIT_CHUNK_CHARS = 32 * 1024
-_ITEMS_KEY = re.compile(r"^items:[ \t]*(?:#[^\n]*)?\r?\n", re.M)
+_ITEMS_KEY = re.compile(r"items:(?<![^\n]items:)[ \t]*(?:#[^\n]*)?\r?\n")  # at a line start
 # An anchor or alias (after a space, a flow indicator or the line start): items may share nodes.
-_ANCHOR_OR_ALIAS = re.compile(r"[&*](?<![^\s\[{,:?-][&*])[^\s,\[\]{}]")
+_ANCHORS_OR_ALIASES = tuple(
+    re.compile(rf"{indicator}(?<![^\s\[{{,:?-]{indicator})[^\s,\[\]{{}}]") for indicator in ("&", r"\*")
+)
 _FIRST_CONTENT = re.compile(r"^( *)(?!#)\S", re.M)
 
 
@@ -324,7 +358,7 @@ def _list_items(text: str) -> _ListShape | None:
     composed whole (_compose_items).
     """
     keys = _ITEMS_KEY.findall(text)
-    if len(keys) != 1 or not _LIST_KIND.search(text) or _ANCHOR_OR_ALIAS.search(text):
+    if len(keys) != 1 or not _LIST_KIND.search(text) or any(pattern.search(text) for pattern in _ANCHORS_OR_ALIASES):
         return None
     body = _ITEMS_KEY.search(text)
     assert body is not None
@@ -332,17 +366,19 @@ def _list_items(text: str) -> _ListShape | None:
     if first is None:
         return None
     indent = len(first.group(1))
-    item = re.compile(rf"^ {{{indent}}}-(?=[ \t\r\n]|$)", re.M)
+    dash = " " * indent + "-"
+    item = re.compile(rf"{dash}(?<![^\n]{dash})(?=[ \t\r\n]|$)", re.M)  # at a line start (see _BOUNDARY_LINE)
     if not item.match(text, first.start()):
         return None
+    # the first line after the items (its line break: see _BOUNDARY_LINE); the first item's is none of them
     outside = re.compile(
-        rf"^(?: {{0,{indent - 1}}}[^ \t\r\n#]|{' ' * indent}(?!-(?:[ \t\r\n]|$))[^ \t\r\n#])"
+        rf"\n(?: {{0,{indent - 1}}}[^ \t\r\n#]|{' ' * indent}(?!-(?:[ \t\r\n]|$))[^ \t\r\n#])"
         if indent
-        else r"^(?!-(?:[ \t\r\n]|$))[^ \t\r\n#]",
+        else r"\n(?!-(?:[ \t\r\n]|$))[^ \t\r\n#]",
         re.M,
     )
     after = outside.search(text, first.start())
-    end = after.start() if after else len(text)
+    end = after.start() + 1 if after else len(text)
     return _ListShape(text[: body.start()] + text[end:], body.end(), item, first.start(), end)
 
 

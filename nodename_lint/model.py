@@ -7,14 +7,14 @@ line and column of the node the user has to change.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
 
 from .documents import Document
-from .yamlnodes import child, follow, lookup, scalar_value, to_python
+from .yamlnodes import child, converts_whole, follow, lookup, scalar_value, to_python
 
 Path = tuple[str | int, ...]
 
@@ -81,7 +81,17 @@ class ObjectRef:
 class Manifest:
     """One Kubernetes object of a file, read lazily from its YAML nodes."""
 
-    __slots__ = ("_cache", "_namespace_default", "api_version", "document", "is_static_pod", "kind", "node", "path")
+    __slots__ = (
+        "_cache",
+        "_namespace_default",
+        "api_version",
+        "document",
+        "is_static_pod",
+        "kind",
+        "node",
+        "path",
+        "pod_spec_path",
+    )
 
     def __init__(
         self,
@@ -99,6 +109,8 @@ class Manifest:
         self.node = node
         self.api_version = api_version
         self.kind = kind
+        # Where this object's Pod spec lives, or None for kinds that run no Pods (rules ask it many times)
+        self.pod_spec_path: Path | None = POD_SPEC_PATHS.get(kind) if api_version in _WORKLOAD_GROUPS else None
         self.is_static_pod = is_static_pod
         self._namespace_default = default_namespace
         self._cache: dict[str, Any] = {}
@@ -117,6 +129,12 @@ class Manifest:
     def _cached(self, key: str, path: Path) -> Any:
         if key not in self._cache:
             self._cache[key] = self.get(path)
+        return self._cache[key]
+
+    def memo(self, key: str, compute: Callable[[Manifest], Any]) -> Any:
+        """compute(self), computed once per object: what every finding of the object asks again."""
+        if key not in self._cache:
+            self._cache[key] = compute(self)
         return self._cache[key]
 
     @property
@@ -148,13 +166,6 @@ class Manifest:
         return value if isinstance(value, dict) else {}
 
     @property
-    def pod_spec_path(self) -> Path | None:
-        """Where this object's Pod spec lives, or None for kinds that run no Pods."""
-        if self.api_version not in _WORKLOAD_GROUPS:
-            return None
-        return POD_SPEC_PATHS.get(self.kind)
-
-    @property
     def pod_spec(self) -> dict[str, Any] | None:
         """The Pod spec as plain values (None for kinds without one, {} when it is not a mapping)."""
         path = self.pod_spec_path
@@ -162,6 +173,25 @@ class Manifest:
             return None
         value = self._cached("pod_spec", path)
         return value if isinstance(value, dict) else {}
+
+    def pod_spec_field(self, key: str) -> Any:
+        """`pod_spec.get(key)` (None for kinds without a Pod spec), converting only that field when the whole
+        spec is sure to convert: a rule that reads nodeName does not pay for converting the containers.
+        When it is not sure (a spec nested or sized past the limits), the whole spec is converted, so that
+        the error is reported by the same rule as before."""
+        if self.pod_spec_path is None:
+            return None
+        cache = self._cache
+        if "pod_spec" not in cache:
+            converts, spec_node = self.memo("pod_spec_node", _pod_spec_node)
+            if converts:
+                cached = "pod_spec:" + key
+                if cached not in cache:  # as get() reads it, one step from the spec
+                    found = lookup(spec_node, key)
+                    cache[cached] = to_python(found[1], self.document.limits.max_nodes) if found else None
+                return cache[cached]
+        spec = self.pod_spec
+        return spec.get(key) if spec else None
 
     @property
     def pod_template_metadata(self) -> dict[str, Any]:
@@ -194,6 +224,17 @@ class Manifest:
         assert mark_node is not None
         mark = mark_node.start_mark
         return self.document.line_offset + mark.line + 1, mark.column + 1
+
+
+def _pod_spec_node(obj: Manifest) -> tuple[bool, Node | None]:
+    """(whether converting the object's Pod spec whole cannot fail (yamlnodes.converts_whole), its node)."""
+    node: Node | None = obj.node
+    for step in obj.pod_spec_path or ():
+        found = child(node, step)
+        if found is None:
+            return True, None  # no spec: nothing to convert
+        node = found[1]
+    return converts_whole(node, obj.document.limits.max_nodes), node
 
 
 def scalar_at(node: Node | None, key: str) -> str | None:

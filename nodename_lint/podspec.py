@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from .model import Manifest, Path
@@ -57,8 +58,7 @@ def dns1123_subdomain_error(value: str) -> str | None:
 
 def node_name_value(obj: Manifest) -> Any:
     """spec.nodeName of the object's Pod spec as written (None when absent or no Pod spec)."""
-    spec = obj.pod_spec
-    return spec.get(NODE_NAME) if spec else None
+    return obj.pod_spec_field(NODE_NAME)
 
 
 def pinned_node(obj: Manifest) -> str | None:
@@ -72,6 +72,7 @@ def spec_path(obj: Manifest, *rest: str | int) -> Path:
     return (*(obj.pod_spec_path or ()), *rest)
 
 
+@lru_cache(maxsize=1024)  # the same few paths, for every object of a big List
 def dotted(path: Path) -> str:
     """A path the way kubectl explain and API errors write it: spec.template.spec.nodeName."""
     text = ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 
 from .documents import Document
 from .model import Manifest
@@ -14,6 +15,7 @@ ALL = "*"
 _DIRECTIVE = re.compile(r"#[^\S\n]*nodename-lint:[^\S\n]*ignore(?:\[([^\]\n]*)\])?")
 
 
+@lru_cache(maxsize=256)  # a List repeats the same few directives on each of its items
 def rule_set(text: str | None) -> frozenset[str]:
     if text is None or not text.strip() or text.strip() in ("all", ALL):
         return frozenset({ALL})
@@ -33,13 +35,18 @@ def comment_directives(document: Document) -> dict[int, frozenset[str]]:
 
 def directives_in(text: str, first_line: int = 1) -> dict[int, frozenset[str]]:
     """Directive comments of TEXT by line (e.g. a Helm template, for the documents it renders to)."""
-    found: dict[int, frozenset[str]] = {}
-    line, counted_to = first_line, 0
+    return {line: rule_set(match.group(1)) for line, match in _first_directives(text, first_line)}
+
+
+def _first_directives(text: str, first_line: int) -> Iterator[tuple[int, re.Match[str]]]:
+    """(line, match) of the first directive comment of each line of TEXT that has one, in order."""
+    line, counted_to, last_line = first_line, 0, first_line - 1
     for match in _DIRECTIVE.finditer(text):
         line += text.count("\n", counted_to, match.start())
         counted_to = match.start()
-        found.setdefault(line, rule_set(match.group(1)))
-    return found
+        if line != last_line:
+            last_line = line
+            yield line, match
 
 
 def ignored_by_comment(directives: dict[int, frozenset[str]], line: int, rule: str) -> bool:
@@ -63,7 +70,12 @@ def comment_edit(line: str, rule: str) -> tuple[int, str] | None:
 
 
 def annotation_ignores(obj: Manifest) -> frozenset[str]:
-    """Rule ids the object's (or its Pod template's) ignore annotation silences."""
+    """Rule ids the object's (or its Pod template's) ignore annotation silences (read once per object)."""
+    ignores: frozenset[str] = obj.memo("annotation_ignores", _annotation_ignores)
+    return ignores
+
+
+def _annotation_ignores(obj: Manifest) -> frozenset[str]:
     ignored: set[str] = set()
     for metadata in (obj.metadata, obj.pod_template_metadata):
         annotations = metadata.get("annotations")
@@ -81,15 +93,14 @@ def unknown_ids(rules: frozenset[str], known: Iterable[str]) -> list[str]:
 
 def unknown_comment_ids(document: Document, known: Iterable[str]) -> Iterator[tuple[int, int, list[str]]]:
     """(line, column, unknown ids) of each directive comment that names a rule id that does not exist."""
-    if "nodename-lint:" not in document.text:
+    text = document.text
+    if "nodename-lint:" not in text:
         return
     known = set(known)
-    for number, line in enumerate(document.text.split("\n"), start=document.line_offset + 1):
-        match = _DIRECTIVE.search(line) if "nodename-lint:" in line else None
-        if match:
-            unknown = unknown_ids(rule_set(match.group(1)), known)
-            if unknown:
-                yield number, match.start() + 1, unknown
+    for line, match in _first_directives(text, document.line_offset + 1):
+        unknown = unknown_ids(rule_set(match.group(1)), known)
+        if unknown:
+            yield line, match.start() - text.rfind("\n", 0, match.start()), unknown
 
 
 def describe_unknown_ids(unknown: list[str], known: list[str]) -> tuple[str, str]:

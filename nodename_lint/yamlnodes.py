@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from typing import Any, cast
 
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
@@ -45,6 +45,8 @@ _BOOL_NULL: dict[str, Any] = {
 _GO_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
 # What strconv.ParseInt(s, 0, 64) accepts once go-yaml has removed every underscore.
 _GO_INT = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)")
+# No int or float of go-yaml's syntax ends with a letter past f (hex digits), and a timestamp stays a string.
+_NOT_NUMBER_END = frozenset("ghijklmnopqrstuvwxyzGHIJKLMNOPQRSTUVWXYZ")
 _TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt ].*)?")
 
 
@@ -56,6 +58,8 @@ def resolve_plain(value: str) -> Any:
     if first in "yYnNtTfFoO~.+-" and value in _BOOL_NULL:
         return _BOOL_NULL[value]
     if first in "0123456789+-":
+        if value[-1] in _NOT_NUMBER_END:  # a quantity (100m, 64Mi): the three patterns below would give it back
+            return value
         if _TIMESTAMP.fullmatch(value):
             return value  # go-yaml keeps timestamp-looking values as strings for interface{}
         plain = value.replace("_", "")
@@ -224,7 +228,9 @@ def lookup(node: Node | None, key: str) -> tuple[Node, Node] | None:
     merges = False
     for key_node, value_node in node.value:
         if key_node.value == key:
-            if key_text(key_node) == key:
+            # written as KEY: it is KEY when quoted, or plain and a word, else resolve it
+            tag = key_node.tag
+            if tag == QUOTED_TAG or (tag == PLAIN_TAG and _is_word(key)) or key_text(key_node) == key:
                 found = (key_node, value_node)
         elif key_node.value == MERGE_KEY:
             merges = True
@@ -281,39 +287,97 @@ def _convert(node: Node, budget: list[int], depth: int) -> Any:
     if depth > MAX_DEPTH:
         raise ConversionError(f"document is nested more than {MAX_DEPTH} levels deep", node)
     depth += 1
+    winners: dict[str, Node] | None = None
+    children: Collection[Node]
     if isinstance(node, SequenceNode):
-        _spend(budget, len(node.value), node)
-        # most values of a manifest are strings that stay themselves: read them without a call
-        return [
-            item.value
-            if item.__class__ is ScalarNode and (item.tag == QUOTED_TAG or _plain_word(item))
-            else _convert(item, budget, depth)
-            for item in node.value
-        ]
+        children = node.value
+    else:  # a mapping: a later key overrides an earlier one, as in go-yaml
+        winners = {}
+        for key_node, value_node in node.value:
+            key = key_node.value
+            if not (  # a plain word (see _SELF_FIRST), tested inline as below
+                key_node.__class__ is ScalarNode
+                and key_node.tag == PLAIN_TAG
+                and key
+                and (key[0] in _SELF_FIRST or (len(key) > 5 and key[0].isalpha()))
+            ):
+                if key == MERGE_KEY and is_merge_key(key_node):
+                    winners = _winners(mapping_pairs(cast(MappingNode, node)))
+                    break
+                key = key_text(key_node)
+                if key is None:
+                    raise ConversionError(_key_problem(key_node), key_node)
+            winners[key] = value_node
+        children = winners.values()
+    # Count the children the collection expands to (aliases can make a small file expand exponentially);
+    # a document with aliases has been measured whole by find_unconvertible, so this one is simply too large.
+    budget[0] -= len(children)
+    if budget[0] < 0:
+        raise ConversionError(f"the object is too large (more than {budget[1]:,} nodes, limit: --max-nodes)", node)
+    # Most keys and values of a manifest are strings that stay themselves: quoted, or plain words
+    # (see _SELF_FIRST). They are tested inline, without a call per node: most of converting a Pod spec.
+    values = []
+    for child in children:
+        if child.__class__ is ScalarNode:
+            tag, text = child.tag, child.value
+            if tag == QUOTED_TAG or (
+                tag == PLAIN_TAG and text and (text[0] in _SELF_FIRST or (len(text) > 5 and text[0].isalpha()))
+            ):
+                values.append(text)
+                continue
+        values.append(_convert(child, budget, depth))
+    return values if winners is None else dict(zip(winners, values, strict=True))
+
+
+_NULL_TEXTS = frozenset(text for text, value in _BOOL_NULL.items() if value is None)
+
+
+def converts_whole(node: Node | None, max_nodes: int = MAX_EXPANDED_NODES) -> bool:
+    """Whether to_python(node, max_nodes) is sure to succeed, walking the subtree without converting it.
+
+    to_python fails on nesting deeper than MAX_DEPTH, on more than max_nodes nodes, on null or
+    collection keys and on .nan/.inf values. Depth and size are counted over every pair and every
+    merged mapping, which is never less than what to_python counts, and the walk stops as soon as one
+    is over; a key that is a collection or may resolve to null is not sure either. Values are not
+    read: a composed document holds no .nan or .inf that kubectl keeps (find_unconvertible makes that
+    document an error, and only documents without one have objects).
+    """
+    if not isinstance(node, (MappingNode, SequenceNode)):
+        return True
+    left = max_nodes - 1
+    stack: list[tuple[Node, int]] = [(node, 0)]
+    push, pop = stack.append, stack.pop
+    while stack:
+        current, depth = pop()
+        if depth > MAX_DEPTH:
+            return False
+        children = current.value
+        left -= len(children)
+        if left < 0:
+            return False
+        depth += 1
+        if current.__class__ is MappingNode:
+            for key, value in children:
+                if key.__class__ is not ScalarNode or key.value in _NULL_TEXTS:
+                    return False
+                if value.__class__ is not ScalarNode:
+                    push((value, depth))
+        else:
+            for item in children:
+                if item.__class__ is not ScalarNode:
+                    push((item, depth))
+    return True
+
+
+def _winners(pairs: Iterable[tuple[Node, Node]]) -> dict[str, Node]:
+    """The value node of each key, the last one winning (pairs in go-yaml's order of assignment)."""
     winners: dict[str, Node] = {}
-    for key_node, value_node in _pairs(cast(MappingNode, node)):  # neither a scalar nor a sequence
-        key = _plain_word(key_node) or key_text(key_node)
+    for key_node, value_node in pairs:
+        key = key_text(key_node)
         if key is None:
             raise ConversionError(_key_problem(key_node), key_node)
-        winners[key] = value_node  # a later key overrides an earlier one, as in go-yaml
-    _spend(budget, len(winners), node)
-    return {
-        key: value.value
-        if value.__class__ is ScalarNode and (value.tag == QUOTED_TAG or _plain_word(value))
-        else _convert(value, budget, depth)
-        for key, value in winners.items()
-    }
-
-
-def _spend(budget: list[int], nodes: int, parent: Node) -> None:
-    """Count the children a collection expands to; aliases can make a small file expand exponentially.
-
-    A document with aliases has been measured whole by find_unconvertible, so only one without
-    them can get here: it is simply too large.
-    """
-    budget[0] -= nodes
-    if budget[0] < 0:
-        raise ConversionError(f"the object is too large (more than {budget[1]:,} nodes, limit: --max-nodes)", parent)
+        winners[key] = value_node
+    return winners
 
 
 # Plain scalars that resolve to themselves: they start with a letter that begins no YAML 1.1
@@ -322,23 +386,9 @@ def _spend(budget: list[int], nodes: int, parent: Node) -> None:
 _SELF_FIRST = frozenset("abcdeghijklmpqrsuvwxzABCDEGHIJKLMPQRSUVWXZ_/")
 
 
-def _plain_word(node: Node) -> str:
-    """The text of a plain untagged scalar that go-yaml reads as that very string, else ""."""
-    if node.__class__ is not ScalarNode or node.tag != PLAIN_TAG:
-        return ""
-    text = node.value
-    if text and (text[0] in _SELF_FIRST or (len(text) > 5 and text[0].isalpha())):
-        return text
-    return ""
-
-
-def _pairs(node: MappingNode) -> Iterable[tuple[Node, Node]]:
-    """The mapping's pairs in assignment order: the node's own list unless it holds a merge key."""
-    pairs = node.value
-    for key, _ in pairs:
-        if key.value == MERGE_KEY and is_merge_key(key):
-            return mapping_pairs(node)
-    return pairs
+def _is_word(text: str) -> bool:
+    """Whether a plain scalar of this text is that very string (_convert tests it inline, per node)."""
+    return bool(text) and (text[0] in _SELF_FIRST or (len(text) > 5 and text[0].isalpha()))
 
 
 _NOT_FINITE = ".nan and .inf have no JSON form (json: unsupported value)"

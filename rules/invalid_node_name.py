@@ -79,6 +79,9 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     value = node_name_value(obj)
     if value is None or value == "":
         return
+    error = dns1123_subdomain_error(value) if isinstance(value, str) else None
+    if isinstance(value, str) and error is None:
+        return  # a valid name (the common case): no message to build
     path = spec_path(obj, "nodeName")
     field = dotted(path)
     refused = f"the API server refuses {obj.kind} {obj.name} itself and nothing is created"
@@ -88,9 +91,6 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
             f"{field} must be a string, not {type(value).__name__} {value!r}: {refused} when decoding it",
             fix="quote the node name as kubectl get nodes prints it",
         )
-        return
-    error = dns1123_subdomain_error(value)
-    if error is None:
         return
     lowered = value.lower()
     fix = (

@@ -86,9 +86,6 @@ RULE = Rule(
 
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
-    from nodename_lint.registry import all_rules
-
-    known = list(all_rules())
     places: list[tuple[Path, dict[str, Any]]] = [(("metadata",), obj.metadata)]
     if obj.is_workload_template and obj.pod_spec_path:
         places.append(((*obj.pod_spec_path[:-1], "metadata"), obj.pod_template_metadata))
@@ -96,6 +93,9 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         annotations = metadata.get("annotations")
         if not isinstance(annotations, dict) or IGNORE_ANNOTATION not in annotations:
             continue
+        from nodename_lint.registry import all_rules
+
+        known = list(all_rules())
         value = annotations[IGNORE_ANNOTATION]
         unknown = unknown_ids(rule_set(value if isinstance(value, str) else None), known)
         if unknown:

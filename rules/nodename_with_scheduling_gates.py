@@ -67,8 +67,7 @@ RULE = Rule(
 
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
-    spec = obj.pod_spec
-    if not spec or pinned_node(obj) is None or not spec.get("schedulingGates"):
+    if pinned_node(obj) is None or not obj.pod_spec_field("schedulingGates"):
         return
     path = spec_path(obj, "nodeName")
     who = "the Pod" if obj.is_pod else f"every Pod {obj.kind} {obj.name} creates (FailedCreate)"

@@ -89,11 +89,8 @@ RULE = Rule(
 
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
-    spec = obj.pod_spec
-    if not spec:
-        return
-    name = spec.get("runtimeClassName")
-    overhead = spec.get("overhead")
+    name = obj.pod_spec_field("runtimeClassName")
+    overhead = obj.pod_spec_field("overhead")
     if overhead is None and (not name or context.cluster is None):
         return  # the common case: nothing to check, and offline runs import nothing more
     from nodename_lint.cluster.targets import pods_noun
@@ -132,7 +129,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
             fix=remove,
         )
         return
-    written = spec.get("nodeSelector")
+    written = obj.pod_spec_field("nodeSelector")
     selector: dict[str, object] = written if isinstance(written, dict) else {}
     for key, value in info.node_selector.items():
         if key in selector and str(selector[key]) != value:
