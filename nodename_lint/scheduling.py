@@ -166,11 +166,14 @@ def running_pods_requests(pods: Iterable[PodInfo]) -> dict[str, int]:
 
     The same sums as add_into(total, pod_requests(pod.spec, lenient=True)) for each Pod, without
     a dict per Pod: this runs for every Pod on the nodes no-node-fits compares (82,000 of a
-    150,000-Pod dump), and most are plain (PodInfo.plain_requests).
+    150,000-Pod dump), and most are plain. Read from the spec as loaded (a dict, or a JSON dump's
+    structs), so that summing never makes plain values of a dump's structs (that took longer
+    than the sums).
     """
     total: dict[str, int] = {}
     for pod in pods:
-        blocks = pod.plain_requests()
+        spec = pod.loaded_spec
+        blocks = plain_container_requests(spec) if spec.__class__ is dict else spec.plain_container_requests()
         if blocks is None:
             add_into(total, pod_requests(pod.spec, lenient=True))
         else:

@@ -64,16 +64,6 @@ class PodInfo:
             self.loaded_spec = msgspec.to_builtins(self.loaded_spec)
         return self.loaded_spec
 
-    def plain_requests(self) -> list[Any] | None:
-        """Each container's `resources.requests`, when they alone make the Pod's requests; None otherwise.
-
-        Read from the spec as loaded, so that summing a node's usage never makes a JSON dump's
-        structs plain values (that took longer than the sums).
-        """
-        if self.loaded_spec.__class__ is dict:
-            return plain_container_requests(self.loaded_spec)
-        return self.loaded_spec.plain_container_requests()
-
     @property
     def is_terminated(self) -> bool:
         return self.phase in TERMINATED_PHASES
