@@ -225,3 +225,35 @@ def test_an_item_whose_kind_is_not_a_string_is_skipped(tmp_path: Path) -> None:
     path.write_bytes(_dump([node(0), {"kind": ["Pod"], "metadata": {"name": "p"}, "spec": {}}, {"kind": 5}]))
     state = load_state_file(str(path))
     assert list(state.nodes or ()) == ["node-00000"] and state.pods is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": "n"}}, {"kind": "Pod", "metadata": '
+            '{"name": "p"}, "spec": {"containers": [{"resources": ' + "[" * 200_000 + "]" * 200_000 + "}]}}]}",
+            "not a valid JSON cluster state: nested too deeply",
+        ),
+        (
+            '{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": "n", "labels": {"a": '
+            + "[" * 200_000
+            + "]" * 200_000
+            + "}}}]}",
+            "not a valid JSON cluster state: nested too deeply",
+        ),
+        (
+            '{"format": "nodename-lint.io/cluster-snapshot", "version": 2, "source": "x", "nodes": [], "usage": {}, '
+            '"ports": {}, "namespaces": [], "pods": {"default": ' + "[" * 200_000 + "]" * 200_000 + "}, "
+            '"podNodes": null, "runtimeClasses": null, "unavailable": {}}',
+            "not a valid nodename-lint cluster snapshot: nested too deeply",
+        ),
+    ],
+    ids=["a dump's Pod spec", "a dump's Node labels", "a snapshot's Pod table"],
+)
+def test_a_state_nested_too_deeply_is_a_clear_error(tmp_path: Path, text: str, message: str) -> None:
+    """msgspec raises RecursionError, not DecodeError, past its depth: still the file's error, no traceback."""
+    path = tmp_path / "state.json"
+    path.write_text(text)
+    with pytest.raises(UsageError, match=message):
+        load_state_file(str(path))

@@ -194,7 +194,7 @@ def _parse(text: str, display: str) -> list[Any]:
 
         try:
             return [msgspec.json.decode(stripped)]
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):  # json.loads below says where, or that it nests too deeply
             pass
         try:
             return [json.loads(stripped)]

@@ -95,7 +95,7 @@ def state_from_json_dump(data: bytes | str, source: str) -> ClusterState | None:
     """The ClusterState of a kubectl JSON List; None when the file is not one of the plain shape."""
     try:
         dump = _DECODER.decode(data)
-    except msgspec.DecodeError:  # also msgspec.ValidationError: the generic reader says what is wrong
+    except (msgspec.DecodeError, RecursionError):  # ValidationError too: the generic reader says what is wrong
         return None
     kind = dump.kind
     if not isinstance(kind, str) or not kind.endswith("List") or dump.items is None:
@@ -109,7 +109,7 @@ def state_from_json_dump(data: bytes | str, source: str) -> ClusterState | None:
     try:
         nodes = [node_from_object(_as_object(item)) for item in others["Node"]]
         runtime_classes = [runtime_class_from_object(_as_object(item)) for item in others["RuntimeClass"]]
-    except StateError:
+    except (StateError, RecursionError):  # a Node's raw labels or conditions nested too deeply
         return None
     namespaces: list[str] = []
     for item in others["Namespace"]:

@@ -129,9 +129,9 @@ def load_snapshot(content: str | bytes, display: str) -> ClusterState:
     data = content.encode() if isinstance(content, str) else content
     try:  # one decoding when the file is of this version and shape; the header alone says why not
         snapshot = msgspec.json.decode(data, type=_Snapshot)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:
         _refuse_other_version(_header_version(data, display), display)
-        raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: {exc}") from None
+        raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: {_problem(exc)}") from None
     _refuse_other_version(snapshot.version, display)
     nodes = None
     if snapshot.nodes is not None:
@@ -170,18 +170,23 @@ def _namespace_pods(display: str, namespace: str, pods: msgspec.Raw) -> dict[str
     """The Pods of one namespace of a snapshot's table, decoded when first read."""
     try:
         return _NAMESPACE_PODS.decode(pods)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:
         raise UsageError(
-            f"{display}: not a valid nodename-lint cluster snapshot: {exc} (the Pods of namespace {namespace!r})"
+            f"{display}: not a valid nodename-lint cluster snapshot: {_problem(exc)} "
+            f"(the Pods of namespace {namespace!r})"
         ) from None
+
+
+def _problem(exc: Exception) -> str:
+    return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
 
 
 def _header_version(data: bytes, display: str) -> int:
     """The version a snapshot's header gives, whatever the shape of the rest."""
     try:
         return msgspec.json.decode(data, type=_Header).version
-    except msgspec.DecodeError as exc:
-        raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: {exc}") from None
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: {_problem(exc)}") from None
 
 
 def _refuse_other_version(version: int, display: str) -> None:
