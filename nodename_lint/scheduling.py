@@ -205,11 +205,11 @@ def request_path(spec: dict[str, Any], resource: str) -> Path:
     best: tuple[int, Path] = (-1, ())
     for key in ("containers", "initContainers"):
         for index, container in _containers(spec, key):
-            amounts = _resource_list(container.get("resources"), (), lenient=True)
-            resources = container.get("resources") or {}
-            where = "requests" if resource in (resources.get("requests") or {}) else "limits"
-            if amounts.get(resource, 0) > best[0]:
-                best = (amounts[resource], (key, index, "resources", where, resource))
+            amount = _resource_list(container.get("resources"), (), lenient=True).get(resource)
+            if amount is not None and amount > best[0]:
+                resources = container.get("resources") or {}
+                where = "requests" if resource in (resources.get("requests") or {}) else "limits"
+                best = (amount, (key, index, "resources", where, resource))
     return best[1] or ("containers",)
 
 

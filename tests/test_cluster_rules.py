@@ -453,3 +453,30 @@ def test_an_unknown_tag_in_a_state_file_is_a_plain_string_as_kubectl_reads_it():
 def test_unknown_node_speaks_of_one_pod_or_each_replica(manifest: str, subject: str) -> None:
     findings = lint_yaml(manifest, rules=["unknown-node"], cluster=load_state_file(str(STATE)))
     assert len(findings) == 1 and subject in findings[0].message, findings
+
+
+@pytest.mark.parametrize("where", ["containers", "initContainers", "deployment"])
+def test_a_request_on_a_later_container_is_reported_not_a_crash(tmp_path, where):
+    """Issue 22: a short resource not requested by the first container (an injected sidecar) made
+    request_path raise KeyError; the finding was lost and the run exited 2."""
+    sidecar = "- name: sidecar\n  image: busybox:1.37\n"
+    hungry = '- name: app\n  image: busybox:1.37\n  resources:\n    requests: {cpu: "5"}\n'
+    if where == "initContainers":
+        spec = f"nodeName: kind-worker\ninitContainers:\n{sidecar}{hungry}containers:\n{sidecar}"
+    else:
+        spec = f"nodeName: kind-worker\ncontainers:\n{sidecar}{hungry}"
+    if where == "deployment":
+        manifest = (
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: two\nspec:\n  replicas: 2\n"
+            "  selector: {matchLabels: {app: two}}\n  template:\n    metadata: {labels: {app: two}}\n"
+            f"    spec:\n{textwrap.indent(spec, '      ')}"
+        )
+    else:
+        manifest = f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: two\nspec:\n{textwrap.indent(spec, '  ')}"
+    (tmp_path / "two.yaml").write_text(manifest)
+    for quiet in ([], ["-q"]):
+        result = run_cli(str(tmp_path / "two.yaml"), "--cluster-state", str(STATE), *quiet)
+        assert result.returncode == 1, result.stderr
+        assert "internal error" not in result.stderr
+        assert "insufficient-resources" in result.stdout, result.stdout
+        assert "OutOfcpu" in result.stdout

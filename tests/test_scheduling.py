@@ -241,3 +241,18 @@ def test_a_match_expression_key_that_is_not_a_string_names_no_label(key):
     }
     mismatch = affinity_mismatch(spec, NodeInfo(name="n1", labels={"a": "x"}))
     assert mismatch is not None and "the node has no label" in mismatch.detail
+
+
+def test_request_path_skips_containers_that_do_not_ask_for_the_resource():
+    # An injected sidecar first, the request on a later container (issue 22: KeyError).
+    sidecar = {"name": "sidecar", "image": "busybox"}
+    assert request_path({"containers": [sidecar, container("5")]}, "cpu") == (
+        "containers",
+        1,
+        "resources",
+        "requests",
+        "cpu",
+    )
+    spec = {"initContainers": [sidecar, container("5")], "containers": [sidecar]}
+    assert request_path(spec, "cpu") == ("initContainers", 1, "resources", "requests", "cpu")
+    assert request_path({"containers": [sidecar]}, "cpu") == ("containers",)
