@@ -230,8 +230,14 @@ class Linter:
             with tempfile.TemporaryDirectory(prefix="nodename-lint-example-") as folder:
                 write_chart(folder, {"templates/example.yaml": text})
                 return self.lint_source(Source(folder, render="helm"))
+        return self.lint_documents(iter_documents([text], split_lists=True, limits=self.limits), display, is_static_pod)
+
+    def lint_documents(
+        self, documents: Iterable[Document], display: str = "<string>", is_static_pod: bool = False
+    ) -> FileResult:
+        """Lint documents already composed from one text (the language server keeps them for the ranges)."""
         result = FileResult(Source(display, is_static_pod))
-        self._lint_documents(result, iter_documents([text], split_lists=True, limits=self.limits))
+        self._lint_documents(result, documents)
         _sort(result.findings, POSITION_ORDER)
         return result
 
