@@ -269,13 +269,26 @@ def live_list_fields(document: Document) -> list[str]:
     found: set[str] = set()
     for item in [node for node in listed[:_LIVE_ITEMS_LOOKED_AT] if isinstance(node, MappingNode)]:
         metadata = lookup(item, "metadata")
-        found.update(key for key in ("resourceVersion", "managedFields") if metadata and lookup(metadata[1], key))
-        if lookup(item, "status"):
+        found.update(key for key in ("resourceVersion", "managedFields") if metadata and _filled(metadata[1], key))
+        if _filled(item, "status"):
             found.add("status")
     return sorted(found)
 
 
 _LIVE_ITEMS_LOOKED_AT = 8
+
+
+def _filled(node: Node, key: str) -> bool:
+    """Whether KEY of the mapping NODE holds something: kubectl's client-side output (`create --dry-run=client
+    -o yaml`, `get` of a manifest file) writes `status: {}` and `creationTimestamp: null` into objects the
+    cluster never saw, so an empty value marks nothing as saved from a cluster."""
+    pair = lookup(node, key)
+    if pair is None:
+        return False
+    value = pair[1]
+    if isinstance(value, ScalarNode):
+        return scalar_value(value) not in (None, "")
+    return bool(value.value)
 
 
 def objects_in(
