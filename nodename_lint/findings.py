@@ -56,6 +56,8 @@ class Finding:
                 "namespace": self.object.namespace,
                 "name": self.object.name,
             }
+            if self.object.generate_name:
+                obj["generateName"] = self.object.generate_name
         result: dict[str, Any] = {
             "rule": self.rule,
             "severity": self.severity,
