@@ -465,6 +465,7 @@ class Linter:
             template_file=template_at[0] if template_at else None,
             template_line=template_at[1] if template_at else None,
             template_column=template_at[2] if template_at else None,
+            cause=violation.cause,
         )
 
     def _report(

@@ -32,6 +32,7 @@ class Finding:
     template_file: str | None = None
     template_line: int | None = None
     template_column: int | None = None
+    cause: str = ""  # Violation.cause: what the text report groups by (not a field of the machine formats)
 
     @property
     def in_file(self) -> bool:

@@ -132,4 +132,5 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         fix=f"create the namespace first (kubectl create namespace {namespace}, or a Namespace manifest in the same "
         "apply), or use one from kubectl get namespaces",
         unless_applied=("Namespace", namespace),
+        cause=f"namespace {namespace}",
     )
