@@ -92,6 +92,7 @@ def build_kustomization(folder: str, display: str) -> Rendering:
         rendering.documents.append(document)
         read.update(origin.files_read())
     rendering.built_from = sorted(os.path.realpath(path) for path in read)
+    rendering.inputs = rendering.built_from  # --changed-since: a finding changes with any file the build read
     boundary = repository_boundary(folder)
     outside = next((path for path in rendering.built_from if not _within(path, boundary)), None)
     if outside is not None:  # a base elsewhere on the machine: nothing of it may reach the report
