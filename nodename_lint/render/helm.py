@@ -34,11 +34,15 @@ if TYPE_CHECKING:
 RULE = "helm-render"
 SDK_HINT = "pip install helm-python-sdk, or put helm on PATH"
 # Helm names the template and position of a failure as `template: web/templates/x.yaml:12:20:`,
-# `execution error at (web/templates/x.yaml:4:8):` or `YAML parse error on web/templates/x.yaml:`.
+# `execution error at (web/templates/x.yaml:4:8):`, `YAML parse error on web/templates/x.yaml:`, or (Helm 4)
+# at the start of a line of its multi-line message: `web/templates/x.yaml:4:18\n  executing ...`.
+# Linear: each alternative starts at a literal or a line start, and the name stops at the first space.
 _HELM_POSITION = re.compile(
-    r"(?:template: |error at \(|parse error on |error calling include: template: )"
-    r"(?P<template>[^\s:()]+)(?::(?P<line>\d+)(?::(?P<column>\d+))?)?"
+    r"(?:(?:template: |error at \(|parse error on )(?P<template>[^\s:()]+)(?::(?P<line>\d+)(?::(?P<column>\d+))?)?"
+    r"|^(?P<template2>[^\s:()]+):(?P<line2>\d+)(?::(?P<column2>\d+))?$)",
+    re.MULTILINE,
 )
+_SPACES = re.compile(r"\s+")
 _SOURCE_COMMENT = re.compile(r"^# Source: (.+)$", re.MULTILINE)
 MAX_CHART_BYTES = COPY_MAX_BYTES  # a chart (or values file) bigger than this is not one someone reviews
 MAX_TEMPLATE_BYTES = COPY_MAX_BYTES
@@ -323,19 +327,25 @@ def _failure_problem(message: str, chart: ChartCopy, display: str, values_note: 
     file, line, column = joined(display, CHART_FILE), 1, 1
     match = _HELM_POSITION.search(message)
     if match:
-        relative = match.group("template").split("/", 1)[-1]
+        template, at, at_column = (
+            match.group("template", "line", "column")
+            if match.group("template")
+            else match.group("template2", "line2", "column2")
+        )
+        relative = template.split("/", 1)[-1]
         if ".." not in relative.split("/"):
             named, text = _template_file(chart, display, relative)
             if text or named != file:
-                file = named
-                line = int(match.group("line") or 1)
-                column = int(match.group("column") or 1)
+                file, line, column = named, int(at or 1), int(at_column or 1)
+    # Helm 4 writes its message over several indented lines; one line of words reads better in every
+    # report than escaped line ends (and no text of it can start a line of its own)
+    readable = _SPACES.sub(" ", message).strip()
     return RenderProblem(
         RULE,
         file,
         line,
         column,
-        f"Helm cannot render this chart ({values_note}), so none of it can be installed: {message}",
+        f"Helm cannot render this chart ({values_note}), so none of it can be installed: {readable}",
         "fix the template or the values at the position Helm names",
     )
 
