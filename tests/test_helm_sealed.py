@@ -17,6 +17,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from nodename_lint.engine import Linter
 from nodename_lint.registry import all_rules
 from nodename_lint.render import RenderOptions
@@ -24,7 +26,7 @@ from nodename_lint.render.sandbox import Budget
 from nodename_lint.rule import Context
 from nodename_lint.sources import Source
 
-from .conftest import run_cli
+from .conftest import require_tool, run_cli
 from .test_helm import commit_all, findings, lint_json, make_chart
 from .test_sarif import git
 
@@ -40,6 +42,21 @@ spec:
 TOKEN = "c2VjcmV0LXJ1bm5lci10b2tlbg=="  # what actions/checkout writes as http.<url>.extraheader
 
 
+HELM_INSTALL = "put a helm binary on PATH; .ci/run installs one"
+
+
+@pytest.fixture(params=["sdk", "binary"])
+def engine(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The environment of a run that renders with helm-python-sdk, or with the helm binary (the library
+    blocked as in test_without_an_engine_the_chart_is_skipped_with_one_note): both render sealed."""
+    if request.param == "sdk":
+        return {}
+    require_tool("helm", HELM_INSTALL)
+    blocker = tmp_path_factory.mktemp("no-helm-python")
+    (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['helm_python'] = None\n")
+    return {"PYTHONPATH": str(blocker)}
+
+
 def pinned_pod(name: str = "p", node: str = "worker-1") -> str:
     return POD.format(name=name, node=node)
 
@@ -51,14 +68,16 @@ def chart_with(folder: Path, template: str, **files: str) -> Path:
 # --- unbounded cost ---------------------------------------------------------------------------------
 
 
-def test_a_chart_that_exhausts_memory_is_a_finding_and_the_rest_of_the_run_still_reports(tmp_path: Path):
+def test_a_chart_that_exhausts_memory_is_a_finding_and_the_rest_of_the_run_still_reports(
+    tmp_path: Path, engine: dict[str, str]
+):
     chart_with(tmp_path / "until", "{{ range until 2000000000 }}x{{ end }}\n")
     doubling = '{{ define "grow" }}{{ include "grow" (print . .) }}{{ end }}{{ include "grow" "x" }}\n'
     chart_with(tmp_path / "grow", doubling)
     make_chart(tmp_path / "web", values="replicas: 1\nnode: worker-1\n")
     (tmp_path / "pod.yaml").write_text(pinned_pod(node="Bad_Node"))
     start = time.monotonic()
-    result = run_cli("until", "grow", "web", "pod.yaml", "--format", "json", cwd=tmp_path)
+    result = run_cli("until", "grow", "web", "pod.yaml", "--format", "json", cwd=tmp_path, env=engine)
     assert result.returncode == 1, result.stderr  # main: rc 134, Go's "fatal error: out of memory", no report
     report = json.loads(result.stdout)
     failures = {f["file"]: f for f in findings(report, "helm-render")}
@@ -97,7 +116,7 @@ def test_a_chart_that_writes_without_end_stops_at_its_output_budget(tmp_path: Pa
 # --- secrets of the runner ----------------------------------------------------------------------------
 
 
-def test_the_checkouts_git_config_and_untracked_files_never_reach_the_report(tmp_path: Path):
+def test_the_checkouts_git_config_and_untracked_files_never_reach_the_report(tmp_path: Path, engine: dict[str, str]):
     repo = tmp_path / "repo"
     make_chart(
         repo,
@@ -126,7 +145,7 @@ def test_the_checkouts_git_config_and_untracked_files_never_reach_the_report(tmp
     secrets = [TOKEN, base64.b64encode(config).decode()[:40], "KUBE-TOKEN", "S1VCRS1UT0tFTi"[:8]]
     outputs = []
     for fmt in ("json", "sarif", "github", "text"):
-        result = run_cli(".", "--format", fmt, cwd=repo)
+        result = run_cli(".", "--format", fmt, cwd=repo, env=engine)
         assert result.returncode == 0, result.stderr  # nodename-on-pod is information
         outputs.append(result.stdout + result.stderr)
     for secret in secrets:
@@ -140,7 +159,7 @@ def test_the_checkouts_git_config_and_untracked_files_never_reach_the_report(tmp
 # --- values.schema.json $ref ----------------------------------------------------------------------------
 
 
-def test_schema_references_outside_the_chart_are_never_fetched_nor_read(tmp_path: Path):
+def test_schema_references_outside_the_chart_are_never_fetched_nor_read(tmp_path: Path, engine: dict[str, str]):
     requests: list[str] = []
 
     class Recorder(http.server.BaseHTTPRequestHandler):
@@ -179,7 +198,7 @@ def test_schema_references_outside_the_chart_are_never_fetched_nor_read(tmp_path
         files={"values.schema.json": json.dumps(schema)},
     )
     try:
-        result = run_cli("web", "--format", "json", cwd=tmp_path)
+        result = run_cli("web", "--format", "json", cwd=tmp_path, env=engine)
     finally:
         server.shutdown()
     assert requests == []
@@ -195,7 +214,7 @@ def test_schema_references_outside_the_chart_are_never_fetched_nor_read(tmp_path
 # --- template text only from the copy --------------------------------------------------------------------
 
 
-def test_template_text_is_read_from_the_private_copy_only(tmp_path: Path):
+def test_template_text_is_read_from_the_private_copy_only(tmp_path: Path, engine: dict[str, str]):
     """A subchart folder whose Chart.yaml names it otherwise, and a link of that name to /dev/zero."""
     chart = make_chart(tmp_path / "repo" / "web")
     make_chart(chart / "charts" / "real", name="other", files={"templates/pod.yaml": pinned_pod()})
@@ -206,7 +225,7 @@ def test_template_text_is_read_from_the_private_copy_only(tmp_path: Path):
     os.symlink(tmp_path / "fifo", elsewhere / "_helpers.tpl")
     os.symlink(elsewhere.parent, chart / "charts" / "other")  # left out of the render: outside the chart
     start = time.monotonic()
-    report, stderr = lint_json("web", cwd=tmp_path / "repo")
+    report, stderr = lint_json("web", cwd=tmp_path / "repo", env=engine)
     assert time.monotonic() - start < 60
     [pinned] = findings(report, "nodename-on-pod")
     assert (pinned["file"], pinned["line"]) == ("web/charts/real/templates/pod.yaml", 6), pinned
@@ -275,3 +294,28 @@ def test_changed_since_reports_findings_of_templates_a_values_or_subchart_change
     (tmp_path / "README.md").write_text("unrelated\n")
     report, stderr = lint_json("web", "--changed-since", "pr2", cwd=tmp_path)
     assert findings(report) == [] and "2 findings in files unchanged since pr2 not reported" in stderr
+
+
+def test_both_engines_report_a_chart_at_the_same_places(tmp_path: Path):
+    require_tool("helm", HELM_INSTALL)
+    make_chart(tmp_path / "web", values="replicas: 1\nnode: worker-1\n")
+    chart_with(tmp_path / "nil", "kind: Pod\nmetadata:\n  name: {{ .Values.x.y }}\n")
+    make_chart(
+        tmp_path / "deps",
+        files={"Chart.yaml": "apiVersion: v2\nname: deps\nversion: 0.1.0\ndependencies:\n  - name: redis\n"},
+    )
+    places = []
+    for engine_env in ({}, {"PYTHONPATH": str(tmp_path / "blocker")}):
+        (tmp_path / "blocker").mkdir(exist_ok=True)
+        (tmp_path / "blocker" / "sitecustomize.py").write_text("import sys\nsys.modules['helm_python'] = None\n")
+        report, _ = lint_json("web", "nil", "deps", cwd=tmp_path, env=engine_env)
+        places.append([(f["rule"], f["severity"], f["file"], f["line"], f["column"]) for f in findings(report)])
+    assert (
+        places[0]
+        == places[1]
+        == [
+            ("helm-render", "warning", "deps/Chart.yaml", 1, 1),
+            ("helm-render", "error", "nil/templates/attack.yaml", 3, 18),
+            ("nodename-in-template", "error", "web/templates/deployment.yaml", 15, 7),
+        ]
+    )

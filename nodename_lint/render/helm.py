@@ -305,7 +305,9 @@ def _render_binary(
         if missing:
             raise _MissingDependencies([name.strip() for name in missing.group(1).split(",") if name.strip()])
         raise _RenderFailed(message or f"helm template exited {outcome.returncode}")
-    return split_template_output(outcome.stdout.decode("utf-8", "replace"))
+    rendered = split_template_output(outcome.stdout.decode("utf-8", "replace"))
+    # as the library renders them: without the `# Source:` line (the origin already names the template)
+    return {name: _SOURCE_COMMENT.sub("", text, count=1) for name, text in rendered.items()}
 
 
 def split_template_output(stream: str) -> dict[str, str]:
