@@ -287,3 +287,33 @@ def test_a_base_outside_the_repository_is_not_built(tmp_path: Path, with_git: bo
     assert "overlay: kustomization not built" not in result.stderr  # a sibling base inside the repository is fine
     objects = json.loads(result.stdout)["summary"]["objects"]
     assert objects == 2  # the overlay's Deployment and Pod, built from ../base
+
+
+# --- issue 21: a kustomization from a pull request builds sealed ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("target", "name"),
+    [("(a|a)*c", "a" * 40), (r"\pL+", "web")],
+    ids=["exponential in a backtracking engine", "an RE2 class Python lacks"],
+)
+def test_patch_target_regexps_are_read_as_kustomize_reads_them(tmp_path: Path, target: str, name: str):
+    """Targets are Go regexps (RE2): linear, with `\\pL`; never Python's backtracking `re`."""
+    write(
+        tmp_path,
+        {
+            "kustomization.yaml": f"""\
+            resources: [pod.yaml]
+            patches:
+              - target: {{kind: Pod, name: '{target}'}}
+                patch: |-
+                  - op: add
+                    path: /metadata/labels
+                    value: {{patched: "yes"}}
+            """,
+            "pod.yaml": f"apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec:\n  nodeName: Bad_Node\n",
+        },
+    )
+    result = run_cli(".", "--format", "json", cwd=tmp_path, timeout=60)  # Python's re: 2**40 steps
+    assert result.returncode == 1, result.stderr
+    assert ("pod.yaml", 5, 3, "invalid-node-name") in places(json.loads(result.stdout)["findings"])

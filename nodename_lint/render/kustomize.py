@@ -12,6 +12,7 @@ closed to it (remote bases fail instead of being fetched).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -317,9 +318,37 @@ def _targets(target: Any, obj: Manifest) -> bool:
         if not isinstance(wanted, str) or not wanted:
             continue
         # targets name objects before a namePrefix/nameSuffix; kustomize reads them as anchored regexps
-        if not (re.fullmatch(wanted, actual or "") or (key == "name" and wanted in (actual or ""))):
+        if not (_go_regexp_matches(wanted, actual or "") or (key == "name" and wanted in (actual or ""))):
             return False
     return True
+
+
+_REGEXP_SYNTAX = frozenset("\\.+*?()|[]{}^$")
+
+
+def _go_regexp_matches(pattern: str, text: str) -> bool:
+    """Whether kustomize's anchored target regexp PATTERN matches TEXT (Go's regexp: RE2 syntax, linear time).
+
+    Python's `re` is neither: `(a|a)*c` backtracks for ever and `\\pL` is an error. A pattern RE2 cannot
+    compile (or no RE2 engine) matches nothing: the finding then stays at the object's resource file."""
+    if _REGEXP_SYNTAX.isdisjoint(pattern):
+        return pattern == text
+    compiled = _go_regexp(pattern)
+    return compiled is not None and compiled.fullmatch(text) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def _go_regexp(pattern: str) -> Any:
+    try:
+        import re2  # startup: RE2 loads only for a kustomization whose patch targets are regexps
+    except ImportError:
+        return None
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print its parse errors on stderr, unescaped
+    try:
+        return re2.compile(pattern, options)
+    except re2.error:
+        return None
 
 
 def _patch_writes(
