@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import shutil
 import textwrap
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -255,8 +258,11 @@ def test_a_hostile_kustomization_runs_nothing_and_fetches_nothing(tmp_path: Path
     result = run_cli("evil", "exec", "outside", "ok", "--format", "json", cwd=tmp_path)
     assert not marker.exists(), "an exec function of the repository must never run"
     assert "TOPSECRET" not in result.stdout
-    assert "evil: kustomize build failed" in result.stderr
-    assert "exec: kustomize build failed" in result.stderr and "outside: kustomize build failed" in result.stderr
+    assert "evil: kustomization not built: `resources` in evil/kustomization.yaml names a remote location" in (
+        result.stderr
+    )
+    assert "exec: kustomize build failed" in result.stderr
+    assert "outside: kustomization not built: it reads " in result.stderr
     reported = {(f["file"], f["rule"]) for f in json.loads(result.stdout)["findings"]}
     assert ("ok/pod.yaml", "invalid-node-name") in reported
 
@@ -317,3 +323,67 @@ def test_patch_target_regexps_are_read_as_kustomize_reads_them(tmp_path: Path, t
     result = run_cli(".", "--format", "json", cwd=tmp_path, timeout=60)  # Python's re: 2**40 steps
     assert result.returncode == 1, result.stderr
     assert ("pod.yaml", 5, 3, "invalid-node-name") in places(json.loads(result.stdout)["findings"])
+
+
+class _RecordingServer(http.server.ThreadingHTTPServer):
+    requests: list[str]
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    server: _RecordingServer
+
+    def do_GET(self) -> None:  # answers a manifest, as an attacker's server would
+        self.server.requests.append(self.path)
+        body = b"apiVersion: v1\nkind: Pod\nmetadata: {name: fetched}\nspec: {nodeName: FETCHED_1}\n"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def loopback_server() -> Iterator[_RecordingServer]:
+    """An HTTP server on 127.0.0.1 (Go sends loopback requests past any proxy) that records every request."""
+    server = _RecordingServer(("127.0.0.1", 0), _Recorder)
+    server.requests = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_remote_resources_and_bases_are_refused_before_kustomize_runs(tmp_path: Path, loopback_server):
+    url = f"http://127.0.0.1:{loopback_server.server_address[1]}"
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: local}\nspec:\n  containers: [{name: c, image: x}]\n"
+    plugin = f"apiVersion: builtin\nkind: PatchTransformer\nmetadata: {{name: p}}\npath: {url}/patch.yaml\n"
+    cases = {
+        "resource": f"resources:\n  - {url}/x.yaml\n",
+        "base": f"resources:\n  - {url}/org/repo.git//base?ref=main\n",
+        "scp": "resources:\n  - git@127.0.0.1:org/repo//base\n",
+        "github": "resources:\n  - github.com/org/repo/base?ref=v1\n",
+        "file-repo": f"resources:\n  - file://{tmp_path}/elsewhere\n",
+        "patch": f"resources: [pod.yaml]\npatches:\n  - path: {url}/patch.yaml\n",
+        "generator-file": f"configMapGenerator:\n  - name: c\n    files: [key={url}/cfg]\n",
+        "env": f"secretGenerator:\n  - name: s\n    envs: [{url}/env]\n",
+        "inline-plugin": "resources: [pod.yaml]\ntransformers:\n  - |\n" + textwrap.indent(plugin, "    "),
+        "plugin-file": "resources: [pod.yaml]\ntransformers: [plugin.yaml]\n",
+        "in-a-base": "resources: [../resource]\n",
+    }
+    files = {f"{name}/kustomization.yaml": text for name, text in cases.items()}
+    files.update({f"{name}/pod.yaml": pod for name in cases})
+    files["plugin-file/plugin.yaml"] = plugin
+    files["ok/pod.yaml"] = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: Bad_Node}\n"
+    write(tmp_path, files)
+    result = run_cli(*cases, "ok", "--format", "json", cwd=tmp_path)
+    assert loopback_server.requests == [], "nothing may be fetched"
+    assert "FETCHED_1" not in result.stdout
+    for name in cases:
+        assert f"nodename-lint: {name}: kustomization not built: `" in result.stderr, (name, result.stderr)
+    assert "`resources` in in-a-base/../resource/kustomization.yaml names a remote location" in result.stderr
+    assert "vendor them into the repository; its files were linted one by one" in result.stderr
+    reported = {(f["file"], f["rule"]) for f in json.loads(result.stdout)["findings"]}
+    assert ("ok/pod.yaml", "invalid-node-name") in reported

@@ -16,17 +16,19 @@ import functools
 import os
 import re
 import shutil
+import stat
 import subprocess
 import tempfile
 from typing import TYPE_CHECKING, Any
 
 from yaml import Node
 
-from ..documents import Document, compose, iter_documents
+from ..documents import Document, iter_documents
 from ..safe_text import printable_path
 from ..sources import repository_root
 from ..yamlnodes import child, to_python
 from . import KUSTOMIZATION_FILES, Origin, Rendering, joined
+from .kustomize_inputs import inputs_of, kustomization_file, within, yaml_value
 
 if TYPE_CHECKING:
     from ..model import Manifest, Path
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 TRANSFORMATIONS_ANNOTATION = "alpha.config.kubernetes.io/transformations"
 BUILD_TIMEOUT_SECONDS = 120
+MAX_FILE_BYTES = 32 << 20  # a file an origin names that is larger is not read (its findings go to the kustomization)
 TOOL_HINT = "put kustomize or kubectl on PATH to lint what the kustomization builds"
 # Kustomize's own messages about the build; the first line says what failed.
 _ERROR_PREFIX = re.compile(r"^(?:Error: |error: )")
@@ -54,6 +57,12 @@ def build_kustomization(folder: str, display: str) -> Rendering:
     command = tool()
     if not command:
         rendering.notes.append(f"{display}: kustomization not built ({TOOL_HINT}); its files were linted one by one")
+        return rendering
+    inputs = inputs_of(folder, repository_boundary(folder), display)
+    if inputs.refused:
+        rendering.notes.append(
+            f"{display}: kustomization not built: {inputs.refused}; its files were linted one by one"
+        )
         return rendering
     with tempfile.TemporaryDirectory(prefix="nodename-lint-kustomize-") as scratch:
         wrapper = os.path.join(scratch, "build")
@@ -84,8 +93,8 @@ def build_kustomization(folder: str, display: str) -> Rendering:
             f"{reason or f'exit code {done.returncode}'}; its files were linted one by one"
         )
         return rendering
-    files = _FileCache()
-    kustomization = _kustomization_file(folder)
+    files = _FileCache(inputs.folders)
+    kustomization = kustomization_file(folder) or os.path.join(folder, KUSTOMIZATION_FILES[0])
     read: set[str] = set()
     for document in iter_documents([done.stdout]):
         origin = _origin_of(document, wrapper, folder, display, kustomization, files)
@@ -93,15 +102,6 @@ def build_kustomization(folder: str, display: str) -> Rendering:
         rendering.documents.append(document)
         read.update(origin.files_read())
     rendering.built_from = sorted(os.path.realpath(path) for path in read)
-    boundary = repository_boundary(folder)
-    outside = next((path for path in rendering.built_from if not _within(path, boundary)), None)
-    if outside is not None:  # a base elsewhere on the machine: nothing of it may reach the report
-        refused = Rendering()
-        refused.notes.append(
-            f"{display}: kustomization not built: it reads {outside}, outside the repository ({boundary}); "
-            "its files were linted one by one"
-        )
-        return refused
     return rendering
 
 
@@ -113,11 +113,7 @@ def repository_boundary(folder: str) -> str:
     if os.path.exists(os.path.join(root, ".git")):
         return root
     here = os.path.realpath(os.getcwd())
-    return here if _within(real, here) else real
-
-
-def _within(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+    return here if within(real, here) else real
 
 
 def _quoted(path: str) -> str:
@@ -143,26 +139,36 @@ def _closed_env(scratch: str) -> dict[str, str]:
     }
 
 
-def _kustomization_file(folder: str) -> str:
-    return next(
-        (os.path.join(folder, name) for name in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(folder, name))),
-        os.path.join(folder, KUSTOMIZATION_FILES[0]),
-    )
-
-
 class _FileCache:
-    """Texts and composed documents of the files origins point at, read once per build."""
+    """Texts and composed documents of the files origins point at, read once per build.
 
-    def __init__(self) -> None:
+    The paths come from annotations on the built objects, which the repository can plant (a patch can
+    set them): only a regular file inside the folders the build entered is ever opened."""
+
+    def __init__(self, folders: list[str]) -> None:
+        self.folders = folders
         self.texts: dict[str, str] = {}
+
+    def readable(self, path: str) -> bool:
+        """Whether PATH is a regular file of a folder the build entered (its real path, links resolved)."""
+        real = os.path.realpath(path)
+        if not any(within(real, folder) for folder in self.folders):
+            return False
+        try:
+            info = os.stat(real)
+        except OSError:
+            return False
+        return stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FILE_BYTES
 
     def text(self, path: str) -> str:
         if path not in self.texts:
-            try:
-                with open(path, encoding="utf-8-sig") as handle:
-                    self.texts[path] = handle.read()
-            except (OSError, UnicodeDecodeError):
-                self.texts[path] = ""
+            self.texts[path] = ""
+            if self.readable(path):
+                try:
+                    with open(os.path.realpath(path), encoding="utf-8-sig") as handle:
+                        self.texts[path] = handle.read(MAX_FILE_BYTES)
+                except (OSError, UnicodeDecodeError):
+                    pass
         return self.texts[path]
 
     def documents(self, path: str) -> list[Document]:
@@ -176,23 +182,16 @@ def _annotations(document: Document) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _load(text: Any) -> Any:
-    if not isinstance(text, str):
-        return None
-    document = compose(text)
-    return to_python(document.root) if document.root is not None else None
-
-
 def _origin_of(
     document: Document, wrapper: str, folder: str, display: str, kustomization: str, files: _FileCache
 ) -> BuiltOrigin:
     """Where a built object came from, from the annotations kustomize added."""
     annotations = _annotations(document) if document.root is not None else {}
-    origin = _load(annotations.get(ORIGIN_ANNOTATION)) or {}
+    origin = yaml_value(annotations.get(ORIGIN_ANNOTATION)) or {}
     resource = None
     if isinstance(origin, dict) and isinstance(origin.get("path"), str) and "repo" not in origin:
         resource = os.path.normpath(os.path.join(wrapper, origin["path"]))
-    configured = _load(annotations.get(TRANSFORMATIONS_ANNOTATION)) or []
+    configured = yaml_value(annotations.get(TRANSFORMATIONS_ANNOTATION)) or []
     kustomizations = [kustomization]
     for step in configured if isinstance(configured, list) else []:
         where = step.get("configuredIn") if isinstance(step, dict) else None
