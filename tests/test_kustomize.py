@@ -387,3 +387,48 @@ def test_remote_resources_and_bases_are_refused_before_kustomize_runs(tmp_path: 
     assert "vendor them into the repository; its files were linted one by one" in result.stderr
     reported = {(f["file"], f["rule"]) for f in json.loads(result.stdout)["findings"]}
     assert ("ok/pod.yaml", "invalid-node-name") in reported
+
+
+def test_planted_origin_annotations_open_nothing_but_the_builds_own_files(tmp_path: Path):
+    """A patch can set kustomize's origin annotations and a resource can carry a transformations one:
+    what they name (a device, a FIFO without a writer) is never opened."""
+    fifo = tmp_path / "app" / "fifo"
+    write(
+        tmp_path,
+        {
+            "app/kustomization.yaml": """\
+            resources: [pod.yaml]
+            patches:
+              - patch: |-
+                  apiVersion: v1
+                  kind: Pod
+                  metadata:
+                    name: p
+                    annotations:
+                      config.kubernetes.io/origin: "path: /dev/zero"
+            """,
+            "app/pod.yaml": f"""\
+            apiVersion: v1
+            kind: Pod
+            metadata:
+              name: p
+              annotations:
+                alpha.config.kubernetes.io/transformations: |
+                  - configuredIn: {fifo}
+                    configuredBy: {{kind: X}}
+                  - configuredIn: /dev/zero
+                    configuredBy: {{kind: X}}
+            spec:
+              nodeName: Bad_Node
+              containers: [{{name: c, image: x}}]
+            """,
+        },
+    )
+    os.mkfifo(fifo)
+    result = run_cli("app", "--format", "json", cwd=tmp_path, timeout=60)
+    assert result.returncode == 1, result.stderr
+    findings = json.loads(result.stdout)["findings"]
+    assert {(f["file"], f["rule"]) for f in findings} == {
+        ("app/kustomization.yaml", "invalid-node-name"),
+        ("app/kustomization.yaml", "nodename-on-pod"),
+    }, "at the kustomization: the planted origin is ignored, and pod.yaml is linted only as built"

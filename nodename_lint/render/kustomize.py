@@ -95,13 +95,12 @@ def build_kustomization(folder: str, display: str) -> Rendering:
         return rendering
     files = _FileCache(inputs.folders)
     kustomization = kustomization_file(folder) or os.path.join(folder, KUSTOMIZATION_FILES[0])
-    read: set[str] = set()
     for document in iter_documents([done.stdout]):
-        origin = _origin_of(document, wrapper, folder, display, kustomization, files)
-        document.origin = origin
+        document.origin = _origin_of(document, wrapper, folder, display, kustomization, files)
         rendering.documents.append(document)
-        read.update(origin.files_read())
-    rendering.built_from = sorted(os.path.realpath(path) for path in read)
+    # what the kustomizations name, never what annotations on the output say: a planted origin must
+    # not take a file out of the lint
+    rendering.built_from = sorted(inputs.files)
     return rendering
 
 
@@ -191,13 +190,14 @@ def _origin_of(
     resource = None
     if isinstance(origin, dict) and isinstance(origin.get("path"), str) and "repo" not in origin:
         resource = os.path.normpath(os.path.join(wrapper, origin["path"]))
+        resource = resource if files.readable(resource) else None
     configured = yaml_value(annotations.get(TRANSFORMATIONS_ANNOTATION)) or []
     kustomizations = [kustomization]
     for step in configured if isinstance(configured, list) else []:
         where = step.get("configuredIn") if isinstance(step, dict) else None
         if isinstance(where, str):
             path = os.path.normpath(os.path.join(wrapper, where))
-            if path not in kustomizations:
+            if path not in kustomizations and files.readable(path):
                 kustomizations.append(path)
     return BuiltOrigin(folder, display, kustomization, resource, kustomizations, files)
 
@@ -231,19 +231,6 @@ class BuiltOrigin(Origin):
 
     def text_of(self, file: str) -> str:
         return self.files.text(self.shown[file]) if file in self.shown else ""
-
-    def files_read(self) -> list[str]:
-        """The kustomizations, their patch files and the resource file this object was built from."""
-        found = [*self.kustomizations, *([self.resource] if self.resource else [])]
-        for kustomization in self.kustomizations:
-            documents = self.files.documents(kustomization)
-            spec = to_python(documents[0].root) if documents else None
-            found += [
-                os.path.normpath(os.path.join(os.path.dirname(kustomization), patch))
-                for patch, _ in _steps(spec)
-                if isinstance(patch, str) and not _is_inline(patch)
-            ]
-        return found
 
     def place(self, obj: Manifest, path: Path) -> tuple[str, int, int, str]:
         for kustomization in reversed(self.kustomizations):  # the outermost overlay patches last

@@ -42,9 +42,11 @@ MAX_FOLDERS = 10_000  # kustomization folders one build may enter
 
 @dataclass
 class Inputs:
-    """The kustomization folders a build enters (real paths, the built folder first), or why it must not run."""
+    """What a build reads: the kustomization folders it enters (real paths, the built folder first) and
+    the files its kustomizations name (resources, patches, generator sources...); or why it must not run."""
 
     folders: list[str] = field(default_factory=list)
+    files: set[str] = field(default_factory=set)
     refused: str = ""
 
 
@@ -74,6 +76,8 @@ def inputs_of(folder: str, boundary: str, shown: str) -> Inputs:
         inputs.folders.append(current)
         file = kustomization_file(current)
         spec = _read(file, boundary) if file is not None else None
+        if file is not None:
+            inputs.files.add(os.path.realpath(file))
         if not isinstance(spec, dict):
             continue  # no kustomization, or one that does not parse: kustomize reports that itself
         where = _shown(file or current, start, shown)
@@ -84,9 +88,11 @@ def inputs_of(folder: str, boundary: str, shown: str) -> Inputs:
                     "fetches remote resources or bases: vendor them into the repository"
                 )
                 return inputs
+            target = os.path.realpath(os.path.join(current, reference))
+            if os.path.isfile(target) and within(target, boundary):
+                inputs.files.add(target)
             if field_name not in _FOLDER_OR_FILE_FIELDS:
                 continue  # a file: root-only loading keeps it inside its kustomization's folder
-            target = os.path.realpath(os.path.join(current, reference))
             if not within(target, boundary):
                 inputs.refused = (
                     f"it reads {printable_path(target)}, outside the repository ({printable_path(boundary)})"
