@@ -6,6 +6,7 @@ import http.server
 import json
 import os
 import shutil
+import subprocess
 import textwrap
 import threading
 from collections.abc import Iterator
@@ -58,6 +59,10 @@ def write(root: Path, files: dict[str, str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text), encoding="utf-8")
     return root
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
 
 def lint(cwd: Path, *args: str, env: dict[str, str] | None = None) -> tuple[list[dict], str]:
@@ -286,7 +291,8 @@ def test_a_base_outside_the_repository_is_not_built(tmp_path: Path, with_git: bo
         {"elsewhere/pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: TOPSECRET}\nspec: {nodeName: X_1}\n"},
     )
     if with_git:
-        (repo / ".git").mkdir()
+        git(repo, "init", "-q")
+        git(repo, "add", "-A")
     result = run_cli("overlay", "sneaky", "--format", "json", cwd=repo)
     assert "TOPSECRET" not in result.stdout and "X_1" not in result.stdout
     assert "sneaky: kustomization not built: it reads " in result.stderr and "outside the repository" in result.stderr
@@ -391,12 +397,13 @@ def test_remote_resources_and_bases_are_refused_before_kustomize_runs(tmp_path: 
 
 def test_planted_origin_annotations_open_nothing_but_the_builds_own_files(tmp_path: Path):
     """A patch can set kustomize's origin annotations and a resource can carry a transformations one:
-    what they name (a device, a FIFO without a writer) is never opened."""
+    what they name (a device, a FIFO without a writer, a file of the repository that silences every
+    finding placed in it) is never opened: only paths kustomize wrote into the build's private copy count."""
     fifo = tmp_path / "app" / "fifo"
     write(
         tmp_path,
         {
-            "app/kustomization.yaml": """\
+            "app/kustomization.yaml": f"""\
             resources: [pod.yaml]
             patches:
               - patch: |-
@@ -405,8 +412,9 @@ def test_planted_origin_annotations_open_nothing_but_the_builds_own_files(tmp_pa
                   metadata:
                     name: p
                     annotations:
-                      config.kubernetes.io/origin: "path: /dev/zero"
+                      config.kubernetes.io/origin: "path: {tmp_path}/app/quiet.yaml"
             """,
+            "app/quiet.yaml": "# nodename-lint: ignore\n",
             "app/pod.yaml": f"""\
             apiVersion: v1
             kind: Pod
@@ -432,3 +440,45 @@ def test_planted_origin_annotations_open_nothing_but_the_builds_own_files(tmp_pa
         ("app/kustomization.yaml", "invalid-node-name"),
         ("app/kustomization.yaml", "nodename-on-pod"),
     }, "at the kustomization: the planted origin is ignored, and pod.yaml is linted only as built"
+
+
+@pytest.mark.parametrize(
+    "secret", [".git/config", "kubeconfig"], ids=["the checkout's .git/config", "an untracked file"]
+)
+def test_git_and_untracked_files_are_never_overlay_content(tmp_path: Path, secret: str):
+    """What actions/checkout writes into .git/config (the token), or a kubeconfig an earlier CI step left,
+    must never reach a report through configMapGenerator + replacements (a root kustomization.yaml)."""
+    token = "AUTHORIZATION: basic c2VjcmV0LXRva2Vu"
+    kustomization = """\
+        resources: [pod.yaml]
+        configMapGenerator:
+          - name: leak
+            files: [cfg=SECRET]
+        replacements:
+          - source: {kind: ConfigMap, name: leak, fieldPath: data.cfg}
+            targets:
+              - select: {kind: Pod}
+                fieldPaths: [spec.nodeName]
+                options: {create: true}
+        """
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x}]\n"
+    write(
+        tmp_path,
+        {
+            "kustomization.yaml": kustomization.replace("SECRET", secret),
+            "pod.yaml": pod,
+            "control/kustomization.yaml": kustomization.replace("SECRET", "tracked.txt"),
+            "control/pod.yaml": pod,
+            "control/tracked.txt": "Tracked_Node",
+        },
+    )
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "config", "http.https://github.com/.extraheader", token)
+    git(tmp_path, "add", "-A")
+    (tmp_path / "kubeconfig").write_text(token, encoding="utf-8")  # written after `git add`: untracked
+    result = run_cli(".", "--format", "json", cwd=tmp_path)
+    assert "c2VjcmV0LXRva2Vu" not in result.stdout + result.stderr
+    assert f"nodename-lint: .: kustomization not built: it names {secret}, which is not a file the repository " in (
+        result.stderr
+    )
+    assert "Tracked_Node" in result.stdout, "the same attack with a tracked file builds: the path is real"

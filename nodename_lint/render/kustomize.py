@@ -13,12 +13,15 @@ closed to it (remote bases fail instead of being fetched).
 from __future__ import annotations
 
 import functools
+import itertools
+import json
 import os
 import re
+import secrets
 import shutil
-import stat
-import subprocess
 import tempfile
+import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from yaml import Node
@@ -28,18 +31,37 @@ from ..safe_text import printable_path
 from ..sources import repository_root
 from ..yamlnodes import child, to_python
 from . import KUSTOMIZATION_FILES, Origin, Rendering, joined
-from .kustomize_inputs import inputs_of, kustomization_file, within, yaml_value
+from .kustomize_inputs import Inputs, inputs_of, kustomization_file, within, yaml_value
+from .sandbox import COPY_MAX_BYTES, COPY_MAX_FILES, Budget, CopyRefused, Outcome, private_copy, read_regular, run
 
 if TYPE_CHECKING:
     from ..model import Manifest, Path
 
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 TRANSFORMATIONS_ANNOTATION = "alpha.config.kubernetes.io/transformations"
-BUILD_TIMEOUT_SECONDS = 120
-MAX_FILE_BYTES = 32 << 20  # a file an origin names that is larger is not read (its findings go to the kustomization)
+# What kustomize may cost: every build of a run together (of one process: --jobs workers build side by
+# side), and each build (docs/guarantees.md).
+RUN_SECONDS = 300.0
+BUILD_BUDGET = Budget(wall_seconds=60.0, cpu_seconds=30, memory_bytes=1 << 30, output_bytes=32 << 20)
+MAX_REASON_CHARS = 600  # of kustomize's error, quoted in the note
 TOOL_HINT = "put kustomize or kubectl on PATH to lint what the kustomization builds"
-# Kustomize's own messages about the build; the first line says what failed.
-_ERROR_PREFIX = re.compile(r"^(?:Error: |error: )")
+NOT_BUILT = "its files were linted one by one"
+_KLOG_FAILURE = '"command failed" err='  # kubectl's error line (klog): E1201 21:14:42.09 29761 run.go:72] ...
+# The error of the wrapper's own resource (the folder is first tried as a file): not what failed.
+_WRAPPER_PREFIX = re.compile(
+    r"accumulating resources: accumulation err='accumulating resources from '[^']*': '[^']*' must resolve to a "
+    r"file': (?:recursed accumulation of path '[^']*': |couldn't make target for path '[^']*': )?"
+)
+
+
+class _RunClock:
+    """The time the builds of this process have taken, against RUN_SECONDS."""
+
+    spent = 0.0
+
+    @classmethod
+    def remaining(cls) -> float:
+        return RUN_SECONDS - cls.spent
 
 
 def tool() -> list[str]:
@@ -52,56 +74,180 @@ def tool() -> list[str]:
 
 
 def build_kustomization(folder: str, display: str) -> Rendering:
-    """The built objects of FOLDER, each with the origin its findings are reported at."""
+    """The built objects of FOLDER, each with the origin its findings are reported at.
+
+    kustomize runs sealed (sandbox.py): over a private copy of the tracked files of the folders the build
+    enters, never the work tree, in a child process with the network closed and BUILD_BUDGET's limits."""
     rendering = Rendering()
     command = tool()
     if not command:
-        rendering.notes.append(f"{display}: kustomization not built ({TOOL_HINT}); its files were linted one by one")
+        rendering.notes.append(f"{display}: kustomization not built ({TOOL_HINT}); {NOT_BUILT}")
         return rendering
-    inputs = inputs_of(folder, repository_boundary(folder), display)
-    if inputs.refused:
+    boundary = repository_boundary(folder)
+    inputs = inputs_of(folder, boundary, display)
+    if inputs.component:
+        rendering.built_from = sorted(inputs.files)
         rendering.notes.append(
-            f"{display}: kustomization not built: {inputs.refused}; its files were linted one by one"
+            f"{display}: a kustomize Component: built only inside the kustomizations that list it under "
+            "`components:`, where its patches are linted; not on its own (kustomize cannot build it alone)"
+        )
+        return rendering
+    if inputs.refused:
+        rendering.notes.append(f"{display}: kustomization not built: {inputs.refused}; {NOT_BUILT}")
+        return rendering
+    if _RunClock.remaining() <= 0:
+        rendering.notes.append(
+            f"{display}: kustomization not built: the run's kustomize time ({RUN_SECONDS:g} s for every build) "
+            f"is spent; {NOT_BUILT}"
         )
         return rendering
     with tempfile.TemporaryDirectory(prefix="nodename-lint-kustomize-") as scratch:
-        wrapper = os.path.join(scratch, "build")
-        os.mkdir(wrapper)
-        with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as handle:
-            handle.write(
-                f"resources:\n  - {_quoted(os.path.relpath(os.path.realpath(folder), wrapper))}\n"
-                "buildMetadata: [originAnnotations, transformerAnnotations]\n"
-            )
-        try:
-            done = subprocess.run(
-                [*command, wrapper],
-                capture_output=True,
-                text=True,
-                env=_closed_env(scratch),
-                timeout=BUILD_TIMEOUT_SECONDS,
-                stdin=subprocess.DEVNULL,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            rendering.notes.append(f"{display}: kustomization not built: {exc}; its files were linted one by one")
+        workspace = _Workspace(scratch, boundary, folder)
+        refused = workspace.copy(inputs)
+        if refused:
+            rendering.notes.append(f"{display}: kustomization not built: {refused}; {NOT_BUILT}")
             return rendering
-    if done.returncode != 0:
-        reason = _ERROR_PREFIX.sub("", done.stderr.strip().splitlines()[0] if done.stderr.strip() else "")
-        reason = reason.replace(wrapper, "<build>").replace(os.path.realpath(folder), display)
-        rendering.notes.append(
-            f"{display}: kustomize build failed, so `kubectl apply -k` would fail too: "
-            f"{reason or f'exit code {done.returncode}'}; its files were linted one by one"
-        )
-        return rendering
-    files = _FileCache(inputs.folders)
-    kustomization = kustomization_file(folder) or os.path.join(folder, KUSTOMIZATION_FILES[0])
-    for document in iter_documents([done.stdout]):
-        document.origin = _origin_of(document, wrapper, folder, display, kustomization, files)
+        outcome = workspace.build(command)
+        if outcome.limit:
+            rendering.notes.append(f"{display}: kustomization not built: kustomize {outcome.limit}; {NOT_BUILT}")
+            return rendering
+        if outcome.returncode != 0:
+            reason = workspace.shown_paths(_build_error(outcome.stderr), display)
+            rendering.notes.append(
+                f"{display}: kustomize build failed, so `kubectl apply -k` would fail too: "
+                f"{reason or f'exit code {outcome.returncode}'}; {NOT_BUILT}"
+            )
+            return rendering
+        files = workspace.read(inputs.files)  # the texts findings are placed in, before the copy goes
+    kustomization = workspace.in_copy(kustomization_file(folder) or os.path.join(folder, KUSTOMIZATION_FILES[0]))
+    for document in iter_documents([outcome.stdout.decode("utf-8", "replace")]):
+        document.origin = _origin_of(document, workspace, display, kustomization, files)
         rendering.documents.append(document)
     # what the kustomizations name, never what annotations on the output say: a planted origin must
     # not take a file out of the lint
     rendering.built_from = sorted(inputs.files)
     return rendering
+
+
+class _Workspace:
+    """A build's scratch folder: the private copy of what it reads (under a random name: only kustomize
+    can write a path into it), a wrapper kustomization asking for origin annotations, and a home."""
+
+    def __init__(self, scratch: str, boundary: str, folder: str) -> None:
+        self.scratch, self.boundary = scratch, boundary
+        self.root = os.path.join(scratch, secrets.token_hex(16))  # the copy, mirroring the repository
+        self.folder = os.path.realpath(folder)
+        self.wrapper = os.path.join(scratch, "build")
+        self.copied: dict[str, str] = {}  # real path -> its path in the copy
+
+    def in_copy(self, path: str) -> str:
+        return os.path.normpath(os.path.join(self.root, os.path.relpath(os.path.realpath(path), self.boundary)))
+
+    def in_repository(self, path: str) -> str:
+        """The path in the repository of a path in the copy."""
+        return os.path.normpath(os.path.join(self.boundary, os.path.relpath(path, self.root)))
+
+    def copy(self, inputs: Inputs) -> str:
+        """Copy the tracked files of the folders the build enters; why it must not run, else ''."""
+        folders = sorted(inputs.folders)
+        tops = [folder for folder in folders if not any(within(folder, other) for other in folders if other != folder)]
+        bytes_left, files_left = COPY_MAX_BYTES, COPY_MAX_FILES
+        try:
+            for folder in tops:
+                made = private_copy(folder, self.in_copy(folder), max_bytes=bytes_left, max_files=files_left)
+                for relative, real in made.sources.items():
+                    copy_path = os.path.join(made.folder, relative)
+                    self.copied.setdefault(os.path.realpath(real), copy_path)
+                    bytes_left -= os.path.getsize(copy_path)
+                    files_left -= 1
+        except CopyRefused as exc:
+            return str(exc)
+        missing = sorted(path for path in inputs.files if path not in self.copied)
+        if missing:
+            shown = printable_path(os.path.relpath(missing[0]))
+            return (
+                f"it names {shown}, which is not a file the repository tracks (.git/ and files git does not "
+                "track are never overlay content)"
+            )
+        os.makedirs(self.wrapper)
+        with open(os.path.join(self.wrapper, "kustomization.yaml"), "w", encoding="utf-8") as handle:
+            handle.write(
+                f"resources:\n  - {_quoted(os.path.relpath(self.in_copy(self.folder), self.wrapper))}\n"
+                "buildMetadata: [originAnnotations, transformerAnnotations]\n"
+            )
+        return ""
+
+    def build(self, command: list[str]) -> Outcome:
+        """Run kustomize sealed over the copy, within BUILD_BUDGET and what is left of RUN_SECONDS."""
+        home = os.path.join(self.scratch, "home")
+        os.mkdir(home)
+        left = _RunClock.remaining()
+        budget = replace(BUILD_BUDGET, wall_seconds=min(BUILD_BUDGET.wall_seconds, left))
+        started = time.monotonic()
+        outcome = run([*command, self.wrapper], budget, cwd=home)
+        _RunClock.spent += time.monotonic() - started
+        if outcome.limit and budget.wall_seconds < BUILD_BUDGET.wall_seconds and outcome.limit.endswith("(wall time)"):
+            outcome.limit = f"ran out of the run's kustomize time ({RUN_SECONDS:g} s for every build)"
+        elif outcome.limit:
+            outcome.limit += f" (the budget of one build: {BUILD_BUDGET.describe()})"
+        return outcome
+
+    def read(self, files: set[str]) -> _FileCache:
+        """The texts of FILES (real paths) as copied: the only files origins may name."""
+        cache = _FileCache()
+        for real in files:
+            copy_path = self.copied.get(real)
+            if copy_path is None:
+                continue
+            try:
+                cache.texts[self.in_copy(real)] = read_regular(copy_path, COPY_MAX_BYTES).decode("utf-8-sig")
+            except (OSError, UnicodeDecodeError):
+                cache.texts[self.in_copy(real)] = ""
+        return cache
+
+    def shown_paths(self, text: str, display: str) -> str:
+        """kustomize's message with the copy's and the wrapper's paths as the user knows them."""
+        text = _WRAPPER_PREFIX.sub("", text, count=1)
+        folder = self.in_copy(self.folder)
+        here = os.path.relpath(self.boundary)
+        for path, shown in (
+            (folder, display),
+            (os.path.relpath(folder, self.wrapper), display),
+            (self.root, here),
+            (os.path.relpath(self.root, self.wrapper), here),
+            (self.wrapper, "<build>"),
+            (self.scratch, "<scratch>"),
+        ):
+            text = text.replace(path, shown)
+        return text[:MAX_REASON_CHARS]
+
+
+def _build_error(stderr: str) -> str:
+    """The line of kustomize's stderr that says what failed: kubectl's klog error (quoted, or a `<` block
+    of tab-indented lines), kustomize's `Error: `, else the last line that is not a warning."""
+    lines = stderr.splitlines()
+    for index, line in enumerate(lines):
+        before, found, value = line.partition(_KLOG_FAILURE)
+        if found and before.startswith("E"):
+            if value.strip() == "<":
+                block = [
+                    rest.strip() for rest in itertools.takewhile(lambda rest: rest.startswith("\t"), lines[index + 1 :])
+                ]
+                return " ".join(part for part in block if part)
+            return _go_unquoted(value.strip())
+        if line.startswith(("Error: ", "error: ")):
+            return line.partition(": ")[2]
+    meaningful = [line.strip() for line in lines if line.strip() and "warning" not in line[:12].lower()]
+    return meaningful[-1] if meaningful else ""
+
+
+def _go_unquoted(value: str) -> str:
+    """A Go-quoted string (klog's `err="..."`) as its text."""
+    try:
+        text = json.loads(value)
+    except ValueError:
+        return value.strip('"').replace('\\"', '"').replace("\\\\", "\\")
+    return text if isinstance(text, str) else value
 
 
 def repository_boundary(folder: str) -> str:
@@ -119,56 +265,18 @@ def _quoted(path: str) -> str:
     return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _closed_env(scratch: str) -> dict[str, str]:
-    """The environment of a build: no proxy that works, no git protocol allowed, no user config."""
-    dead = "http://127.0.0.1:9"
-    return {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": scratch,
-        "KUBECONFIG": os.devnull,
-        "HTTPS_PROXY": dead,
-        "HTTP_PROXY": dead,
-        "https_proxy": dead,
-        "http_proxy": dead,
-        "NO_PROXY": "",
-        "GIT_ALLOW_PROTOCOL": "none",
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "XDG_CONFIG_HOME": scratch,
-    }
-
-
 class _FileCache:
-    """Texts and composed documents of the files origins point at, read once per build.
+    """The texts of the files a build read, from its private copy (keyed by their paths there), and
+    their composed documents. Nothing else is ever opened: origin annotations can be planted."""
 
-    The paths come from annotations on the built objects, which the repository can plant (a patch can
-    set them): only a regular file inside the folders the build entered is ever opened."""
-
-    def __init__(self, folders: list[str]) -> None:
-        self.folders = folders
+    def __init__(self) -> None:
         self.texts: dict[str, str] = {}
 
     def readable(self, path: str) -> bool:
-        """Whether PATH is a regular file of a folder the build entered (its real path, links resolved)."""
-        real = os.path.realpath(path)
-        if not any(within(real, folder) for folder in self.folders):
-            return False
-        try:
-            info = os.stat(real)
-        except OSError:
-            return False
-        return stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FILE_BYTES
+        return path in self.texts
 
     def text(self, path: str) -> str:
-        if path not in self.texts:
-            self.texts[path] = ""
-            if self.readable(path):
-                try:
-                    with open(os.path.realpath(path), encoding="utf-8-sig") as handle:
-                        self.texts[path] = handle.read(MAX_FILE_BYTES)
-                except (OSError, UnicodeDecodeError):
-                    pass
-        return self.texts[path]
+        return self.texts.get(path, "")
 
     def documents(self, path: str) -> list[Document]:
         return [document for document in iter_documents([self.text(path)]) if document.root is not None]
@@ -182,9 +290,11 @@ def _annotations(document: Document) -> dict[str, Any]:
 
 
 def _origin_of(
-    document: Document, wrapper: str, folder: str, display: str, kustomization: str, files: _FileCache
+    document: Document, workspace: _Workspace, display: str, kustomization: str, files: _FileCache
 ) -> BuiltOrigin:
-    """Where a built object came from, from the annotations kustomize added."""
+    """Where a built object came from, from the annotations kustomize added (paths relative to the
+    wrapper; one that does not name a file the build read in the copy is not kustomize's)."""
+    wrapper = workspace.wrapper
     annotations = _annotations(document) if document.root is not None else {}
     origin = yaml_value(annotations.get(ORIGIN_ANNOTATION)) or {}
     resource = None
@@ -199,33 +309,37 @@ def _origin_of(
             path = os.path.normpath(os.path.join(wrapper, where))
             if path not in kustomizations and files.readable(path):
                 kustomizations.append(path)
-    return BuiltOrigin(folder, display, kustomization, resource, kustomizations, files)
+    return BuiltOrigin(workspace, display, kustomization, resource, kustomizations, files)
 
 
 class BuiltOrigin(Origin):
-    """A built object: its findings go to the patch that wrote the value, else to its resource file."""
+    """A built object: its findings go to the patch that wrote the value, else to its resource file.
+
+    Its paths are those of the build's private copy; reports show them as paths of the repository."""
 
     def __init__(
         self,
-        folder: str,
+        workspace: _Workspace,
         display: str,
         kustomization: str,
         resource: str | None,
         kustomizations: list[str],
         files: _FileCache,
     ) -> None:
-        self.folder, self.display, self.kustomization = folder, display, kustomization
+        self.folder, self.in_repository = workspace.folder, workspace.in_repository
+        self.display, self.kustomization = display, kustomization
         self.resource, self.kustomizations, self.files = resource, kustomizations, files
+        self.shown: dict[str, str] = {}  # reported path -> path in the copy
         self.file = self._shown(resource or kustomization)
         self.text = files.text(resource or kustomization)
-        self.shown: dict[str, str] = {}  # reported path -> real path
 
     def _shown(self, path: str) -> str:
         """A path as the user sees it: under the folder they named, or relative to the current folder."""
-        relative = os.path.relpath(path, os.path.realpath(self.folder))
-        outside = printable_path(os.path.relpath(path))
-        shown = joined(self.display, relative) if not relative.startswith("..") else outside
-        self.shown = getattr(self, "shown", {})
+        real = self.in_repository(path)
+        relative = os.path.relpath(real, self.folder)
+        shown = (
+            joined(self.display, relative) if not relative.startswith("..") else printable_path(os.path.relpath(real))
+        )
         self.shown[shown] = path
         return shown
 

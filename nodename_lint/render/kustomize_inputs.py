@@ -48,6 +48,7 @@ class Inputs:
     folders: list[str] = field(default_factory=list)
     files: set[str] = field(default_factory=set)
     refused: str = ""
+    component: bool = False  # the folder is a `kind: Component`: only a kustomization that lists it builds it
 
 
 def kustomization_file(folder: str) -> str | None:
@@ -80,6 +81,8 @@ def inputs_of(folder: str, boundary: str, shown: str) -> Inputs:
             inputs.files.add(os.path.realpath(file))
         if not isinstance(spec, dict):
             continue  # no kustomization, or one that does not parse: kustomize reports that itself
+        if current == start:
+            inputs.component = spec.get("kind") == "Component"
         where = _shown(file or current, start, shown)
         for field_name, reference in _references(spec, current):
             if is_remote(reference):
