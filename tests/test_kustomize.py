@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import textwrap
 import threading
 from collections.abc import Iterator
@@ -482,3 +483,63 @@ def test_git_and_untracked_files_are_never_overlay_content(tmp_path: Path, secre
         result.stderr
     )
     assert "Tracked_Node" in result.stdout, "the same attack with a tracked file builds: the path is real"
+
+
+def run_cli_with_budget(settings: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The real command line, with kustomize.py's budget constants set first (the defaults take half a minute
+    to spend; these tests spend a smaller budget the same way)."""
+    code = (
+        "import runpy, sys\n"
+        "from dataclasses import replace\n"
+        "import nodename_lint.render.kustomize as kustomize\n"
+        f"{settings}\n"
+        "sys.argv = ['nodename-lint', *sys.argv[1:]]\n"
+        "runpy.run_module('nodename_lint', run_name='__main__', alter_sys=True)\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+
+
+def write_growing_overlay(root: Path, copies: int = 24) -> None:
+    """One tiny kustomization whose JSON patch doubles a list COPIES times: kustomize's memory and time grow as
+    2**COPIES (18 copies: 1.2 GB and 35 s; the reported attack nested 37 files to reach 2.8 GB)."""
+    ops = "".join("      - {op: copy, from: /spec/l, path: /spec/l/-}\n" for _ in range(copies))
+    write(
+        root,
+        {
+            "bomb/blob.yaml": "apiVersion: example.com/v1\nkind: Blob\nmetadata: {name: b}\nspec: {l: [x]}\n",
+            "bomb/kustomization.yaml": "resources: [blob.yaml]\npatches:\n  - target: {kind: Blob}\n    patch: |-\n"
+            + ops,
+            "ok/pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: Bad_Node}\n",
+        },
+    )
+
+
+def test_a_build_that_grows_without_bound_ends_at_its_memory_budget(tmp_path: Path):
+    write_growing_overlay(tmp_path)
+    budget = "kustomize.BUILD_BUDGET = replace(kustomize.BUILD_BUDGET, memory_bytes=128 << 20)"
+    result = run_cli_with_budget(budget, "bomb", "ok", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "bomb: kustomization not built: kustomize needed more than 128 MiB of memory (the budget of one build:" in (
+        result.stderr
+    )
+    reported = {(f["file"], f["rule"]) for f in json.loads(result.stdout)["findings"]}
+    assert ("ok/pod.yaml", "invalid-node-name") in reported, "the rest of the run still reports"
+
+
+def test_every_build_of_a_run_shares_one_time_budget(tmp_path: Path):
+    write_growing_overlay(tmp_path)
+    write(tmp_path, {"later/kustomization.yaml": "resources: [pod.yaml]\n", "later/pod.yaml": "kind: Pod\n"})
+    result = run_cli_with_budget("kustomize.RUN_SECONDS = 3.0", "bomb", "later", "ok", "--jobs", "1", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "bomb: kustomization not built: kustomize ran out of the run's kustomize time (3 s for every build)" in (
+        result.stderr
+    )
+    assert "later: kustomization not built: the run's kustomize time (3 s for every build) is spent" in result.stderr
+    assert "ok/pod.yaml:4:" in result.stdout
