@@ -543,3 +543,26 @@ def test_every_build_of_a_run_shares_one_time_budget(tmp_path: Path):
     )
     assert "later: kustomization not built: the run's kustomize time (3 s for every build) is spent" in result.stderr
     assert "ok/pod.yaml:4:" in result.stdout
+
+
+# --- issue 23: kustomize on real repositories ------------------------------------------------------
+
+
+def test_the_build_failed_note_quotes_kustomizes_error_not_a_warning(tmp_path: Path):
+    """kubectl prints deprecation warnings first, and a multi-line error as klog's `err=<` block."""
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n"
+    write(
+        tmp_path,
+        {
+            "deprecated/kustomization.yaml": "patchesStrategicMerge: [p.yaml]\nresources: [missing.yaml]\n",
+            "deprecated/p.yaml": pod,
+            "multiline/kustomization.yaml": "resources: [pod.yaml]\nreplacements:\n  - path: nope.yaml\n",
+            "multiline/pod.yaml": pod,
+        },
+    )
+    _, stderr = lint(tmp_path, "deprecated", "multiline")
+    failed = "kustomize build failed, so `kubectl apply -k` would fail too: "
+    notes = {line.split(": ")[1]: line for line in stderr.splitlines() if failed in line}
+    assert "deprecated/missing.yaml: no such file or directory" in notes["deprecated"], notes
+    assert "multiline/nope.yaml: no such file or directory" in notes["multiline"], notes
+    assert not any(word in stderr for word in ("Warning", "err=<", '"command failed"', "nodename-lint-kustomize-"))
