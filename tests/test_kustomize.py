@@ -566,3 +566,39 @@ def test_the_build_failed_note_quotes_kustomizes_error_not_a_warning(tmp_path: P
     assert "deprecated/missing.yaml: no such file or directory" in notes["deprecated"], notes
     assert "multiline/nope.yaml: no such file or directory" in notes["multiline"], notes
     assert not any(word in stderr for word in ("Warning", "err=<", '"command failed"', "nodename-lint-kustomize-"))
+
+
+def test_a_component_is_built_inside_the_overlays_that_list_it_not_on_its_own(tmp_path: Path):
+    write(
+        tmp_path,
+        {
+            **BASE,
+            "components/pin/kustomization.yaml": """\
+            apiVersion: kustomize.config.k8s.io/v1alpha1
+            kind: Component
+            patches:
+              - path: pin.yaml
+            """,
+            "components/pin/pin.yaml": """\
+            apiVersion: v1
+            kind: Pod
+            metadata:
+              name: debug
+            spec:
+              nodeName: Bad_Node
+            """,
+            "overlays/prod/kustomization.yaml": "resources: [../../base]\nnamePrefix: prod-\n"
+            "components: [../../components/pin]\n",
+        },
+    )
+    findings, stderr = lint(tmp_path, ".")
+    assert places(findings) == [
+        ("components/pin/pin.yaml", 6, 3, "invalid-node-name"),
+        ("components/pin/pin.yaml", 6, 3, "nodename-on-pod"),
+    ], stderr
+    assert {f["object"]["name"] for f in findings} == {"prod-debug"}, "only as the overlay builds it"
+    assert "components/pin: kustomize build failed" not in stderr
+    assert "components/pin: a kustomize Component: built only inside the kustomizations that list it" in stderr
+    alone, stderr = lint(tmp_path, "components")  # a patch is not a whole object: not linted as one
+    assert alone == [], stderr
+    assert "components/pin: a kustomize Component: built only inside the kustomizations that list it" in stderr
