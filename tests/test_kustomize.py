@@ -184,10 +184,11 @@ def test_legacy_strategic_merge_and_json6902_fields_and_a_pinned_base(tmp_path: 
     write(tmp_path, files)
     findings, _ = lint(tmp_path, "overlays", "base")
     assert places(findings) == [
-        ("base/deploy.yaml", 12, 7, "nodename-in-template"),
         ("overlays/old/deploy-ops.yaml", 2, 3, "nodename-in-template"),
         ("overlays/old/pod-pin.yaml", 6, 3, "nodename-on-pod"),
-    ]
+    ], "the base is linted as the overlay builds it (its own nodeName is replaced there), not also on its own"
+    alone, _ = lint(tmp_path, "base")
+    assert places(alone) == [("base/deploy.yaml", 12, 7, "nodename-in-template")], "the base alone: as built alone"
     names = {f["object"]["name"] for f in findings if f["file"].startswith("overlays")}
     assert names == {"old-web", "old-debug"}
 
@@ -598,7 +599,74 @@ def test_a_component_is_built_inside_the_overlays_that_list_it_not_on_its_own(tm
     ], stderr
     assert {f["object"]["name"] for f in findings} == {"prod-debug"}, "only as the overlay builds it"
     assert "components/pin: kustomize build failed" not in stderr
-    assert "components/pin: a kustomize Component: built only inside the kustomizations that list it" in stderr
+    assert "components/pin: a kustomize Component" not in stderr, "the overlay that lists it builds it: no note"
     alone, stderr = lint(tmp_path, "components")  # a patch is not a whole object: not linted as one
     assert alone == [], stderr
     assert "components/pin: a kustomize Component: built only inside the kustomizations that list it" in stderr
+
+
+CLUSTER = """\
+apiVersion: v1
+kind: List
+items:
+  - {apiVersion: v1, kind: Namespace, metadata: {name: default}}
+  - apiVersion: v1
+    kind: Node
+    metadata: {name: worker-1}
+    status:
+      allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+      conditions: [{type: Ready, status: "True"}]
+"""
+
+
+def test_an_overlays_namespace_is_reported_where_the_kustomization_sets_it_and_nowhere_else(tmp_path: Path):
+    """The namespace transformer runs after the patches: a patch's `namespace:` line is not where it comes
+    from. The files the overlay builds (the base, its resource, the patch) are linted only as built: their
+    own namespace (`staging`) is one the build overrides, never a missing namespace of its own."""
+    deploy = BASE["base/deploy.yaml"].replace("  name: web\n", "  name: web\n          namespace: staging\n")
+    write(
+        tmp_path / "repo",
+        {
+            **BASE,
+            "base/deploy.yaml": deploy,
+            "overlays/prod/kustomization.yaml": "resources:\n  - ../../base\nnamespace: prod\npatches:\n"
+            "  - path: pin.yaml\n",
+            "overlays/prod/pin.yaml": """\
+            apiVersion: apps/v1
+            kind: Deployment
+            metadata:
+              name: web
+              namespace: staging
+            spec:
+              template:
+                spec:
+                  nodeName: worker-1
+            """,
+        },
+    )
+    (tmp_path / "cluster.yaml").write_text(CLUSTER, encoding="utf-8")
+    findings, stderr = lint(tmp_path / "repo", "base", "overlays", "--cluster-state", "../cluster.yaml")
+    missing = [f for f in findings if f["rule"] == "missing-namespace"]
+    assert {(f["file"], f["line"], f["column"], f["object"]["name"]) for f in missing} == {
+        ("overlays/prod/kustomization.yaml", 3, 1, "web"),
+        ("overlays/prod/kustomization.yaml", 3, 1, "debug"),
+    }, stderr
+    assert all("namespace prod does not exist" in f["message"] for f in missing)
+    assert "staging" not in json.dumps(findings)
+
+
+def test_the_outermost_overlay_that_writes_a_value_is_where_it_is_reported(tmp_path: Path):
+    patch = "patches:\n  - patch: '{apiVersion: v1, kind: Pod, metadata: {name: debug}, spec: {nodeName: %s}}'\n"
+    write(
+        tmp_path,
+        {
+            **BASE,
+            "mid/kustomization.yaml": "resources: [../base]\n" + patch % "Mid_Node",
+            "top/kustomization.yaml": "resources: [../mid]\nnamePrefix: t-\n" + patch % "Top_Node",
+        },
+    )
+    findings, _ = lint(tmp_path, "top")
+    assert places(findings) == [
+        ("top/kustomization.yaml", 4, 73, "invalid-node-name"),
+        ("top/kustomization.yaml", 4, 73, "nodename-on-pod"),
+    ]

@@ -62,6 +62,7 @@ class Rendering:
     problems: list[RenderProblem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     built_from: list[str] = field(default_factory=list)  # real paths of the files a kustomize build read
+    entry: str = ""  # a kustomization: the real path of its kustomization file, which overlays name as a base
 
     def add(self, documents: Iterable[Document], origin: Origin) -> None:
         for document in documents:

@@ -85,6 +85,8 @@ def build_kustomization(folder: str, display: str) -> Rendering:
         return rendering
     boundary = repository_boundary(folder)
     inputs = inputs_of(folder, boundary, display)
+    entry = kustomization_file(folder)
+    rendering.entry = os.path.realpath(entry) if entry is not None else ""
     if inputs.component:
         rendering.built_from = sorted(inputs.files)
         rendering.notes.append(
@@ -119,7 +121,7 @@ def build_kustomization(folder: str, display: str) -> Rendering:
             )
             return rendering
         files = workspace.read(inputs.files)  # the texts findings are placed in, before the copy goes
-    kustomization = workspace.in_copy(kustomization_file(folder) or os.path.join(folder, KUSTOMIZATION_FILES[0]))
+    kustomization = workspace.in_copy(entry or os.path.join(folder, KUSTOMIZATION_FILES[0]))
     for document in iter_documents([outcome.stdout.decode("utf-8", "replace")]):
         document.origin = _origin_of(document, workspace, display, kustomization, files)
         rendering.documents.append(document)
@@ -302,14 +304,14 @@ def _origin_of(
         resource = os.path.normpath(os.path.join(wrapper, origin["path"]))
         resource = resource if files.readable(resource) else None
     configured = yaml_value(annotations.get(TRANSFORMATIONS_ANNOTATION)) or []
-    kustomizations = [kustomization]
+    inner: list[str] = []  # kustomize lists the transformers in the order they ran: inner kustomizations first
     for step in configured if isinstance(configured, list) else []:
         where = step.get("configuredIn") if isinstance(step, dict) else None
         if isinstance(where, str):
             path = os.path.normpath(os.path.join(wrapper, where))
-            if path not in kustomizations and files.readable(path):
-                kustomizations.append(path)
-    return BuiltOrigin(workspace, display, kustomization, resource, kustomizations, files)
+            if path != kustomization and path not in inner and files.readable(path):
+                inner.append(path)
+    return BuiltOrigin(workspace, display, kustomization, resource, [kustomization, *reversed(inner)], files)
 
 
 class BuiltOrigin(Origin):
@@ -347,8 +349,10 @@ class BuiltOrigin(Origin):
         return self.files.text(self.shown[file]) if file in self.shown else ""
 
     def place(self, obj: Manifest, path: Path) -> tuple[str, int, int, str]:
-        for kustomization in reversed(self.kustomizations):  # the outermost overlay patches last
-            found = _in_patches(kustomization, obj, path, self.files)
+        for kustomization in self.kustomizations:  # the outermost first: its transformers ran last
+            # a kustomization's `namespace:` runs after its patches (and an inner one's): it sets the namespace
+            found = _namespace_line(kustomization, self.files) if path[:2] == ("metadata", "namespace") else None
+            found = found or _in_patches(kustomization, obj, path, self.files)
             if found is not None:
                 file, line, column = found
                 return self._shown(file), line, column, ""
@@ -358,6 +362,19 @@ class BuiltOrigin(Origin):
         line, column, exact = _in_resource(self.resource, obj, path, self.files)
         note = "" if exact else " (the built object differs from its resource file here: reported at the nearest key)"
         return self._shown(self.resource), line, column, note
+
+
+def _namespace_line(kustomization: str, files: _FileCache) -> tuple[str, int, int] | None:
+    """(file, line, column) of a kustomization's `namespace:` key, None when it sets no namespace."""
+    if "namespace" not in files.text(kustomization):
+        return None
+    documents = files.documents(kustomization)
+    found = child(documents[0].root, "namespace") if documents else None
+    value = getattr(found[1], "value", None) if found is not None else None
+    if found is None or not isinstance(value, str) or not value:
+        return None
+    mark = found[0].start_mark
+    return kustomization, documents[0].line_offset + mark.line + 1, mark.column + 1
 
 
 def _steps(entry: Any) -> list[tuple[Any, Any]]:
@@ -523,7 +540,10 @@ def _inline_patch_line(
         if scalar is None:
             return None
         first = scalar.start_mark.line + (1 if scalar.style in ("|", ">") else 0)
-        indent = _block_indent(kustomization.text, first) if scalar.style in ("|", ">") else scalar.start_mark.column
+        quote = 1 if scalar.style in ("'", '"') else 0  # a flow scalar's text starts after its quote
+        indent = (
+            _block_indent(kustomization.text, first) if scalar.style in ("|", ">") else scalar.start_mark.column + quote
+        )
         return kustomization.line_offset + first + found[0], indent + found[1]
     return None
 
