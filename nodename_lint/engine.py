@@ -65,6 +65,7 @@ class ParsedSource:
     documents: list[Document] = field(default_factory=list)
     rendering: Rendering | None = None  # a chart or kustomization: what its build gave
     failure: UnicodeDecodeError | OSError | None = None  # why reading stopped after `documents`
+    notes: list[str] = field(default_factory=list)
     # (id of a document, default namespace) -> its objects, built once by `objects` for the lint to reuse
     held_objects: dict[tuple[int, str], list[Manifest]] = field(default_factory=dict, repr=False)
 
@@ -100,11 +101,28 @@ def parse_source(
     parsed = ParsedSource(source)
     with without_cycle_collection():  # as in _lint_documents: no cycles, and a rescan per burst is quadratic
         try:
-            for document in iter_documents(read_blocks(source), split_lists=True, limits=limits or DEFAULT_LIMITS):
+            blocks = source_blocks(source, parsed.notes)
+            for document in iter_documents(blocks, split_lists=True, limits=limits or DEFAULT_LIMITS):
                 parsed.documents.append(document)
         except (UnicodeDecodeError, OSError) as exc:  # lint_parsed reports it after the documents before it
             parsed.failure = exc
     return parsed
+
+
+def source_blocks(source: Source, notes: list[str]) -> Iterator[str]:
+    """The text of a source (sources.read_blocks); a file of a chart folder that holds template actions
+    is data the chart reads through .Files and tpl, not a manifest: no text, and a note names it."""
+    if not source.in_chart:
+        yield from read_blocks(source)
+        return
+    blocks = list(read_blocks(source))
+    if any("{{" in block for block in blocks):
+        notes.append(
+            f"{source.display}: not linted on its own: it lies in a Helm chart folder and holds template actions "
+            "({{ }}), so it is data the chart reads (.Files), not a manifest"
+        )
+        return
+    yield from blocks
 
 
 Check = TypeVar("Check", ObjectCheck, GroupCheck)
@@ -189,10 +207,12 @@ class Linter:
             self._lint_rendered(result, rendering, parsed.held_objects if parsed is not None else None)
             _sort(result.findings, POSITION_ORDER)
             return result
+        if parsed is not None:
+            result.notes.extend(parsed.notes)
         documents = (
             parsed.replay()
             if parsed is not None
-            else iter_documents(read_blocks(source), split_lists=True, limits=self.limits)
+            else iter_documents(source_blocks(source, result.notes), split_lists=True, limits=self.limits)
         )
         try:
             self._lint_documents(result, documents, parsed.held_objects if parsed is not None else None)
@@ -244,21 +264,26 @@ class Linter:
         result.built_from.extend(rendering.built_from)
         result.entry = rendering.entry
         for problem in rendering.problems:
-            severity = _active_severity(problem.rule, self.severities, all_rules())
-            if severity is not None:
-                result.findings.append(
-                    Finding(
-                        problem.rule,
-                        severity,
-                        problem.message,
-                        problem.file,
-                        problem.line,
-                        problem.column,
-                        None,
-                        problem.fix,
-                    )
+            if problem.rule not in self.severities:
+                continue
+            severity = self.severities[problem.rule] or problem.severity or all_rules()[problem.rule].severity
+            result.findings.append(
+                Finding(
+                    problem.rule,
+                    severity,
+                    problem.message,
+                    problem.file,
+                    problem.line,
+                    problem.column,
+                    None,
+                    problem.fix,
                 )
+            )
         self._lint_documents(result, rendering.documents, held)
+        if rendering.inputs:  # --changed-since: these findings change with any file the build read
+            inputs = frozenset(rendering.inputs)
+            for finding in result.findings:
+                finding.inputs = inputs
 
     def check_object(self, obj: Manifest) -> FileResult:
         """Run the object rules on one object that comes from no file (audit reads them from a cluster)."""

@@ -32,7 +32,17 @@ from ..sources import repository_root
 from ..yamlnodes import child, to_python
 from . import KUSTOMIZATION_FILES, Origin, Rendering, joined
 from .kustomize_inputs import Inputs, inputs_of, kustomization_file, within, yaml_value
-from .sandbox import COPY_MAX_BYTES, COPY_MAX_FILES, Budget, CopyRefused, Outcome, private_copy, read_regular, run
+from .sandbox import (
+    COPY_MAX_BYTES,
+    COPY_MAX_FILES,
+    Budget,
+    CopyRefused,
+    Outcome,
+    TooBig,
+    private_copy,
+    read_regular,
+    run,
+)
 
 if TYPE_CHECKING:
     from ..model import Manifest, Path
@@ -128,6 +138,7 @@ def build_kustomization(folder: str, display: str) -> Rendering:
     # what the kustomizations name, never what annotations on the output say: a planted origin must
     # not take a file out of the lint
     rendering.built_from = sorted(inputs.files)
+    rendering.inputs = rendering.built_from  # --changed-since: a finding changes with any file the build read
     return rendering
 
 
@@ -203,7 +214,7 @@ class _Workspace:
                 continue
             try:
                 cache.texts[self.in_copy(real)] = read_regular(copy_path, COPY_MAX_BYTES).decode("utf-8-sig")
-            except (OSError, UnicodeDecodeError):
+            except (OSError, UnicodeDecodeError, TooBig):
                 cache.texts[self.in_copy(real)] = ""
         return cache
 

@@ -253,7 +253,7 @@ class _Copier:
             raise CopyRefused(f"it holds more than {self.max_files} files; nothing was rendered")
         try:
             data = read_regular(real_path, self.bytes_left)
-        except _TooBig:
+        except TooBig:
             raise CopyRefused(
                 f"it holds more than {_size(self.max_bytes)} of files; nothing was rendered "
                 "(move large files out of the folder)"
@@ -272,13 +272,13 @@ class _Copier:
         self.result.left_out.append((relative, why))
 
 
-class _TooBig(Exception):
-    pass
+class TooBig(Exception):
+    """read_regular: the file is larger than the limit."""
 
 
 def read_regular(path: str, limit: int) -> bytes:
     """The bytes of PATH when it is a regular file (never a FIFO, device or final symlink) of at most LIMIT
-    bytes; raises OSError otherwise."""
+    bytes; raises OSError (EINVAL for a file that is not regular), or TooBig."""
     descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     with open(descriptor, "rb") as handle:
         mode = os.fstat(handle.fileno()).st_mode
@@ -286,7 +286,7 @@ def read_regular(path: str, limit: int) -> bytes:
             raise OSError(errno.EINVAL, f"not a regular file ({_file_kind(mode)}), not read")
         data = handle.read(limit + 1)
     if len(data) > limit:
-        raise _TooBig
+        raise TooBig
     return data
 
 
