@@ -670,3 +670,26 @@ def test_the_outermost_overlay_that_writes_a_value_is_where_it_is_reported(tmp_p
         ("top/kustomization.yaml", 4, 73, "invalid-node-name"),
         ("top/kustomization.yaml", 4, 73, "nodename-on-pod"),
     ]
+
+
+def test_a_base_reached_through_a_symlink_inside_the_repository_is_built(tmp_path: Path):
+    """A tracked link to tracked content of the repository is content (the copy holds it under the link's name)."""
+    write(tmp_path, {f"shared/{name}": text for name, text in BASE.items()})
+    os.symlink("shared/base", tmp_path / "base")
+    write(
+        tmp_path,
+        {
+            "overlays/prod/kustomization.yaml": "resources: [../../base]\nnamePrefix: prod-\npatches:\n"
+            "  - path: pin.yaml\n",
+            "overlays/prod/pin.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: debug}\nspec: {nodeName: X_1}\n",
+        },
+    )
+    findings, stderr = lint(tmp_path, "overlays")
+    assert places(findings) == [
+        ("overlays/prod/pin.yaml", 4, 8, "invalid-node-name"),
+        ("overlays/prod/pin.yaml", 4, 8, "nodename-on-pod"),
+    ], stderr
+    assert {f["object"]["name"] for f in findings} == {"prod-debug"}, stderr  # as built, not the patch alone
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "-A")
+    assert lint(tmp_path, "overlays")[0] == findings, "the same from a git work tree (the link is tracked)"

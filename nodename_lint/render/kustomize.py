@@ -151,10 +151,14 @@ class _Workspace:
         self.root = os.path.join(scratch, secrets.token_hex(16))  # the copy, mirroring the repository
         self.folder = os.path.realpath(folder)
         self.wrapper = os.path.join(scratch, "build")
-        self.copied: dict[str, str] = {}  # real path -> its path in the copy
+        self.copied: dict[str, list[str]] = {}  # real path -> its paths in the copy (a linked folder: two)
 
     def in_copy(self, path: str) -> str:
-        return os.path.normpath(os.path.join(self.root, os.path.relpath(os.path.realpath(path), self.boundary)))
+        return self._at(os.path.realpath(path))
+
+    def _at(self, path: str) -> str:
+        """Where PATH (of the repository, links not resolved) lies in the copy."""
+        return os.path.normpath(os.path.join(self.root, os.path.relpath(path, self.boundary)))
 
     def in_repository(self, path: str) -> str:
         """The path in the repository of a path in the copy."""
@@ -164,13 +168,17 @@ class _Workspace:
         """Copy the tracked files of the folders the build enters; why it must not run, else ''."""
         folders = sorted(inputs.folders)
         tops = [folder for folder in folders if not any(within(folder, other) for other in folders if other != folder)]
+        copies = [(folder, self.in_copy(folder)) for folder in tops]
+        copies += [(real, self._at(linked)) for linked, real in sorted(inputs.links.items())]
         bytes_left, files_left = COPY_MAX_BYTES, COPY_MAX_FILES
         try:
-            for folder in tops:
-                made = private_copy(folder, self.in_copy(folder), max_bytes=bytes_left, max_files=files_left)
+            for folder, destination in copies:
+                if os.path.exists(destination) and folder not in tops:
+                    continue  # a linked folder inside a folder already copied: private_copy followed the link
+                made = private_copy(folder, destination, max_bytes=bytes_left, max_files=files_left)
                 for relative, real in made.sources.items():
                     copy_path = os.path.join(made.folder, relative)
-                    self.copied.setdefault(os.path.realpath(real), copy_path)
+                    self.copied.setdefault(os.path.realpath(real), []).append(os.path.normpath(copy_path))
                     bytes_left -= os.path.getsize(copy_path)
                     files_left -= 1
         except CopyRefused as exc:
@@ -209,13 +217,12 @@ class _Workspace:
         """The texts of FILES (real paths) as copied: the only files origins may name."""
         cache = _FileCache()
         for real in files:
-            copy_path = self.copied.get(real)
-            if copy_path is None:
-                continue
+            copies = self.copied.get(real, [])
             try:
-                cache.texts[self.in_copy(real)] = read_regular(copy_path, COPY_MAX_BYTES).decode("utf-8-sig")
+                text = read_regular(copies[0], COPY_MAX_BYTES).decode("utf-8-sig") if copies else ""
             except (OSError, UnicodeDecodeError, TooBig):
-                cache.texts[self.in_copy(real)] = ""
+                text = ""
+            cache.texts.update(dict.fromkeys(copies, text))
         return cache
 
     def shown_paths(self, text: str, display: str) -> str:

@@ -49,6 +49,7 @@ class Inputs:
     files: set[str] = field(default_factory=set)
     refused: str = ""
     component: bool = False  # the folder is a `kind: Component`: only a kustomization that lists it builds it
+    links: dict[str, str] = field(default_factory=dict)  # a folder named through a symlink -> its real path
 
 
 def kustomization_file(folder: str) -> str | None:
@@ -101,6 +102,9 @@ def inputs_of(folder: str, boundary: str, shown: str) -> Inputs:
                     f"it reads {printable_path(target)}, outside the repository ({printable_path(boundary)})"
                 )
                 return inputs
+            lexical = os.path.normpath(os.path.join(current, reference))
+            if lexical != target and os.path.isdir(target) and within(lexical, boundary):
+                inputs.links[lexical] = target  # kustomize enters it by its linked name
             if os.path.isdir(target) and target not in seen:
                 if len(seen) >= MAX_FOLDERS:
                     inputs.refused = f"it enters more than {MAX_FOLDERS} kustomization folders"
