@@ -385,14 +385,17 @@ def test_remote_resources_and_bases_are_refused_before_kustomize_runs(tmp_path: 
     files.update({f"{name}/pod.yaml": pod for name in cases})
     files["plugin-file/plugin.yaml"] = plugin
     files["ok/pod.yaml"] = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: Bad_Node}\n"
+    files["local/kustomization.yaml"] = "resources: [pod@v1.yaml]\n"  # a local file first, as kustomize reads it
+    files["local/pod@v1.yaml"] = pod
     write(tmp_path, files)
-    result = run_cli(*cases, "ok", "--format", "json", cwd=tmp_path)
+    result = run_cli(*cases, "ok", "local", "--format", "json", cwd=tmp_path)
     assert loopback_server.requests == [], "nothing may be fetched"
     assert "FETCHED_1" not in result.stdout
     for name in cases:
         assert f"nodename-lint: {name}: kustomization not built: `" in result.stderr, (name, result.stderr)
     assert "`resources` in in-a-base/../resource/kustomization.yaml names a remote location" in result.stderr
     assert "vendor them into the repository; its files were linted one by one" in result.stderr
+    assert "local: kustomization not built" not in result.stderr and "local: kustomize build" not in result.stderr
     reported = {(f["file"], f["rule"]) for f in json.loads(result.stdout)["findings"]}
     assert ("ok/pod.yaml", "invalid-node-name") in reported
 

@@ -1,13 +1,17 @@
 """Build a kustomization folder with `kustomize build` (or `kubectl kustomize`) and place findings
-in the file that wrote the value: a patch (strategic merge or JSON 6902, in a file or inline in
-kustomization.yaml), else the resource file the object came from, else the kustomization.
+in the file that wrote the value: the kustomization that sets the namespace, a patch (strategic
+merge or JSON 6902, in a file or inline in kustomization.yaml), else the resource file the object
+came from, else the kustomization.
 
-The folder is built through a wrapper kustomization in a scratch folder that asks for
+A kustomization from a pull request is hostile input, so the build is sealed. kustomize_inputs.py
+reads what the build would read first, and refuses remote resources and folders outside the
+repository. The build then runs over a private copy (sandbox.private_copy) of the tracked files of
+the folders it enters, under a random folder name, through a wrapper kustomization that asks for
 `buildMetadata: [originAnnotations, transformerAnnotations]`, so kustomize names each object's
-origin file and the kustomizations whose patches ran over it, without touching the user's files.
-The build runs without plugins (no --enable-alpha-plugins, --enable-exec or --enable-helm: nothing
-in the repository runs), with kustomize's default root-only file loading, and with the network
-closed to it (remote bases fail instead of being fetched).
+origin file and the kustomizations whose transformers ran over it; an origin that does not name a
+file of the copy was planted, and is ignored. kustomize runs in a sealed child (sandbox.run): no
+plugins (no --enable-alpha-plugins, --enable-exec or --enable-helm), root-only file loading, the
+network closed, BUILD_BUDGET per build and RUN_SECONDS for all the builds of a run.
 """
 
 from __future__ import annotations

@@ -24,10 +24,11 @@ from ..safe_text import printable_path
 from ..yamlnodes import to_python
 from . import KUSTOMIZATION_FILES
 
-# What kustomize's loader takes for a remote location (api/internal/git/repospec.go NewRepoSpecFromURL,
-# api/internal/loader IsRemoteFile): a URL scheme, `git::`, `user@host:`, GitHub's host, `gh:`. Anchored,
-# no nested repetition: linear in the length of the text.
-_REMOTE = re.compile(r"(?:git::)?(?:[a-z][a-z0-9+.-]*://|[a-z][a-z0-9-]*@|(?:www\.)?github\.com[:/]|gh:)", re.I)
+# What kustomize's loaders fetch (api/internal/loader IsRemoteFile, api/internal/git/repospec.go
+# NewRepoSpecFromURL): any path with a URL scheme; and, for a resource or base that is not a local file, a
+# git location (`git::`, `user@host:`, GitHub's host, `gh:`). Anchored, no nested repetition: linear.
+_URL = re.compile(r"(?:git::)?[a-z][a-z0-9+.-]*://", re.I)
+_GIT = re.compile(r"git::|[a-z][a-z0-9-]*@|(?:www\.)?github\.com[:/]|gh:", re.I)
 # Fields whose entries are kustomization folders or files; generators, transformers and validators may
 # also be inline plugin configuration.
 _FOLDER_OR_FILE_FIELDS = ("resources", "bases", "components", "generators", "transformers", "validators")
@@ -60,9 +61,13 @@ def kustomization_file(folder: str) -> str | None:
     )
 
 
-def is_remote(reference: str) -> bool:
-    """Whether kustomize would fetch REFERENCE (a URL, a git location) rather than read a local path."""
-    return _REMOTE.match(reference.strip()) is not None
+def is_remote(reference: str, folder: str | None = None) -> bool:
+    """Whether kustomize would fetch REFERENCE rather than read a local path: a URL always; with FOLDER (a
+    resource or base of a kustomization there, which kustomize first tries as a local file), a git location."""
+    text = reference.strip()
+    if _URL.match(text):
+        return True
+    return folder is not None and _GIT.match(text) is not None and not os.path.isfile(os.path.join(folder, text))
 
 
 def inputs_of(folder: str, boundary: str, shown: str) -> Inputs:
@@ -85,8 +90,8 @@ def inputs_of(folder: str, boundary: str, shown: str) -> Inputs:
         if current == start:
             inputs.component = spec.get("kind") == "Component"
         where = _shown(file or current, start, shown)
-        for field_name, reference in _references(spec, current):
-            if is_remote(reference):
+        for field_name, reference, entered in _references(spec, current):
+            if is_remote(reference, current if entered else None):
                 inputs.refused = (
                     f"`{field_name}` in {where} names a remote location ({reference[:200]}); nodename-lint never "
                     "fetches remote resources or bases: vendor them into the repository"
@@ -95,7 +100,7 @@ def inputs_of(folder: str, boundary: str, shown: str) -> Inputs:
             target = os.path.realpath(os.path.join(current, reference))
             if os.path.isfile(target) and within(target, boundary):
                 inputs.files.add(target)
-            if field_name not in _FOLDER_OR_FILE_FIELDS:
+            if not entered:
                 continue  # a file: root-only loading keeps it inside its kustomization's folder
             if not within(target, boundary):
                 inputs.refused = (
@@ -119,9 +124,10 @@ def _read(file: str, boundary: str) -> Any:
     return yaml_value(_config_text(file, boundary))
 
 
-def _references(spec: dict[str, Any], folder: str) -> Iterator[tuple[str, str]]:
-    """(field, reference) of every location a kustomization in FOLDER names: folders, files, and the paths
-    in its plugins' configuration (a builtin PatchTransformer's `path:` is loaded like any other)."""
+def _references(spec: dict[str, Any], folder: str) -> Iterator[tuple[str, str, bool]]:
+    """(field, reference, entered) of every location a kustomization in FOLDER names: ENTERED for a resource,
+    base, component or plugin entry (a file, or a kustomization folder the build enters), else a file, such as
+    a path in a plugin's configuration (a builtin PatchTransformer's `path:` is loaded like any other)."""
     for name in (*_FOLDER_OR_FILE_FIELDS, *_FILE_LIST_FIELDS):
         for entry in _list(spec.get(name)):
             if not isinstance(entry, str):
@@ -129,19 +135,19 @@ def _references(spec: dict[str, Any], folder: str) -> Iterator[tuple[str, str]]:
             inline = _inline_config(entry)
             if name in _PLUGIN_FIELDS:
                 config = yaml_values(entry) if inline else _plugin_file(folder, entry)
-                yield from ((name, path) for value in config for path in _config_paths(value))
+                yield from ((name, path, False) for value in config for path in _config_paths(value))
             if not inline:
-                yield name, entry
+                yield name, entry, name in _FOLDER_OR_FILE_FIELDS
     for name in _PATH_ITEM_FIELDS:
         for entry in _list(spec.get(name)):
             if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-                yield name, entry["path"]
+                yield name, entry["path"], False
     openapi = spec.get("openapi")
     if isinstance(openapi, dict) and isinstance(openapi.get("path"), str):
-        yield "openapi", openapi["path"]
+        yield "openapi", openapi["path"], False
     for name in _GENERATOR_FIELDS:
         for generator in _list(spec.get(name)):
-            yield from ((name, path) for path in _config_paths(generator))
+            yield from ((name, path, False) for path in _config_paths(generator))
 
 
 def _config_paths(value: Any) -> Iterator[str]:
@@ -156,7 +162,7 @@ def _config_paths(value: Any) -> Iterator[str]:
         if key in _PATH_KEYS:
             for path in [item] if isinstance(item, str) else _list(item):
                 if isinstance(path, str):
-                    yield path if is_remote(path) or "=" not in path else path.partition("=")[2]
+                    yield path if is_remote(path) or "=" not in path else path.partition("=")[2]  # key=path
         else:
             yield from _config_paths(item)
 
