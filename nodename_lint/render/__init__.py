@@ -64,6 +64,7 @@ class Rendering:
     problems: list[RenderProblem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     built_from: list[str] = field(default_factory=list)  # real paths of the files a kustomize build read
+    entry: str = ""  # a kustomization: the real path of its kustomization file, which overlays name as a base
     # Real paths of every file the build read (a chart's private copy and values files, an overlay's
     # files): a finding of a built object counts as changed when any of them changed (--changed-since).
     inputs: list[str] = field(default_factory=list)
