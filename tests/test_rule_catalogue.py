@@ -7,12 +7,11 @@ import re
 
 import pytest
 
-from nodename_lint.docs import TABLE_END, TABLE_START, rule_table_markdown
 from nodename_lint.engine import Linter
 from nodename_lint.registry import all_rules
 from nodename_lint.rule import SEVERITIES, Context, ObjectRuleCheck
 
-from .conftest import ROOT, run_cli
+from .conftest import run_cli
 
 RULES = list(all_rules().values())
 EXAMPLES = [(rule, example) for rule in RULES for example in rule.examples]
@@ -58,12 +57,6 @@ def test_rule_is_documented_like_the_others(rule):
         "each rule documents at least one failing and one passing example"
     )
     assert rule.module.endswith(rule.id.replace("-", "_")), "one module per rule, named after its id"
-
-
-def test_readme_rule_table_is_in_sync():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = readme.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0].strip()
-    assert table == rule_table_markdown().strip(), "regenerate with `nodename-lint rules --markdown`"
 
 
 def test_rules_and_explain_commands():

@@ -243,16 +243,6 @@ def test_markdown_summary_escapes_table_cells(tmp_path: Path):
     assert rows and all(line.replace("\\|", "").count("|") == 6 for line in rows), summary
 
 
-def test_rule_docs_in_the_repository_are_generated_from_the_catalogue():
-    folder = ROOT / "docs" / "rules"
-    expected = {f"{rule.id}.md": rule.documentation() for rule in all_rules().values()}
-    present = {path.name: path.read_text(encoding="utf-8") for path in folder.glob("*.md")}
-    assert present == expected, (
-        "regenerate: for id in $(nodename-lint rules | cut -d' ' -f1); "
-        'do nodename-lint explain "$id" > "docs/rules/$id.md"; done'
-    )
-
-
 HOSTILE_NAMES = ("a b.yaml", "hash#frag.yaml", "what?q=1.yaml", "100%.yaml", "c:colon.yaml", "tab\tname.yaml")
 
 
