@@ -54,3 +54,31 @@ def test_every_lint_option_is_documented_in_usage() -> None:
         if opt.startswith("--") and opt != "--help" and not opt.startswith("--output-")
     }
     assert sorted(option for option in options if f"`{option}" not in usage and f" {option}" not in usage) == []
+
+
+def _listed_modules(page: str) -> set[str]:
+    """The modules docs/internals.md lists: each `## \\`FOLDER/\\`` section's rows `| \\`NAME.py\\` |`."""
+    listed: set[str] = set()
+    folder = None
+    for line in page.splitlines():
+        heading = re.fullmatch(r"## `([^`]+/)`", line)
+        if heading:
+            folder = heading[1]
+        elif line.startswith("## "):
+            folder = None
+        row = re.match(r"\| `([^`]+\.py)` \|", line)
+        if row and folder:
+            listed.add(folder + row[1])
+    return listed
+
+
+def test_internals_lists_every_module_of_the_tree_and_no_other() -> None:
+    """Every module of the package, the benchmarks and the fuzz harness has its row (rules/ is the catalogue)."""
+    tree = {
+        path.relative_to(ROOT).as_posix()
+        for folder in ("nodename_lint", "bench", "fuzz")
+        for path in (ROOT / folder).rglob("*.py")
+    }
+    listed = _listed_modules((ROOT / "docs" / "internals.md").read_text(encoding="utf-8"))
+    assert sorted(tree - listed) == [], "modules without a row in docs/internals.md"
+    assert sorted(listed - tree) == [], "rows in docs/internals.md for modules that do not exist"
