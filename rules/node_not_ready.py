@@ -62,6 +62,7 @@ RULE = Rule(
     summary="The pinned node is NotReady, unreachable or cordoned: "
     "nodeName bypasses cordon, and the Pod may never start.",
     doc=__doc__,
+    audit_adds="node-state-eviction",
     needs=frozenset({"nodes"}),
     examples=(
         Example(

@@ -70,6 +70,8 @@ RULE = Rule(
     summary="spec.overhead set by hand, or a runtimeClassName that names no RuntimeClass: the RuntimeClass admission "
     "plugin refuses the Pod.",
     doc=__doc__,
+    not_audited="it predicts an admission the API server has already made: a live Pod's spec.overhead is the "
+    "RuntimeClass admission plugin's own",
     examples=(
         Example(
             "overhead set by hand, different from the RuntimeClass's",

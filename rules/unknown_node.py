@@ -54,6 +54,7 @@ RULE = Rule(
     severity="error",
     summary="spec.nodeName names no node of the cluster: the Pod sits in Pending with no events and PodGC deletes it.",
     doc=__doc__,
+    audit_adds="podgc-timeline",
     needs=frozenset({"nodes"}),
     fix="rewrites spec.nodeName to the one existing node that is clearly closest (a typo, another case, a "
     "missing prefix or suffix); when several are as close, changes nothing and lists them.",

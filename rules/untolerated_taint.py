@@ -66,6 +66,7 @@ RULE = Rule(
     summary="The pinned node has a taint the Pod does not tolerate: rejected or evicted (NoExecute), "
     "or placed past the taint (NoSchedule).",
     doc=__doc__,
+    audit_adds="taint-eviction",
     needs=frozenset({"nodes"}),
     examples=(
         Example("a NoExecute taint without a toleration", _POD, fails=True, cluster=_CLUSTER),
