@@ -1,5 +1,5 @@
-"""Documentation made from the rule catalogue (README's rule table, docs/audit.md's lists); nodename_lint.regenerate
-writes it into the pages."""
+"""Documentation made from the rule catalogue (README's rule table, docs/audit.md's lists, which rule supersedes
+which); nodename_lint.regenerate writes it into the pages."""
 
 from __future__ import annotations
 
@@ -31,3 +31,14 @@ def audit_additions_markdown() -> str:
         if rule.audit_adds:
             rows.append(f"| `{rule.id}` | {AUDIT_ADDITIONS[rule.audit_adds]} |")
     return "\n".join(rows) + "\n"
+
+
+def supersedes_markdown() -> str:
+    """Which rule supersedes which (Rule.supersedes, completed by the registry)."""
+    rules = sorted(all_rules().values(), key=lambda rule: rule.id)
+    lines = [
+        f"- `{rule.id}` supersedes {', '.join(f'`{other}`' for other in sorted(rule.supersedes))}\n"
+        for rule in rules
+        if rule.supersedes
+    ]
+    return "".join(lines) or "No rule supersedes another today.\n"

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from .docs import audit_additions_markdown, audit_not_run_markdown, rule_table_markdown
+from .docs import audit_additions_markdown, audit_not_run_markdown, rule_table_markdown, supersedes_markdown
 from .registry import all_rules
 
 COMMAND = "python -m nodename_lint.regenerate"
@@ -47,6 +47,7 @@ SECTIONS: dict[str, Callable[[], str]] = {
     "rule-table": rule_table_markdown,
     "audit-not-run": audit_not_run_markdown,
     "audit-additions": audit_additions_markdown,
+    "supersedes": supersedes_markdown,
 }
 _SECTION = re.compile(
     r"(?P<start>^<!-- generated: (?P<name>[a-z-]+) -->\n)(?P<body>.*?)(?P<end>^<!-- end generated: (?P=name) -->$)",

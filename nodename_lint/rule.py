@@ -146,6 +146,12 @@ class Rule:
     rule cannot apply to an object read from the API server (it is about files, or predicts an
     admission the API server has already made), and audit (and the admission webhook) then never
     run it; `audit_adds` names what audit adds to its finding on a bare Pod (AUDIT_ADDITIONS).
+
+    Overlapping rules: a finding of this rule on an object drops that object's findings of the
+    rules it `supersedes`, and a finding of a rule in `superseded_by` drops this rule's. A rule
+    supersedes another when its finding says all that the other's would, more precisely. Either
+    side may declare the relation (a new rule places itself without editing the others); the
+    registry completes the other side, so both sets hold the whole relation once loaded.
     """
 
     id: str
@@ -157,6 +163,8 @@ class Rule:
     fix: str = ""
     not_audited: str = ""
     audit_adds: AuditAddition | None = None
+    supersedes: frozenset[str] = frozenset()
+    superseded_by: frozenset[str] = frozenset()
     checks: list[RuleCheck] = field(default_factory=list)
     fixer_function: Fixer | None = None
     module: str = field(default="", repr=False)
@@ -202,6 +210,12 @@ class Rule:
             parts.append(f"Not run by `nodename-lint audit`: {self.not_audited}.")
         if self.audit_adds:
             parts.append(f"`nodename-lint audit` adds {AUDIT_ADDITIONS[self.audit_adds]}.")
+        if self.supersedes:
+            parts.append(
+                f"Supersedes (their findings on an object this rule reports are dropped): {_ids(self.supersedes)}."
+            )
+        if self.superseded_by:
+            parts.append(f"Superseded by (their finding on the object drops this rule's): {_ids(self.superseded_by)}.")
         parts.append(f"Documentation: {rule_doc_url(self.id)}")
         parts += ["", textwrap.dedent(self.doc).strip(), ""]
         for example in self.examples:
@@ -213,3 +227,7 @@ class Rule:
             if example.cluster:
                 parts += ["With this cluster state:", "", "```yaml", example.cluster.rstrip(), "```", ""]
         return "\n".join(parts).rstrip() + "\n"
+
+
+def _ids(rule_ids: frozenset[str]) -> str:
+    return ", ".join(f"`{rule_id}`" for rule_id in sorted(rule_ids))
