@@ -1,4 +1,11 @@
-"""Small readers shared by rules: the pinned node of an object and Kubernetes name validation."""
+"""What every rule may read of an object's Pod spec, offline or against a cluster.
+
+The boundary: an offline rule (no `needs`) runs in a run that loads no cluster code, so it may
+import this module, `model`, `rule` and (in a fixer) `fix.edits`, never `scheduling`, `quantity` or
+`cluster/` (tests/test_cluster_rules.py). A reader that an offline rule and the cluster code both
+need lives here, once: the pinned node, paths inside the spec, the required node affinity's terms
+and the node names they allow, how messages name an object's Pods, name validation.
+"""
 
 from __future__ import annotations
 
@@ -88,3 +95,48 @@ def workload_noun(obj: Manifest) -> str:
     if obj.kind in ("Job", "CronJob"):
         return f"every Pod of {obj.kind} {obj.shown_name}"
     return f"every replica of {obj.kind} {obj.shown_name}"
+
+
+# --- required node affinity ---------------------------------------------------------------------
+REQUIRED_NODE_AFFINITY: Path = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+NODE_NAME_FIELD = "metadata.name"  # the one field a matchFields requirement may name
+
+
+def required_node_selector_terms(spec: dict[str, Any]) -> list[Any] | None:
+    """The nodeSelectorTerms of the required node affinity (ORed; GetRequiredNodeAffinity in
+    component-helpers `scheduling/corev1/nodeaffinity`): None when no required node affinity is set,
+    [] when it lists no term (then no node matches)."""
+    affinity = spec.get("affinity")
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+    required = node_affinity.get(REQUIRED_NODE_AFFINITY[2]) if isinstance(node_affinity, dict) else None
+    if not isinstance(required, dict):
+        return None
+    terms = required.get("nodeSelectorTerms")
+    return terms if isinstance(terms, list) else []
+
+
+def required_node_names(spec: dict[str, Any]) -> frozenset[str] | None:
+    """The node names the required node affinity allows through `matchFields` `metadata.name` `In`
+    (what NodeAffinity's PreFilter narrows the scheduler's search to): None when some term names no
+    node that way (then any node may match). Each term allows the intersection of its `In` values,
+    the terms the union; an empty result: the terms conflict, no node matches.
+    """
+    terms = required_node_selector_terms(spec)
+    if not terms:
+        return None
+    names: set[str] = set()
+    for term in terms:
+        fields = term.get("matchFields") if isinstance(term, dict) else None
+        allowed: set[str] | None = None
+        for requirement in fields if isinstance(fields, list) else []:
+            if (
+                isinstance(requirement, dict)
+                and requirement.get("key") == NODE_NAME_FIELD
+                and requirement.get("operator") == "In"
+            ):
+                values = {str(v) for v in requirement.get("values") or [] if v is not None}
+                allowed = values if allowed is None else allowed & values
+        if allowed is None:
+            return None
+        names |= allowed
+    return frozenset(names)
