@@ -58,6 +58,7 @@ _BOUNDARY = re.compile(r"^(?:%[^\n]*\n)*---(?=[ \t\r\n]|$)|^\.\.\.[ \t\r]*(?:#[^
 _BOUNDARY_LINE = re.compile(r"\n(?=---|\.\.\.|%)")
 _DIRECTIVE_LINES = re.compile(r"(?:%[^\n]*\n)*")
 _HELM_SOURCE = re.compile(r"\A(?:---[^\n]*\n)?(?:[ \t]*(?:#(?! Source:)[^\n]*)?\r?\n)*[ \t]*# Source: ([^\r\n]+)")
+UNCONVERTIBLE_PREFIX = "kubectl cannot convert this document to JSON: "
 TEMPLATE_HINT = (
     "this looks like an unrendered Helm or Go template ({{ ... }}): a chart folder (with Chart.yaml) is rendered "
     "before it is linted; anything else, lint the rendered output, e.g. `helm template . | nodename-lint -`"
@@ -187,7 +188,7 @@ def compose(text: str, index: int = 0, line_offset: int = 0, limits: Limits = DE
         node, reason = unconvertible
         mark = node.start_mark
         problem = SyntaxProblem(
-            f"kubectl cannot convert this document to JSON: {reason}",
+            f"{UNCONVERTIBLE_PREFIX}{reason}",
             line_offset + mark.line + 1,
             mark.column + 1,
             template_hint(text),

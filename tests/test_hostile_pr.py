@@ -142,10 +142,10 @@ def test_config_paths_stay_inside_the_config_folder(tmp_path: Path):
     os.symlink(outside, repo / "escape")
     absolute, climbing = "static-pod-dirs:\n  - nodes\n  - /proc/self\n", "static-pod-dirs:\n  - ../../../proc/self\n"
     cases = {
-        absolute: "3: invalid config at static-pod-dirs/1: '/proc/self' is absolute",
-        climbing: "2: invalid config at static-pod-dirs/0: '../../../proc/self' leaves",
-        "exclude: [charts/*, ../*]\n": "1: invalid config at exclude/1: '../*' leaves",
-        "static-pod-dirs: [escape]\n": f"1: invalid config at static-pod-dirs/0: 'escape' resolves to {outside}",
+        absolute: "3: invalid config at static-pod-dirs/1: the path is absolute",
+        climbing: "2: invalid config at static-pod-dirs/0: the path leaves",
+        "exclude: [charts/*, ../*]\n": "1: invalid config at exclude/1: the path leaves",
+        "static-pod-dirs: [escape]\n": f"1: invalid config at static-pod-dirs/0: the path resolves to {outside}",
     }
     for config, message in cases.items():
         (repo / ".nodename-lint.yaml").write_text(config, encoding="utf-8")
@@ -155,6 +155,81 @@ def test_config_paths_stay_inside_the_config_folder(tmp_path: Path):
     (repo / ".nodename-lint.yaml").unlink()
     completed = run_cli("pod.yaml", "--static-pod-dir", str(outside), "--format", "json", cwd=repo)
     assert '"files": 2' in completed.stdout, "a command-line flag is trusted"
+
+
+SECRET = "ghp_0123456789abcdefSECRET"
+
+
+def _repository_with_a_secret_beside_it(tmp_path: Path) -> tuple[Path, Path]:
+    """A git work tree holding a Pod, and a credentials file of the runner outside it."""
+    secrets = tmp_path / "home"
+    secrets.mkdir()
+    (secrets / ".git-credentials").write_text(f"https://x-access-token:{SECRET}@github.com\n", encoding="utf-8")
+    (secrets / "kubeconfig").write_text(f"users:\n- name: ci\n  user: {{token: {SECRET}}}\n", encoding="utf-8")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "pod.yaml").write_text(PINNED_POD, encoding="utf-8")
+    return repo, secrets
+
+
+def test_a_config_file_linked_out_of_the_repository_is_not_read(tmp_path: Path):
+    """`.nodename-lint.yaml -> ~/.git-credentials` was read, and the error quoted the whole file."""
+    repo, secrets = _repository_with_a_secret_beside_it(tmp_path)
+    for target in (".git-credentials", "kubeconfig"):
+        config = repo / ".nodename-lint.yaml"
+        config.unlink(missing_ok=True)
+        os.symlink(secrets / target, config)
+        for args in (["pod.yaml"], ["--config", ".nodename-lint.yaml", "pod.yaml"], ["--format", "github", "."]):
+            completed = run_cli(*args, cwd=repo)
+            assert completed.returncode == 2, completed.stderr
+            assert SECRET not in completed.stdout + completed.stderr
+            assert (
+                f"the config file is a symlink to {secrets / target}, outside the repository ({repo})"
+                in completed.stderr
+            ), completed.stderr
+    # a link to another file of the repository (a monorepo's shared config) is read as before
+    config.unlink()
+    (repo / "shared.yaml").write_text("rules: {nodename-on-pod: off}\n", encoding="utf-8")
+    os.symlink("shared.yaml", config)
+    completed = run_cli("pod.yaml", "--format", "json", cwd=repo)
+    assert completed.returncode == 0 and '"rule": "nodename-on-pod"' not in completed.stdout, completed.stderr
+
+
+def test_config_errors_never_quote_the_file_beyond_the_offending_key(tmp_path: Path):
+    repo, _ = _repository_with_a_secret_beside_it(tmp_path)
+    config = repo / ".nodename-lint.yaml"
+    for text in (
+        f"https://x-access-token:{SECRET}@github.com\n",  # not a mapping: it was printed whole
+        f"- {SECRET}\n",
+        f"rules: {{unknown-node: {SECRET}}}\n",
+        f"rules: {{unknown-node: {{severity: {SECRET}}}}}\n",
+        f"fail-on: {SECRET}\n",
+        f"namespace: {SECRET}\n",
+        f"exclude: {SECRET}\n",
+        f"exclude: [/{SECRET}]\n",
+        f"static-pod-dirs: [../{SECRET}]\n",
+        f"users: [{{token: {SECRET}}}]\n",
+        f"helm: {{chart: {{values: [../../{SECRET}.yaml]}}}}\n",
+        f"helm: {{chart: {{release: {SECRET}}}}}\n",
+        f"rules: !!int {SECRET}\n",
+    ):
+        config.write_text(text, encoding="utf-8")
+        completed = run_cli("pod.yaml", cwd=repo)
+        assert completed.returncode == 2 and ".nodename-lint.yaml:" in completed.stderr, (text, completed.stderr)
+        assert SECRET not in completed.stdout + completed.stderr, (text, completed.stderr)
+
+
+def test_a_config_values_file_linked_out_of_the_repository_is_refused(tmp_path: Path):
+    repo, secrets = _repository_with_a_secret_beside_it(tmp_path)
+    chart = repo / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: chart\nversion: 0.1.0\n", encoding="utf-8")
+    (chart / "templates" / "pod.yaml").write_text(PINNED_POD.replace("worker-1", "{{ .Values.node }}"))
+    os.symlink(secrets / "kubeconfig", chart / "prod.yaml")
+    (repo / ".nodename-lint.yaml").write_text("helm:\n  chart: {values: [prod.yaml]}\n", encoding="utf-8")
+    completed = run_cli("chart", cwd=repo)
+    assert completed.returncode == 2 and SECRET not in completed.stdout + completed.stderr, completed.stderr
+    assert ".nodename-lint.yaml:2: the values file at helm/chart/values/0 is outside" in completed.stderr
 
 
 # --- special files -----------------------------------------------------------------------------------
