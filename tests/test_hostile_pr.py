@@ -233,6 +233,40 @@ def test_a_config_values_file_linked_out_of_the_repository_is_refused(tmp_path: 
     assert ".nodename-lint.yaml:2: the values file at helm/chart/values/0 is outside" in completed.stderr
 
 
+def test_reports_are_never_written_through_a_symlink_of_the_repository(tmp_path: Path):
+    """`nodename-lint.sarif -> ~/.bashrc` in a pull request made the run overwrite the runner's file."""
+    repo, home = _repository_with_a_secret_beside_it(tmp_path)
+    victim = home / ".bashrc"
+    victim.write_text("original\n", encoding="utf-8")
+    os.symlink(victim, repo / "nodename-lint.sarif")
+    os.symlink(home, repo / "reports")
+    state = str(Path(__file__).resolve().parent.parent / "examples" / "cluster" / "state.yaml")
+    for args in (
+        ["pod.yaml", "--output-sarif", "nodename-lint.sarif"],
+        ["pod.yaml", "--format", "json", "--output", "nodename-lint.sarif"],
+        ["pod.yaml", "--output-json", "reports/.bashrc"],
+        ["pod.yaml", "--output-markdown", "reports/new.md"],
+        ["pod.yaml", "--output-text", str(repo / "reports" / ".bashrc")],
+        ["pod.yaml", "--output-github", "nodename-lint.sarif"],
+        ["audit", "--cluster-state", state, "--output-sarif", "nodename-lint.sarif"],
+        ["snapshot", "--cluster-state", state, "--output", "nodename-lint.sarif"],
+        ["snapshot", "--cluster-state", state, "--output", "reports/snapshot.json"],
+    ):
+        completed = run_cli(*args, cwd=repo)
+        assert completed.returncode == 2, (args, completed.stderr)
+        assert "is a symlink inside a repository, and nodename-lint never writes through one" in completed.stderr
+        assert victim.read_text(encoding="utf-8") == "original\n", args
+        assert sorted(path.name for path in home.iterdir()) == [".bashrc", ".git-credentials", "kubeconfig"], args
+    # a file of the repository, and a path outside every repository (the user's own), are written
+    assert run_cli("pod.yaml", "--output-sarif", "report.sarif", cwd=repo).returncode == 0
+    assert (repo / "report.sarif").read_text(encoding="utf-8").startswith("{")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere / "target.json", elsewhere / "link.json")
+    assert run_cli("pod.yaml", "--output-json", str(elsewhere / "link.json"), cwd=repo).returncode == 0
+    assert (elsewhere / "target.json").read_text(encoding="utf-8").startswith("{")
+
+
 # --- special files -----------------------------------------------------------------------------------
 def test_fix_and_diff_accept_regular_files_only(tmp_path: Path):
     (tmp_path / "pod.yaml").write_text(PINNED_POD, encoding="utf-8")

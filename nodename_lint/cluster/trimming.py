@@ -10,6 +10,8 @@ from typing import Any
 
 import msgspec
 
+from ..writing import write_output
+
 
 # --- snapshot trimming: keep what the rules read, drop the rest ---------------------------------
 def _pick(source: Any, keys: Iterable[str]) -> dict[str, Any]:
@@ -147,7 +149,6 @@ def write_snapshot(snapshot: dict[str, Any], output: str | None, source: str) ->
         lines += [f"- {json.dumps(item, ensure_ascii=False, separators=(', ', ': '))}" for item in snapshot["items"]]
         text = "\n".join(lines) + "\n"
     if output:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        write_output(output, text, "snapshot")
     else:
         sys.stdout.write(text)
