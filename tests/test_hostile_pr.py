@@ -233,6 +233,27 @@ def test_a_config_values_file_linked_out_of_the_repository_is_refused(tmp_path: 
     assert ".nodename-lint.yaml:2: the values file at helm/chart/values/0 is outside" in completed.stderr
 
 
+def test_helm_values_given_on_the_command_line_are_not_read_through_a_link_out_of_the_repository(tmp_path: Path):
+    """`--helm-values values/prod.yaml` where the pull request made prod.yaml a link to the runner's kubeconfig."""
+    repo, home = _repository_with_a_secret_beside_it(tmp_path)
+    chart = repo / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: chart\nversion: 0.1.0\n", encoding="utf-8")
+    (chart / "templates" / "pod.yaml").write_text(PINNED_POD.replace("worker-1", "{{ .Values.users }}"))
+    (repo / "values").mkdir()
+    os.symlink(home / "kubeconfig", repo / "values" / "prod.yaml")
+    os.symlink(home, repo / "linked")
+    for values in ("values/prod.yaml", "linked/kubeconfig", str(repo / "values" / "prod.yaml")):
+        completed = run_cli("chart", "--helm-values", values, "--format", "json", cwd=repo)
+        assert completed.returncode == 2 and SECRET not in completed.stdout + completed.stderr, completed.stderr
+        assert f"--helm-values {values}: a symlink to {home / 'kubeconfig'}, outside the repository" in (
+            completed.stderr
+        )
+    # the user's own file elsewhere, named by its path, is theirs to use
+    completed = run_cli("chart", "--helm-values", str(home / "kubeconfig"), "--format", "json", cwd=repo)
+    assert completed.returncode in (0, 1), completed.stderr
+
+
 def test_reports_are_never_written_through_a_symlink_of_the_repository(tmp_path: Path):
     """`nodename-lint.sarif -> ~/.bashrc` in a pull request made the run overwrite the runner's file."""
     repo, home = _repository_with_a_secret_beside_it(tmp_path)
