@@ -35,6 +35,14 @@ def one_line(text: str) -> str:
     return _UNSAFE.sub(_escape_char, text)
 
 
+def visible_lines(text: str) -> str:
+    """TEXT with every unsafe character but tab, CR and LF written as a visible escape: for text made of
+    lines, such as a diff, whose line breaks stay what they are."""
+    if text.isprintable():
+        return text
+    return _UNSAFE.sub(lambda match: match.group() if match.group() in "\t\r\n" else _escape_char(match), text)
+
+
 def json_escaped(encoded: str) -> str:
     """JSON text with every unsafe character a JSON encoder leaves raw (DEL, C1 controls, bidi overrides,
     line separators) written as a \\uXXXX escape: the same document once parsed, but nothing in the

@@ -112,3 +112,29 @@ def test_audit_escapes_object_ids_from_the_api_server(tmp_path: Path, output_for
         assert f"Pod/default/badsel{SHOWN}" in names, names
     else:
         assert f"<code>Pod/default/badsel{SHOWN}</code>" in output, output
+
+
+def test_a_diff_shows_bidi_characters_of_the_file_as_escapes(tmp_path: Path) -> None:
+    """YAML allows U+202E, U+2066 and U+2028 raw (in a comment, say): --diff printed them as they are."""
+    golden = ROOT / "tests" / "fix" / "golden" / "template-comments.before.yaml"
+    text = golden.read_text(encoding="utf-8")
+    assert "# the only node with the SSD" in text
+    (tmp_path / "manifest.yaml").write_text(text.replace("only node", "only\u202e node\u2066"), encoding="utf-8")
+    done = run_cli("--diff", "manifest.yaml", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert not UNSAFE.search(done.stdout + done.stderr)
+    assert "-      nodeName: worker-2   # the only\\u202e node\\u2066 with the SSD\n" in done.stdout
+
+
+def test_snapshots_hold_no_raw_bidi_character_of_the_api_server(tmp_path: Path) -> None:
+    state = (ROOT / "examples" / "cluster" / "state.yaml").read_text(encoding="utf-8")
+    hostile = tmp_path / "state.yaml"
+    hostile.write_text(state.replace("    name: badsel\n", '    name: "badsel\\u202e\\u2028x"\n'), encoding="utf-8")
+    done = run_cli("snapshot", "--cluster-state", str(hostile))
+    assert done.returncode == 0, done.stderr
+    assert not UNSAFE.search(done.stdout) and "badsel\\u202e\\u2028x" in done.stdout
+    (tmp_path / "snapshot.json").write_text(done.stdout, encoding="utf-8")
+    from nodename_lint.cluster.from_file import load_state_file
+
+    pods = load_state_file(str(tmp_path / "snapshot.json")).pods
+    assert pods is not None and "badsel\u202e\u2028x" in {pod.name for pod in pods}
