@@ -220,12 +220,18 @@ def test_config_errors_never_quote_the_file_beyond_the_offending_key(tmp_path: P
         assert SECRET not in completed.stdout + completed.stderr, (text, completed.stderr)
 
 
-def test_a_config_values_file_linked_out_of_the_repository_is_refused(tmp_path: Path):
-    repo, secrets = _repository_with_a_secret_beside_it(tmp_path)
+def _chart_quoting_values(repo: Path) -> Path:
+    """A chart whose Pod's nodeName is its `users` value: a finding would quote what a values file holds."""
     chart = repo / "chart"
     (chart / "templates").mkdir(parents=True)
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: chart\nversion: 0.1.0\n", encoding="utf-8")
-    (chart / "templates" / "pod.yaml").write_text(PINNED_POD.replace("worker-1", "{{ .Values.node }}"))
+    (chart / "templates" / "pod.yaml").write_text(PINNED_POD.replace("worker-1", "{{ .Values.users }}"))
+    return chart
+
+
+def test_a_config_values_file_linked_out_of_the_repository_is_refused(tmp_path: Path):
+    repo, secrets = _repository_with_a_secret_beside_it(tmp_path)
+    chart = _chart_quoting_values(repo)
     os.symlink(secrets / "kubeconfig", chart / "prod.yaml")
     (repo / ".nodename-lint.yaml").write_text("helm:\n  chart: {values: [prod.yaml]}\n", encoding="utf-8")
     completed = run_cli("chart", cwd=repo)
@@ -236,10 +242,7 @@ def test_a_config_values_file_linked_out_of_the_repository_is_refused(tmp_path: 
 def test_helm_values_given_on_the_command_line_are_not_read_through_a_link_out_of_the_repository(tmp_path: Path):
     """`--helm-values values/prod.yaml` where the pull request made prod.yaml a link to the runner's kubeconfig."""
     repo, home = _repository_with_a_secret_beside_it(tmp_path)
-    chart = repo / "chart"
-    (chart / "templates").mkdir(parents=True)
-    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: chart\nversion: 0.1.0\n", encoding="utf-8")
-    (chart / "templates" / "pod.yaml").write_text(PINNED_POD.replace("worker-1", "{{ .Values.users }}"))
+    _chart_quoting_values(repo)
     (repo / "values").mkdir()
     os.symlink(home / "kubeconfig", repo / "values" / "prod.yaml")
     os.symlink(home, repo / "linked")
