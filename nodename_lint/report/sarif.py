@@ -89,7 +89,7 @@ def _result(finding: Finding, rule_index: dict[str, int], root: str, fingerprint
     if finding.object is not None:
         name = finding.object.describe() if finding.in_file else finding.object.key()
         location["logicalLocations"] = [
-            {"name": one_line(finding.object.name), "fullyQualifiedName": one_line(name), "kind": "object"}
+            {"name": one_line(finding.object.shown_name), "fullyQualifiedName": one_line(name), "kind": "object"}
         ]
     result: dict[str, Any] = {
         "ruleId": finding.rule,
