@@ -24,7 +24,7 @@ def render(
     """The findings (or, with STATISTICS, one count per rule), then the summary unless QUIET."""
     lines = statistics_lines(result) if statistics else _finding_lines(result, color, show_source)
     if not quiet:
-        lines.append(summary_line(result))
+        lines.append(one_line(summary_line(result)))
         lines.extend(one_line(line) for line in skipped_lines(result))
         lines.extend(f"note: {one_line(note)}" for note in result.notes)
     return "\n".join(lines) + "\n" if lines else ""
@@ -35,7 +35,7 @@ def _finding_lines(result: RunResult, color: bool, show_source: bool) -> list[st
     sources = _SourceLines() if show_source else None
     for group in _same_cause(result.findings):
         finding = group[0]
-        where = finding.where()
+        where = one_line(finding.where())  # an audit finding's object id comes from the API server
         if finding.template_line:
             where += f" ({one_line(finding.template_file or '')}:{finding.template_line}:{finding.template_column})"
         elif finding.template:
