@@ -101,60 +101,50 @@ def run_lint(
     live_cluster = None
     if live is not None:
         # Two phases: parse every source once and hold it, fetch what the objects name, then lint them.
-        import gc
-
-        from ..cluster.live import LiveCluster, Referenced, referenced
-        from ..documents import without_cycle_collection
-        from ..engine import parse_source
+        from ..cluster.live import LiveCluster
 
         live_cluster = LiveCluster(live)  # resolves the kubeconfig; no request yet
         if diff:
             from ..fix.command import keep_stdin_for_diff
 
             keep_stdin_for_diff(all_sources)
-        wanted = Referenced()
-        held = 0
-        with without_cycle_collection():
-            for group in groups:
-                default_namespace = _namespace(namespace, group.config, live_cluster)
-                group.parsed = []
-                for source in group.sources:
-                    parsed = parse_source(source, helm.options(group.config), default_namespace, limits)
-                    wanted.update(referenced([parsed], default_namespace))
-                    size = _file_size(source)
-                    held += size
-                    group.parsed.append(parsed if not size or held <= HELD_INPUT_BYTES else source)  # else read again
-            # The held documents hold no cycles: out of the cyclic GC, which would rescan them at every full
-            # collection while the cluster state is fetched and the rules run (0.2 s of 1.3 s, 1,000 manifests).
-            gc.freeze()
-        if static_pod_node:
-            wanted.nodes.add(static_pod_node)  # its Pods count against the static Pods' requests
-        with without_cycle_collection():  # the replies and the state hold no cycles; the state lives to the end
-            cluster = kept_until_exit(live_cluster.state_for(wanted))
-        if "runtime_classes" in cluster.unavailable:
-            notes.append(f"RuntimeClass overhead is not counted: {cluster.unavailable['runtime_classes']}")
+        wanted = _hold_parsed(groups, namespace, live_cluster, helm, limits, static_pod_node)
+        cluster = _read_cluster(live_cluster, wanted, notes)
+
+    def linter_for(group: _Group) -> Linter:
+        context = Context(
+            cluster=cluster,
+            default_namespace=_namespace(namespace, group.config, live_cluster),
+            static_pod_node=static_pod_node,
+        )
+        return Linter(group.severities, context, helm.options(group.config), limits=limits)
+
+    if fix or diff:
+        from ..fix.command import fix_sources
+        from ..sources import roots_of
+
+        changed = False
+        for group in groups:
+            roots = roots_of([*group.paths, *static_pod_dirs, *group.config.static_pod_dirs])
+            changed = fix_sources(linter_for(group), group.sources, write=fix, show_diff=diff, roots=roots) or changed
+        if not fix:  # --diff alone: the diff is the output; exit 1 when there is something to fix
+            return EXIT_FINDINGS if changed else EXIT_CLEAN
+        if changed and live is not None:
+            # What was held and read is the manifests before the fix: lint the files as written now, with
+            # the cluster read again if they name nodes or Pods the first read left out (a node name fixed).
+            fixed = _hold_parsed(groups, namespace, live_cluster, helm, limits, static_pod_node)
+            if not wanted.covers(fixed):
+                from ..cluster.live import LiveCluster
+
+                fixed.update(wanted)
+                cluster = _read_cluster(LiveCluster(live), fixed, [])
     progress = Progress(len(all_sources), enabled=not text.quiet)
     results: list[RunResult] = []
     complete: list[RunResult] = []  # before --changed-since: SARIF always holds every finding
-    failing = False
     thresholds: dict[int, int] = {}  # a finding -> its group's fail-on (a finding another group makes moot is dropped)
     try:
         for group in groups:
-            context = Context(
-                cluster=cluster,
-                default_namespace=_namespace(namespace, group.config, live_cluster),
-                static_pod_node=static_pod_node,
-            )
-            linter = Linter(group.severities, context, helm.options(group.config), limits=limits)
-            if fix or diff:
-                from ..fix.command import fix_sources
-                from ..sources import roots_of
-
-                roots = roots_of([*group.paths, *static_pod_dirs, *group.config.static_pod_dirs])
-                would_change = fix_sources(linter, group.sources, write=fix, show_diff=diff, roots=roots)
-                if not fix:  # --diff alone: the diff is the output; exit 1 when there is something to fix
-                    failing = failing or would_change
-                    continue
+            linter = linter_for(group)
             if group.parsed is not None:  # a live run: the sources are parsed already, lint them here
                 result = linter.collect(_lint_held(linter, group.parsed), progress.advance)
             else:
@@ -171,16 +161,60 @@ def run_lint(
             results.append(result)
     finally:
         progress.close()
-    if diff and not fix:
-        return EXIT_FINDINGS if failing else EXIT_CLEAN
     result = _merged(results, notes)
-    failing = failing or any(SEVERITY_RANK[finding.severity] >= thresholds[id(finding)] for finding in result.findings)
+    failing = any(SEVERITY_RANK[finding.severity] >= thresholds[id(finding)] for finding in result.findings)
     for message in result.notes:
         note(message, informational=True)
     write_reports(result, formats, output, outputs or {}, color, text, sarif_result=_merged(complete, notes))
     if result.internal_errors:
         return EXIT_USAGE  # a rule crashed: the report is incomplete and must not read as clean
     return EXIT_FINDINGS if failing else EXIT_CLEAN
+
+
+def _hold_parsed(
+    groups: list[_Group],
+    namespace: str | None,
+    live_cluster: Any,
+    helm: HelmFlags,
+    limits: Any,
+    static_pod_node: str | None,
+) -> Any:
+    """Parse every group's sources and hold them (group.parsed); return what they name (cluster.live.Referenced)."""
+    import gc
+
+    from ..cluster.live import Referenced, referenced
+    from ..documents import without_cycle_collection
+    from ..engine import parse_source
+
+    wanted = Referenced()
+    held = 0
+    with without_cycle_collection():
+        for group in groups:
+            default_namespace = _namespace(namespace, group.config, live_cluster)
+            group.parsed = []
+            for source in group.sources:
+                parsed = parse_source(source, helm.options(group.config), default_namespace, limits)
+                wanted.update(referenced([parsed], default_namespace))
+                size = _file_size(source)
+                held += size
+                group.parsed.append(parsed if not size or held <= HELD_INPUT_BYTES else source)  # else read again
+        # The held documents hold no cycles: out of the cyclic GC, which would rescan them at every full
+        # collection while the cluster state is fetched and the rules run (0.2 s of 1.3 s, 1,000 manifests).
+        gc.freeze()
+    if static_pod_node:
+        wanted.nodes.add(static_pod_node)  # its Pods count against the static Pods' requests
+    return wanted
+
+
+def _read_cluster(live_cluster: Any, wanted: Any, notes: list[str]) -> Any:
+    """The cluster state for what the manifests name, kept to the end of the process."""
+    from ..documents import without_cycle_collection
+
+    with without_cycle_collection():  # the replies and the state hold no cycles; the state lives to the end
+        cluster = kept_until_exit(live_cluster.state_for(wanted))
+    if "runtime_classes" in cluster.unavailable:
+        notes.append(f"RuntimeClass overhead is not counted: {cluster.unavailable['runtime_classes']}")
+    return cluster
 
 
 # A live run holds the parsed documents of this much input (files; stdin and builds are always held):
