@@ -163,8 +163,10 @@ def run_lint(
         progress.close()
     result = _merged(results, notes)
     failing = any(SEVERITY_RANK[finding.severity] >= thresholds[id(finding)] for finding in result.findings)
-    for message in result.notes:
-        note(message, informational=True)
+    text_on_stdout = "text" in formats and (outputs or {}).get("text", output) is None
+    if not text_on_stdout:  # else the report ends with them: said twice on a terminal
+        for message in result.notes:
+            note(message, informational=True)
     write_reports(result, formats, output, outputs or {}, color, text, sarif_result=_merged(complete, notes))
     if result.internal_errors:
         return EXIT_USAGE  # a rule crashed: the report is incomplete and must not read as clean
