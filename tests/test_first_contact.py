@@ -48,3 +48,23 @@ def test_a_note_is_said_once_on_a_terminal(tmp_path: Path) -> None:
     assert as_json.stderr.count(said) == 1 and as_json.stdout.count(said) == 1  # its "notes" field
     to_file = run_cli(".", "--cluster-state", "state.yaml", "-o", "report.txt", cwd=tmp_path)
     assert to_file.stderr.count(said) == 1
+
+
+def test_a_folder_without_manifests_warns_and_the_flag_fails_it(tmp_path: Path) -> None:
+    """`No problems found in 0 objects`, exit 0, and nothing else: a wrong path passed CI."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "values.yaml").write_text("replicaCount: 2\n", encoding="utf-8")  # YAML, no Kubernetes object
+    for path, files in (("empty", 0), ("values.yaml", 1)):
+        warned = run_cli(path, cwd=tmp_path)
+        assert warned.returncode == 0, warned.stderr
+        assert (
+            f"nodename-lint: warning: no Kubernetes objects found in {path} ({files} file{'s' * (files != 1)} read): "
+            "check the paths (--fail-if-no-objects-found makes this fail the run)" in warned.stderr
+        )
+        quiet = run_cli(path, "-q", cwd=tmp_path)
+        assert quiet.returncode == 0 and "no Kubernetes objects found" in quiet.stderr, "said even with -q"
+        failing = run_cli(path, "--fail-if-no-objects-found", "--exit-zero", "--format", "json", cwd=tmp_path)
+        assert failing.returncode == 1 and f"no Kubernetes objects found in {path}" in failing.stderr
+    (tmp_path / "pod.yaml").write_text(DEBUG_POD, encoding="utf-8")
+    found = run_cli("pod.yaml", "--fail-if-no-objects-found", cwd=tmp_path)
+    assert found.returncode == 0 and found.stderr == "", "an info finding, no warning"

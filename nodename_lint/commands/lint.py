@@ -13,8 +13,6 @@ from ..report import FORMATS
 from ..safe_text import silence_informational_notes
 from ..sources import UsageError
 from .options import (
-    EXIT_CLEAN,
-    EXIT_FINDINGS,
     EXIT_USAGE,
     SEVERITY_CHOICES,
     cluster_from_file,
@@ -145,6 +143,11 @@ from .run import HelmFlags, run_lint
     "--exit-zero", is_flag=True, help="Exit with 0 even when there are findings (2 still means a usage error)."
 )
 @click.option(
+    "--fail-if-no-objects-found",
+    is_flag=True,
+    help="Exit with 1 when the paths hold no Kubernetes object (a wrong path in CI); without it, only a warning.",
+)
+@click.option(
     "--statistics", is_flag=True, help="Text output: one `COUNT RULE SUMMARY` line per rule instead of each finding."
 )
 @click.option(
@@ -176,6 +179,7 @@ def lint_command(
     jobs: int | None,
     cluster_state: str | None,
     exit_zero: bool,
+    fail_if_no_objects_found: bool,
     statistics: bool,
     quiet: bool,
     show_source: bool,
@@ -220,9 +224,9 @@ def lint_command(
             static_pod_node=static_pod_node,
             helm=HelmFlags(tuple(os.path.abspath(path) for path in helm_values), helm_release, helm_namespace),
             limits=limits_from_flags(max_document_size, max_nodes),
+            exit_zero=exit_zero,
+            fail_if_no_objects=fail_if_no_objects_found,
         )
-        if exit_zero and code == EXIT_FINDINGS:
-            code = EXIT_CLEAN
     except UsageError as exc:
         report_usage_error(exc)
         code = EXIT_USAGE

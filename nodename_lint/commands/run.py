@@ -76,13 +76,16 @@ def run_lint(
     static_pod_node: str | None = None,
     helm: HelmFlags = HelmFlags(),
     limits: Any = None,
+    exit_zero: bool = False,
+    fail_if_no_objects: bool = False,
 ) -> int:
     """The whole lint run; returns the exit code. Raises UsageError for exit code 2.
 
     FORMATS go to OUTPUT (stdout when None); OUTPUTS sends a format to its own file. LIVE
     (LiveOptions) reads the cluster state from the API for what the manifests name. Each PATH is
     linted with the config file nearest to it (or CONFIG_PATH); CLUSTER_STATE, the file CLUSTER was
-    read from, is never linted.
+    read from, is never linted. EXIT_ZERO: findings do not make the exit code 1; FAIL_IF_NO_OBJECTS:
+    finding no Kubernetes object does (it is always said).
     """
     from ..engine import Linter
     from ..findings import RunResult
@@ -170,7 +173,18 @@ def run_lint(
     write_reports(result, formats, output, outputs or {}, color, text, sarif_result=_merged(complete, notes))
     if result.internal_errors:
         return EXIT_USAGE  # a rule crashed: the report is incomplete and must not read as clean
-    return EXIT_FINDINGS if failing else EXIT_CLEAN
+    if not result.objects:
+        _warn_no_objects(paths, result.files, fail_if_no_objects)
+        if fail_if_no_objects:
+            return EXIT_FINDINGS
+    return EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN
+
+
+def _warn_no_objects(paths: list[str], files: int, failing: bool) -> None:
+    """Said even with --quiet: a path that holds no manifest is most often a mistake (a wrong folder in CI)."""
+    read = f"{files} file{'s' * (files != 1)} read"
+    hint = "" if failing else " (--fail-if-no-objects-found makes this fail the run)"
+    note(f"warning: no Kubernetes objects found in {', '.join(paths)} ({read}): check the paths{hint}")
 
 
 def _hold_parsed(
