@@ -303,7 +303,8 @@ def test_fix_leaves_templates_alone_and_says_so(tmp_path: Path):
     before = (tmp_path / "web" / "templates" / "deployment.yaml").read_text(encoding="utf-8")
     result = run_cli("web", "--fix", cwd=tmp_path)
     assert (tmp_path / "web" / "templates" / "deployment.yaml").read_text(encoding="utf-8") == before
-    assert "web: not fixed: Helm chart templates are never changed by --fix" in result.stderr
+    assert "web: a Helm chart's templates are never rewritten by --fix: what the lint run reports" in result.stderr
+    assert "fixed 0 problems in 0 files" in result.stderr and "not fixed" not in result.stderr
     assert "nodename-in-template" in result.stdout and result.returncode == 1
 
 

@@ -167,14 +167,17 @@ def run_lint(
     result = _merged(results, notes)
     failing = any(SEVERITY_RANK[finding.severity] >= thresholds[id(finding)] for finding in result.findings)
     text_on_stdout = "text" in formats and (outputs or {}).get("text", output) is None
-    if not text_on_stdout:  # else the report ends with them: said twice on a terminal
-        for message in result.notes:
+    for message in result.notes:
+        if message in result.internal_errors:  # an error, on stderr whatever the report
+            note(message)
+        elif not text_on_stdout:  # else the report ends with them: said twice on a terminal
             note(message, informational=True)
     write_reports(result, formats, output, outputs or {}, color, text, sarif_result=_merged(complete, notes))
     if result.internal_errors:
         return EXIT_USAGE  # a rule crashed: the report is incomplete and must not read as clean
     if not result.objects:
-        _warn_no_objects(paths, result.files, fail_if_no_objects)
+        if not result.findings:  # else they say why (a file that does not parse, a chart that does not render)
+            _warn_no_objects(paths, result.files, fail_if_no_objects)
         if fail_if_no_objects:
             return EXIT_FINDINGS
     return EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN
@@ -287,12 +290,26 @@ def _config_groups(
     seen: set[str] = set()  # with several groups, a --static-pod-dir reached by each is linted once
     for found, group_paths in by_config.items():
         config = load_config(found, list(catalogue))
+        config.static_pod_dirs = _existing_static_pod_dirs(config)
         severities = resolve_severities(catalogue, config, select, ignore)
         sources = list(discover(group_paths, [*static_pod_dirs, *config.static_pod_dirs], config.exclude))
         if len(by_config) > 1:
             sources = [source for source in sources if _first_time(source.path, seen)]
         groups.append(_Group(config, group_paths, dict(severities), sources))
     return groups
+
+
+def _existing_static_pod_dirs(config: Any) -> list[str]:
+    """The config's static-pod-dirs that exist; a missing one is said and skipped, as the kubelet skips a
+    missing staticPodPath (pkg/kubelet/config/file.go, sourceFile.listConfig: "path does not exist, ignoring")."""
+    existing = []
+    for folder in config.static_pod_dirs:
+        if os.path.lexists(folder):
+            existing.append(folder)
+        else:
+            where = os.path.relpath(folder, os.path.dirname(os.path.abspath(config.path)))
+            note(f"{config.path}: static-pod-dirs: {where} does not exist: no static Pod to check there")
+    return existing
 
 
 def _first_time(path: str, seen: set[str]) -> bool:
