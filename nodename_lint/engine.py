@@ -242,7 +242,7 @@ class Linter:
         result.notes.extend(rendering.notes)
         result.built_from.extend(rendering.built_from)
         for problem in rendering.problems:
-            severity = _active_severity(problem.rule, self.severities, all_rules())
+            severity = _active_severity(problem.rule, self.severities, all_rules(), problem.severity)
             if severity is not None:
                 result.findings.append(
                     Finding(
@@ -553,12 +553,16 @@ def internal_error(rule: Rule, exc: Exception, where: str, obj: Manifest | None)
 
 
 def _active_severity(
-    rule_id: str, severities: Mapping[str, Severity | None], catalogue: Mapping[str, Rule]
+    rule_id: str,
+    severities: Mapping[str, Severity | None],
+    catalogue: Mapping[str, Rule],
+    own: Severity | None = None,
 ) -> Severity | None:
-    """The severity of a rule the engine reports itself: configured, else its default; None when it is not active."""
+    """The severity of a rule the engine reports itself: configured, else the finding's OWN, else the rule's
+    default; None when it is not active."""
     if rule_id not in severities:
         return None
-    return severities[rule_id] or catalogue[rule_id].severity
+    return severities[rule_id] or own or catalogue[rule_id].severity
 
 
 def _sort(findings: list[Finding], order: Callable[[Finding], tuple[Any, ...]]) -> None:

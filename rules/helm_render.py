@@ -6,6 +6,11 @@ run: a template error (`nil pointer evaluating`, a `required` or `fail` call, a 
 finding is at the template file and the line Helm names (else at the chart's `Chart.yaml`); the
 other charts and files of the run are still linted.
 
+A chart that cannot be rendered because no Helm engine is installed (neither helm-python-sdk nor
+a `helm` binary) is a `helm-render` **warning** at its `Chart.yaml`: nothing it installs was
+checked, and a run never passes over a chart in silence (the GitHub Action and the pre-commit hook
+install the engine). A severity set for the rule in the config applies to both.
+
 ## Why is this bad?
 `helm install`, `helm upgrade` and `helm template` stop at the first template that fails
 (Helm's `engine.Render` returns the error, `action.Install` creates nothing), so no object of the

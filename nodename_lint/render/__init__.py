@@ -18,6 +18,7 @@ from ..safe_text import printable_path
 
 if TYPE_CHECKING:
     from ..model import Manifest, Path
+    from ..rule import Severity
 
 HELM = "helm"
 KUSTOMIZE = "kustomize"
@@ -52,6 +53,9 @@ class RenderProblem:
     column: int
     message: str
     fix: str
+    # The severity of this finding when the config sets none for the rule (None: the rule's own):
+    # a chart left unrendered is a warning, a chart Helm refuses keeps helm-render's error.
+    severity: Severity | None = None
 
 
 @dataclass
