@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from .conftest import ROOT, run_cli, unavailable
@@ -157,3 +158,20 @@ def test_the_readme_counts_the_cluster_rules() -> None:
     ]
     count = sum(1 for rule in all_rules().values() if rule.needs)
     assert f"The {words[count]} cluster rules need" in README
+
+
+def test_readme_picture_is_what_the_tool_prints_today() -> None:
+    """README's picture of the annotation and the job summary is drawn from a real run: a changed message or
+    summary makes it out of date, and this fails until `python docs/make_review_picture.py` draws it again."""
+    import xml.etree.ElementTree as ElementTree
+
+    assert "](docs/review.svg)" in README
+    ElementTree.parse(ROOT / "docs" / "review.svg")  # well-formed, as GitHub needs to show it
+    checked = subprocess.run(
+        [sys.executable, "docs/make_review_picture.py", "--check"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    picture = (ROOT / "docs" / "review.svg").read_text(encoding="utf-8")
+    annotation = next(line for line in run_cli("examples/deploy", "--format", "github", cwd=ROOT).stdout.splitlines())
+    assert "nodename-lint / nodename-in-template" in picture and "Check failure: line 17" in picture
+    assert "12 cluster rules skipped" in picture and annotation.startswith("::notice file=examples/deploy/")
