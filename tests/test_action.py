@@ -18,6 +18,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -310,15 +311,13 @@ def test_install_step_installs_the_action_checkout_into_a_virtualenv(
     snapshot_working_tree(action_path)
     markers = tmp_path / "markers"
     plant_hostile_modules(workspace, markers)  # the venv and pip modules of the install are not the PR's
-    run = run_action(
-        workspace,
-        tmp_path,
-        event,
-        action_path=action_path,
-        paths="deploy",
-        kubeconfig=str(kubeconfig),
-        context="kind-kind",
-    )
+    live: dict[str, Any] = {
+        "action_path": action_path,
+        "paths": "deploy",
+        "kubeconfig": str(kubeconfig),
+        "context": "kind-kind",
+    }
+    run = run_action(workspace, tmp_path, event, **live)
     assert sorted(path.name for path in markers.iterdir()) == [], run.stderr
     python = run.step_outputs["install"].get("python", "")
     if not python and any(word in run.stderr for word in ("NewConnectionError", "Could not find a version")):
@@ -340,15 +339,7 @@ def test_install_step_installs_the_action_checkout_into_a_virtualenv(
     assert api_server.methods == {"GET"}
 
     shutil.rmtree(tmp_path / "runner" / "nodename-lint-venv")  # the next job, on a fresh runner
-    warm = run_action(
-        workspace,
-        tmp_path,
-        event,
-        action_path=action_path,
-        paths="deploy",
-        kubeconfig=str(kubeconfig),
-        context="kind-kind",
-    )
+    warm = run_action(workspace, tmp_path, event, **live)
     restored = f"nodename-lint is already installed in {tmp_path / 'runner' / 'nodename-lint-venv'} (restored from"
     assert restored in warm.stdout, warm.stdout + warm.stderr
     assert (warm.exit_code, warm.annotations()) == (run.exit_code, run.annotations())
