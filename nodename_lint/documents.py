@@ -268,6 +268,18 @@ def _deep_line(text: str) -> int | None:
     return None if found is None else found.start() + 1
 
 
+# An `apiVersion:` or `kind:` key (YAML, or JSON's `"kind":`), not the end of a longer word. Literal
+# first (see _BOUNDARY_LINE); read only in a document that does not parse, never on the hot path.
+_OBJECT_KEY = re.compile(r"""(?:apiVersion|kind)(?<![\w.-]apiVersion)(?<![\w.-]kind)["']?[ \t]*:""")
+
+
+def names_object_keys(text: str) -> bool:
+    """Whether TEXT writes an apiVersion or kind key anywhere (comments included): a document that does not
+    parse is then a broken manifest, else something else kept beside manifests (JSON with comments, JSON
+    Lines, a Jinja template, an openssl dump)."""
+    return _OBJECT_KEY.search(text) is not None
+
+
 def template_hint(text: str) -> str:
     """The unrendered-template hint when TEXT holds `{{ ... }}`, else "" (syntax errors, invalid names)."""
     return TEMPLATE_HINT if "{{" in text and _UNRENDERED.search(text) else ""

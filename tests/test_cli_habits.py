@@ -160,6 +160,20 @@ def test_paths_are_printed_without_a_dot_slash_prefix(tmp_path: Path) -> None:
         assert result.stdout.startswith("sub/deploy.yaml:17:7: error[nodename-in-template]"), (args, result.stdout)
 
 
+def _wait_until_opened(pid: int, path: Path, limit: float = 60.0) -> None:
+    """Wait until process PID has PATH open (Linux /proc): its lint has reached the file."""
+    deadline = time.monotonic() + limit
+    target = os.path.realpath(path)
+    while time.monotonic() < deadline:
+        try:
+            links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+        except OSError:
+            links = []  # the process is starting or gone; a descriptor closed while listing
+        if target in links:
+            return
+        time.sleep(0.01)
+
+
 def _lint_on_a_terminal(*args: str, hold_fifo: Path | None = None) -> str:
     """Run the CLI with stderr on a pseudo-terminal, as in an interactive shell; returns what the terminal got.
 
@@ -176,6 +190,7 @@ def _lint_on_a_terminal(*args: str, hold_fifo: Path | None = None) -> str:
     )
     os.close(terminal)
     if writer is not None:
+        _wait_until_opened(process.pid, hold_fifo)  # start-up alone may outlast a fixed wait on a loaded machine
         time.sleep(1.0)
         os.write(writer, CLEAN_POD.encode())
         os.close(writer)

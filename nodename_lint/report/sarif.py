@@ -86,7 +86,9 @@ def _result(finding: Finding, rule_index: dict[str, int], root: str, fingerprint
         }
     if finding.object is not None:
         name = finding.object.describe() if finding.in_file else finding.object.key()
-        location["logicalLocations"] = [{"name": finding.object.name, "fullyQualifiedName": name, "kind": "object"}]
+        location["logicalLocations"] = [
+            {"name": finding.object.shown_name, "fullyQualifiedName": name, "kind": "object"}
+        ]
     result: dict[str, Any] = {
         "ruleId": finding.rule,
         "level": LEVELS[finding.severity],
