@@ -283,29 +283,26 @@ def _problems(error: Any, root: Any, rule_ids: list[str]) -> list[tuple[int, str
         return [
             (
                 key_line(key),
-                f"unknown key {_quoted_key(key)} in {where}{_did_you_mean(key, known)}; "
-                f"the keys are {', '.join(known)}",
+                f"unknown key {_quoted_key(key)} in {where}{did_you_mean(key, known)}; the keys are {', '.join(known)}",
             )
             for key in error.instance
             if key not in known
         ]
     if "propertyNames" in error.schema_path:
         rule_id = str(error.instance)
-        message = (
-            f"unknown rule id {_quoted_key(rule_id)}{_did_you_mean(rule_id, rule_ids)} (see `nodename-lint rules`)"
-        )
+        message = f"unknown rule id {_quoted_key(rule_id)}{did_you_mean(rule_id, rule_ids)} (see `nodename-lint rules`)"
         return [(key_line(rule_id), message)]
     if steps[:1] == ["rules"] and len(steps) >= 2:
         choices = [*SEVERITIES, OFF, "on"]
         message = (
-            f"invalid setting for rule {steps[1]}{_did_you_mean(_scalar_text(error.instance), choices)}: "
+            f"invalid setting for rule {steps[1]}{did_you_mean(_scalar_text(error.instance), choices)}: "
             f"use one of {', '.join(choices)}, or {{severity: SEVERITY, enabled: true|false}}"
         )
         return [(line, message)]
     if error.validator == "enum":
         choices = [str(choice) for choice in error.validator_value]
         message = (
-            f"invalid value for {where}{_did_you_mean(_scalar_text(error.instance), choices)}: "
+            f"invalid value for {where}{did_you_mean(_scalar_text(error.instance), choices)}: "
             f"use one of {', '.join(choices)}"
         )
         return [(line, message)]
@@ -334,10 +331,11 @@ def _requirement(error: Any) -> str:
 _TYPE_NAMES = {"array": "a list", "object": "a mapping", "string": "a string", "boolean": "true or false"}
 
 
-def _did_you_mean(word: str, choices: list[str]) -> str:
-    import difflib  # startup: only a mistake in the config or a flag needs it
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """` (did you mean 'x'?)` for the closest choice (rapidfuzz's Indel ratio, difflib's measure), else ''."""
+    from rapidfuzz import fuzz, process  # startup: only a mistake in the config or a flag needs it
 
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    close = process.extractOne(word, list(choices), scorer=fuzz.ratio, score_cutoff=60)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
@@ -370,9 +368,7 @@ def resolve_severities(
     known = list(catalogue_ids)
     unknown = [rule for rule in (*select, *ignore) if rule not in known]
     if unknown:
-        raise UsageError(
-            f"unknown rule id {unknown[0]!r}{_did_you_mean(unknown[0], known)} (see `nodename-lint rules`)"
-        )
+        raise UsageError(f"unknown rule id {unknown[0]!r}{did_you_mean(unknown[0], known)} (see `nodename-lint rules`)")
     active: dict[str, Severity | None] = {}
     for rule_id in known:
         setting = config.rules.get(rule_id, _DEFAULT)
