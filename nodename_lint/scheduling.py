@@ -234,6 +234,26 @@ def tolerations_of(spec: dict[str, Any]) -> list[Any]:
     return tolerations if isinstance(tolerations, list) else []
 
 
+DEFAULT_TOLERATION_SECONDS = 300
+
+
+def admitted_tolerations(spec: dict[str, Any]) -> list[Any]:
+    """The Pod's tolerations as the API server stores them: the DefaultTolerationSeconds admission
+    plugin (`plugin/pkg/admission/defaulttolerationseconds`, on by default) adds the NoExecute
+    not-ready and unreachable tolerations for 300 s unless a toleration with that key (or no key)
+    and effect NoExecute (or no effect) is there already."""
+    tolerations = tolerations_of(spec)
+    added = [
+        {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": DEFAULT_TOLERATION_SECONDS}
+        for key in (NOT_READY_TAINT, UNREACHABLE_TAINT)
+        if not any(
+            isinstance(t, dict) and (t.get("key") or "") in (key, "") and (t.get("effect") or "") in ("NoExecute", "")
+            for t in tolerations
+        )
+    ]
+    return tolerations + added if added else tolerations
+
+
 def untolerated(
     taints: Iterable[dict[str, Any]], tolerations: list[Any], effects: Iterable[str]
 ) -> list[dict[str, Any]]:
@@ -632,35 +652,52 @@ TAINT_REASON = "node(s) had untolerated taint(s)"
 AFFINITY_REASON = "node(s) didn't match Pod's node affinity/selector"
 
 
-def scheduler_rejections(
+@dataclass(frozen=True, slots=True)
+class FilterFailure:
+    """Why the default scheduler's filters reject a node: the first failing plugin's reasons, and
+    whether its status is Unschedulable (NodePorts, and NodeResourcesFit unless a request exceeds the
+    node's allocatable: preemption may help there) or UnschedulableAndUnresolvable (the others)."""
+
+    reasons: list[str]
+    preemption_may_help: bool = False
+
+
+def scheduler_rejection(
     spec: dict[str, Any],
     requests: dict[str, int],
     node: NodeInfo,
     usage: Callable[[], NodeUsage | None],
     wanted_ports: list[tuple[Path, HostPort]] | None = None,
     ports: Callable[[], dict[HostPort, str] | None] | None = None,
-) -> list[str]:
-    """The reasons the default scheduler's first failing filter gives for `node` ([] when it fits).
+) -> FilterFailure | None:
+    """Why the default scheduler's filters reject `node` (None when it fits).
 
     Filters in the default profile's order: NodeUnschedulable, TaintToleration, NodeAffinity,
-    NodePorts, NodeResourcesFit. `usage` and `ports` are called only when the node passes the
-    filters before them: summing the Pods of a node is the costly part, and most nodes of a big
-    cluster never need it. `wanted_ports` are the Pod's host ports (host_ports with defaulting).
+    NodePorts, NodeResourcesFit (`fitsRequest`: every short resource, `Unresolvable` when the request
+    exceeds the allocatable). `usage` and `ports` are called only when the node passes the filters
+    before them: summing the Pods of a node is the costly part, and most nodes of a big cluster never
+    need it. `wanted_ports` are the Pod's host ports (host_ports with defaulting).
     """
-    tolerations = tolerations_of(spec)
+    tolerations = admitted_tolerations(spec)
     if node.unschedulable and not any(
         tolerates(t, {"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"}) for t in tolerations
     ):
-        return [UNSCHEDULABLE_REASON]
+        return FilterFailure([UNSCHEDULABLE_REASON])
     if untolerated(node.taints, tolerations, ("NoSchedule", "NoExecute")):
-        return [TAINT_REASON]
+        return FilterFailure([TAINT_REASON])
     if affinity_mismatch(spec, node) is not None:
-        return [AFFINITY_REASON]
+        return FilterFailure([AFFINITY_REASON])
     if wanted_ports and ports is not None:
         in_use = ports()
         if in_use and port_conflict(wanted_ports, in_use) is not None:
-            return [PORTS_REASON]
-    return [shortage.scheduler_reason for shortage in shortages(requests, node, usage(), kubelet=False)]
+            return FilterFailure([PORTS_REASON], preemption_may_help=True)
+    found = shortages(requests, node, usage(), kubelet=False)
+    if not found:
+        return None
+    return FilterFailure(
+        [shortage.scheduler_reason for shortage in found],
+        preemption_may_help=not any(shortage.never_fits and shortage.resource != "pods" for shortage in found),
+    )
 
 
 NODE_NAME_FIELD = "metadata.name"
@@ -707,7 +744,7 @@ def absent_nodes_reason(plugins: str = "NodeAffinity") -> str:
 
 
 def no_node_available_message(total: int, counts: dict[str, int], prefilter: str = "") -> str:
-    """FitError.Error(): the FailedScheduling event's opening, reasons sorted as the scheduler sorts them.
+    """FitError.Error() without its PostFilter part: reasons sorted as the scheduler sorts them.
 
     A PreFilter rejection (`prefilter`) replaces the per-node counts.
     """
@@ -715,3 +752,42 @@ def no_node_available_message(total: int, counts: dict[str, int], prefilter: str
         return f"0/{total} nodes are available: {prefilter}."
     reasons = sorted(f"{count} {reason}" for reason, count in counts.items())
     return f"0/{total} nodes are available: {', '.join(reasons)}."
+
+
+NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
+NO_VICTIMS = "No preemption victims found for incoming pod"
+PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+
+
+def failed_scheduling_message(
+    total: int, counts: dict[str, int], prefilter: str = "", *, preemption_may_help: int = 0, spec: Any = None
+) -> str:
+    """The whole FailedScheduling event (and PodScheduled condition) text: FitError.Error() with the
+    messages of the default profile's PostFilter plugins, joined by RunPostFilterPlugins.
+
+    - A PreFilter rejection: DynamicResources' PostFilter runs first and cannot read the state its
+      own PreFilter never wrote (`getStateData`: "not found"), an error that ends the PostFilter.
+    - Otherwise DynamicResources finds no claim to free ("no new claims to deallocate"), then
+      DefaultPreemption (`Evaluator.Preempt`) reports: with `preemptionPolicy: Never` that the Pod
+      is not eligible (`PodEligibleToPreemptOthers`), else a second FitError over the nodes where
+      preemption may help (`preemption_may_help`, the filters' Unschedulable status), whose dry run
+      finds no victim (`SelectVictimsOnNode`), and the others ("Preemption is not helpful").
+      That assumes no Pod on those nodes has a lower priority than this Pod: preemption itself is
+      not predicted.
+
+    Without any node, schedulePod fails before the plugins run (ErrNoNodesAvailable).
+    """
+    if not total:  # schedulePod's ErrNoNodesAvailable, before any plugin runs
+        return "no nodes available to schedule pods"
+    head = no_node_available_message(total, counts, prefilter)
+    if prefilter:
+        return f"{head} not found"
+    return f"{head} {NO_CLAIMS_TO_DEALLOCATE}, {preemption_message(total, preemption_may_help, spec)}"
+
+
+def preemption_message(total: int, preemption_may_help: int, spec: Any) -> str:
+    """DefaultPreemption's PostFilter message when it nominates no node ("preemption: " + ...)."""
+    if isinstance(spec, dict) and spec.get("preemptionPolicy") == "Never":
+        return "preemption: not eligible due to preemptionPolicy=Never."
+    counts = {NO_VICTIMS: preemption_may_help, PREEMPTION_NOT_HELPFUL: total - preemption_may_help}
+    return "preemption: " + no_node_available_message(total, {reason: n for reason, n in counts.items() if n})

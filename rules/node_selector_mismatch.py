@@ -96,7 +96,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         affinity_mismatch,
         pod_requests,
         reported_first,
-        scheduler_rejections,
+        scheduler_rejection,
     )
 
     target = pinned_existing_node(obj, context)
@@ -116,7 +116,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     matching = [
         other.name
         for other in cluster.nodes.values()
-        if not scheduler_rejections(spec, requests, other, partial(cluster.usage, other.name))
+        if scheduler_rejection(spec, requests, other, partial(cluster.usage, other.name)) is None
     ]
     first = reported_first(admission_reasons(obj, node, cluster), "NodeAffinity")
     fate = rejection_fate(obj)
