@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .cluster.records import NodeInfo, NodeUsage, PodInfo, plain_container_requests
@@ -464,14 +464,37 @@ def kubelet_reasons(
         requests = pod_requests(spec, overhead=overhead)
     except RequestError:
         requests = {}
-    reasons += [shortage.kubelet_reason for shortage in shortages(requests, node, usage, kubelet=True)[:1]]
-    if affinity_mismatch(spec, node) is not None:
+    short = shortages(requests, node, usage, kubelet=True)
+    if short:
+        reasons.append(kubelet_resource_reason(short))
+    if affinity_mismatch(spec, kubelet_node(node)) is not None:
         reasons.append("NodeAffinity")
-    if ports_in_use and port_conflict(host_ports(spec), ports_in_use) is not None:
+    if ports_in_use and port_conflict(host_ports(spec, default_from_host_network=True), ports_in_use) is not None:
         reasons.append("NodePorts")
-    if not static and untolerated(node.taints, tolerations_of(spec), ("NoExecute",)):
+    if not static and untolerated(node.taints, admitted_tolerations(spec), ("NoExecute",)):
         reasons.append("TaintToleration")
     return reasons
+
+
+ONE_OF = "one of "
+
+
+def kubelet_resource_reason(found: list[Shortage]) -> str:
+    """The reason the kubelet reports for these shortages (in noderesources.Fits' order): the first.
+
+    Pods, cpu, memory and ephemeral-storage are checked in that order, extended resources and
+    hugepages after them in the order of a Go map (`podRequest.ScalarResources`), which is random:
+    when the first shortage is one of several such, the reason is "one of OutOfa, OutOfb".
+    """
+    first = found[0]
+    if first.resource in ("pods", *NATIVE_ORDER) or len(found) == 1:
+        return first.kubelet_reason
+    return ONE_OF + ", ".join(shortage.kubelet_reason for shortage in found)
+
+
+def reason_alternatives(reason: str) -> list[str]:
+    """The reasons a kubelet_reasons entry stands for: itself, or each of "one of A, B"."""
+    return reason.removeprefix(ONE_OF).split(", ") if reason.startswith(ONE_OF) else [reason]
 
 
 # --- node pressure: the eviction manager's Admit ---------------------------------------------------
@@ -550,13 +573,33 @@ OS_MESSAGES = {
 }
 
 
-def os_rejection(spec: dict[str, Any], labels: dict[str, Any], node: NodeInfo) -> str | None:
-    """rejectPodAdmissionBasedOnOSSelector, then rejectPodAdmissionBasedOnOSField.
+def kubelet_os(node: NodeInfo) -> str:
+    """The kubelet's own OS (runtime.GOOS): what it reports in status.nodeInfo.operatingSystem, else
+    the kubernetes.io/os label it sets at registration ("" when the Node says neither)."""
+    return node.operating_system or node.labels.get(OS_LABEL, "")
 
-    The kubelet compares with its own runtime.GOOS, which it also writes into the node's
-    kubernetes.io/os label; without that label the node's OS is unknown and nothing is reported.
+
+def kubelet_node(node: NodeInfo) -> NodeInfo:
+    """The node as the kubelet's later admission checks see it.
+
+    rejectPodAdmissionBasedOnOSSelector (`pkg/kubelet/lifecycle/predicate.go`) runs first and, when
+    the node's kubernetes.io/os label is missing or differs from runtime.GOOS, writes GOOS into the
+    node's labels: into the Node's own map when it has labels (so NodeAffinity then sees it), into a
+    new map when it has none.
     """
-    node_os = node.labels.get(OS_LABEL)
+    goos = kubelet_os(node)
+    if not goos or not node.labels or node.labels.get(OS_LABEL) == goos:
+        return node
+    return replace(node, labels={**node.labels, OS_LABEL: goos})
+
+
+def os_rejection(spec: dict[str, Any], labels: dict[str, Any], node: NodeInfo) -> str | None:
+    """rejectPodAdmissionBasedOnOSSelector, then rejectPodAdmissionBasedOnOSField: the Pod's
+    kubernetes.io/os label, then spec.os.name, against the kubelet's runtime.GOOS (kubelet_os).
+
+    Nothing is reported for a Node that tells neither its OS nor its label.
+    """
+    node_os = kubelet_os(node)
     if not node_os:
         return None
     if OS_LABEL in labels and str(labels[OS_LABEL]) != node_os:
@@ -635,13 +678,17 @@ _REASON_RULES = {
 
 def reason_rule(reason: str) -> str | None:
     """The rule that explains a kubelet reason (a rejected Pod's status.reason), None for reasons no rule predicts."""
-    return "insufficient-resources" if reason.startswith("OutOf") else _REASON_RULES.get(reason)
+    if reason.startswith(("OutOf", ONE_OF)):
+        return "insufficient-resources"
+    return _REASON_RULES.get(reason)
 
 
 def reported_first(reasons: list[str], own: str) -> str:
     """ " (it reports OutOfcpu first: ...)" when an earlier check hides `own` in the Pod's status."""
-    if not reasons or reasons[0] == own:
+    if not reasons or own in reason_alternatives(reasons[0]):
         return ""
+    if reasons[0].startswith(ONE_OF):
+        return f" (it reports {reasons[0]} first, in no fixed order: see {reason_rule(reasons[0])})"
     return f" (it reports {reasons[0]} first: see {reason_rule(reasons[0])})"
 
 

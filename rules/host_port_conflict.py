@@ -91,10 +91,7 @@ RULE = Rule(
     ),
 )
 
-_KUBELET = (
-    "(kubelet: \"Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the "
-    'requested pod ports")'
-)
+_KUBELET = ' (kubelet: "Pod was rejected: Predicate NodePorts failed: {reason}")'
 
 
 @RULE.check
@@ -107,7 +104,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         rejection_fate,
         replica_count,
     )
-    from nodename_lint.scheduling import host_ports, port_conflict, port_text, reported_first
+    from nodename_lint.scheduling import PORTS_REASON, host_ports, port_conflict, port_text, reported_first
 
     target = admission_target(obj, context)
     if target is None:
@@ -129,17 +126,20 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
             spec_path(obj, *_port_field(spec, path)),
             f"{pods_noun(obj)} would be rejected by the kubelet on {name} with NodePorts{first}: host port "
             f"{port_text(port)} "
-            f"is already used by Pod {holder}; {fate} {_KUBELET}",
+            f"is already used by Pod {holder}; {fate}{'' if first else _KUBELET.format(reason=PORTS_REASON)}",
             fix="use another hostPort or another node, or drop hostPort and expose the Pod with a Service",
         )
         return
     replicas = replica_count(obj)
     if replicas > 1:
         path, port = wanted[0]
+        # what the second replica shows: an earlier check (its requests beside the first one's) may decide
+        first = reported_first(admission_reasons(obj, node, cluster, replicas_before=1), "NodePorts")
         yield Violation(
             spec_path(obj, *_port_field(spec, path)),
             f"only 1 of {pods_noun(obj)} can run on {name}: the replicas all need host port {port_text(port)}, so "
-            f"replicas 2 to {replicas} would be rejected by the kubelet with NodePorts; {fate} {_KUBELET}",
+            f"replicas 2 to {replicas} would be rejected by the kubelet with NodePorts{first}; "
+            f"{fate}{'' if first else _KUBELET.format(reason=PORTS_REASON)}",
             fix="run one replica per node (a DaemonSet, or drop nodeName and let the scheduler spread them), "
             "or drop hostPort and expose the Pods with a Service",
         )

@@ -351,7 +351,8 @@ def test_disk_pressure_rejects_every_pod_that_is_not_critical():
     found = findings(pod(BURSTABLE), PRESSURED, "node-pressure")
     assert len(found) == 1
     assert "rejected by the kubelet on kind-worker with Evicted" in found[0].message
-    assert '"Pod was rejected: The node had condition: [DiskPressure]."' in found[0].message
+    # nodeConditionMessageFmt ends with a space, and so does the Pod's status.message (issue 22)
+    assert '"Pod was rejected: The node had condition: [DiskPressure]. ")' in found[0].message
     critical = pod("  priorityClassName: system-node-critical\n" + BURSTABLE)
     assert findings(critical, PRESSURED, "node-pressure") == []
     # the NoSchedule disk-pressure taint is not a "lands on a reserved node" warning: node-pressure explains it

@@ -212,6 +212,132 @@ CASES = [
         "scheduler",
         {"fits": True},
     ),
+    # --- the kubelet's texts and order -------------------------------------------------------------------
+    Case(
+        "the Evicted message ends with a space",
+        [node(conditions={"DiskPressure": "True"})],
+        pod(requests={"cpu": "100m"}),
+        "node-pressure",
+        ['(kubelet: "Pod was rejected: The node had condition: [DiskPressure]. ")'],
+        "kubelet",
+        {"admit": False, "reason": "Evicted", "message": "The node had condition: [DiskPressure]. "},
+    ),
+    Case(
+        "a node without the OS label: the kubelet's own OS (status.nodeInfo)",
+        [node(labels={"kubernetes.io/hostname": "kind-worker"})],
+        pod(os={"name": "windows"}),
+        "node-os-mismatch",
+        ["with PodOSNotSupported: spec.os.name is windows and the node runs linux (status.nodeInfo.operatingSystem)"],
+        "kubelet",
+        {"admit": False, "reason": "PodOSNotSupported"},
+    ),
+    Case(
+        "a node without the OS label: the kubelet adds it before NodeAffinity",
+        [node(labels={"kubernetes.io/hostname": "kind-worker"})],
+        pod(nodeSelector={"kubernetes.io/os": "linux"}),
+        "node-selector-mismatch",
+        [],
+        "kubelet",
+        {"admit": True},
+    ),
+    Case(
+        "a node without any label: the label the kubelet adds goes nowhere",
+        [node(labels={})],
+        pod(nodeSelector={"kubernetes.io/os": "linux"}),
+        "node-selector-mismatch",
+        ["with NodeAffinity: node kind-worker has no label kubernetes.io/os"],
+        "kubelet",
+        {"admit": False, "reason": "NodeAffinity"},
+    ),
+    Case(
+        "two hugepages sizes short: the kubelet reports either (Go map order)",
+        [node()],
+        pod(
+            containers=[
+                {
+                    "name": "app",
+                    "image": "busybox",
+                    "resources": {"requests": NO_HUGEPAGES_FOR, "limits": NO_HUGEPAGES_FOR},
+                }
+            ],
+            nodeSelector={"disktype": "ssd"},
+        ),
+        "node-selector-mismatch",
+        [
+            "with NodeAffinity (it reports one of OutOfhugepages-1Gi, OutOfhugepages-2Mi first, in no fixed order: "
+            "see insufficient-resources)"
+        ],
+        "kubelet",
+        {"admit": False, "reason": {"OutOfhugepages-1Gi", "OutOfhugepages-2Mi"}},
+        not_says=['kubelet: "Pod was rejected: Predicate NodeAffinity'],  # not the text the Pod gets
+    ),
+    Case(
+        "an earlier reason hides NodeAffinity: its text is not quoted",
+        [node()],
+        pod(requests={"cpu": "8"}, nodeSelector={"disktype": "ssd"}),
+        "node-selector-mismatch",
+        ["with NodeAffinity (it reports OutOfcpu first: see insufficient-resources)"],
+        "kubelet",
+        {"admit": False, "reason": "OutOfcpu"},
+        not_says=['kubelet: "Pod was rejected: Predicate NodeAffinity'],
+    ),
+    Case(
+        "hostNetwork: the container port is a host port, checked before NoExecute taints",
+        [node(taints=[{"key": "dedicated", "value": "batch", "effect": "NoExecute"}])],
+        pod(hostNetwork=True, containers=[{"name": "app", "image": "busybox", "ports": [{"containerPort": 80}]}]),
+        "untolerated-taint",
+        ["with TaintToleration (it reports NodePorts first: see host-port-conflict)"],
+        "kubelet",
+        {"admit": False, "reason": "NodePorts"},
+        pods=[running("ingress", ports=HOSTPORT_80)],
+    ),
+    Case(
+        "hostNetwork: host-port-conflict names NodePorts as what the Pod shows",
+        [node(taints=[{"key": "dedicated", "value": "batch", "effect": "NoExecute"}])],
+        pod(hostNetwork=True, containers=[{"name": "app", "image": "busybox", "ports": [{"containerPort": 80}]}]),
+        "host-port-conflict",
+        [
+            "would be rejected by the kubelet on kind-worker with NodePorts: host port TCP 80",
+            "(kubelet: \"Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports",
+        ],
+        "kubelet",
+        {"admit": False, "reason": "NodePorts"},
+        pods=[running("ingress", ports=HOSTPORT_80)],
+        not_says=["it reports"],
+    ),
+    Case(
+        "the second replica is rejected for its cpu before its host port",
+        [node()],
+        deployment(
+            pod(
+                containers=[
+                    {"name": "app", "image": "busybox", "resources": {"requests": {"cpu": "3"}}, "ports": HOSTPORT_80}
+                ]
+            ),
+            3,
+        ),
+        "host-port-conflict",
+        [
+            "replicas 2 to 3 would be rejected by the kubelet with NodePorts (it reports OutOfcpu first: "
+            "see insufficient-resources)"
+        ],
+        "kubelet-replicas",
+        {
+            "admitted": 1,
+            "reason": "OutOfcpu",
+            "message": "Node didn't have enough resource: cpu, requested: 3000, used: 3100, capacity: 4000",
+        },
+        not_says=['kubelet: "Pod was rejected: Predicate NodePorts'],
+    ),
+    Case(
+        "a NoExecute node-state taint rejects the Pod at admission",
+        [node(taints=[{"key": "node.kubernetes.io/unschedulable", "effect": "NoExecute"}])],
+        pod(),
+        "untolerated-taint",
+        ["with TaintToleration: the node has taint node.kubernetes.io/unschedulable:NoExecute"],
+        "kubelet",
+        {"admit": False, "reason": "TaintToleration"},
+    ),
 ]
 
 

@@ -35,6 +35,7 @@ class _Status(msgspec.Struct, gc=False):
     phase: Any = None
     allocatable: msgspec.Raw = _NULL  # Node
     conditions: msgspec.Raw = _NULL  # decoded for Nodes only: every Pod of a real cluster has some
+    nodeInfo: msgspec.Raw = _NULL  # Node: decoded for its operatingSystem
 
 
 class _Container(msgspec.Struct, gc=False, omit_defaults=True):
@@ -184,6 +185,7 @@ def _as_object(item: _Item) -> dict[str, Any]:
         "status": {
             "allocatable": msgspec.json.decode(status.allocatable),
             "conditions": msgspec.json.decode(status.conditions),
+            "nodeInfo": msgspec.json.decode(status.nodeInfo),
         },
         "overhead": item.overhead,
         "scheduling": item.scheduling,
