@@ -23,14 +23,16 @@ Rules call these with plain dicts (the Pod spec as written) and cluster-state No
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 from .cluster.records import NodeInfo, NodeUsage, PodInfo, plain_container_requests
 from .model import Path
-from .quantity import QuantityError, request_value
+from .quantity import QuantityError, request_units, stored_units, written_units
 
 NATIVE_ORDER = ("cpu", "memory", "ephemeral-storage")
 POD_LEVEL_RESOURCES = ("cpu", "memory")  # plus hugepages-*: IsSupportedPodLevelResource
@@ -54,23 +56,28 @@ class RequestError(ValueError):
 
 
 # --- effective requests ---------------------------------------------------------------------------
-def add_into(total: dict[str, int], more: dict[str, int]) -> None:
+# A request while a Pod's requests are summed: exact (an int when whole, else a Fraction), rounded up
+# once the Pod's sum is made (PodRequests adds Quantities; MilliValue/Value round the result).
+Units = int | Fraction
+
+
+def add_into(total: dict[str, Any], more: dict[str, Any]) -> None:
     for resource, amount in more.items():
         total[resource] = total.get(resource, 0) + amount
 
 
-def _max_into(total: dict[str, int], other: dict[str, int]) -> None:
+def _max_into(total: dict[str, Units], other: dict[str, Units]) -> None:
     for resource, amount in other.items():
         if amount > total.get(resource, 0):
             total[resource] = amount
 
 
-def _resource_list(resources: Any, path: Path, lenient: bool) -> dict[str, int]:
+def _resource_list(resources: Any, path: Path, lenient: bool, *, stored: bool = True) -> dict[str, Units]:
     """Requests of one `resources` block, limits standing in for missing requests (API defaulting)."""
     if not isinstance(resources, dict):
         return {}
-    limits = _quantities(resources.get("limits"), (*path, "limits"), lenient)
-    return {**limits, **_quantities(resources.get("requests"), (*path, "requests"), lenient)}
+    limits = _quantities(resources.get("limits"), (*path, "limits"), lenient, stored=stored)
+    return {**limits, **_quantities(resources.get("requests"), (*path, "requests"), lenient, stored=stored)}
 
 
 def _containers(spec: dict[str, Any], key: str) -> Iterable[tuple[int, dict[str, Any]]]:
@@ -96,13 +103,30 @@ def pod_requests(
         running: dict[str, int] = {}
         _add_requests(running, blocks)
         return running
-    total: dict[str, int] = {}
+    total = _aggregate(spec, lenient, stored=True)
+    pod_level = _pod_level_requests(spec.get("resources"), lambda: _aggregate(spec, lenient, stored=False), lenient)
+    for resource, amount in pod_level.items():
+        if is_pod_level_resource(resource):
+            total[resource] = amount
+    own_overhead = {"requests": spec.get("overhead")}
+    counted_overhead = own_overhead if overhead is None else {"requests": overhead}
+    add_into(total, _resource_list(counted_overhead, ("overhead",), lenient))
+    return {resource: math.ceil(amount) for resource, amount in total.items() if amount}
+
+
+def _aggregate(spec: dict[str, Any], lenient: bool, *, stored: bool) -> dict[str, Units]:
+    """AggregateContainerRequests: the containers and sidecars summed, at least the largest init
+    container (with the sidecars declared before it). `stored`: with each quantity as the API stores
+    it (rounded up to a thousandth of its unit), else as written (what defaultPodRequests sums)."""
+    total: dict[str, Units] = {}
     for index, container in _containers(spec, "containers"):
-        add_into(total, _resource_list(container.get("resources"), ("containers", index, "resources"), lenient))
-    sidecars: dict[str, int] = {}
-    init_max: dict[str, int] = {}
+        path = ("containers", index, "resources")
+        add_into(total, _resource_list(container.get("resources"), path, lenient, stored=stored))
+    sidecars: dict[str, Units] = {}
+    init_max: dict[str, Units] = {}
     for index, container in _containers(spec, "initContainers"):
-        own = _resource_list(container.get("resources"), ("initContainers", index, "resources"), lenient)
+        path = ("initContainers", index, "resources")
+        own = _resource_list(container.get("resources"), path, lenient, stored=stored)
         if container.get("restartPolicy") == "Always":  # a sidecar runs alongside the containers
             add_into(total, own)
             add_into(sidecars, own)
@@ -112,13 +136,7 @@ def pod_requests(
             add_into(current, sidecars)
         _max_into(init_max, current)
     _max_into(total, init_max)
-    for resource, amount in _pod_level_requests(spec.get("resources"), total, lenient).items():
-        if is_pod_level_resource(resource):
-            total[resource] = amount
-    own_overhead = {"requests": spec.get("overhead")}
-    counted_overhead = own_overhead if overhead is None else {"requests": overhead}
-    add_into(total, _resource_list(counted_overhead, ("overhead",), lenient))
-    return {resource: amount for resource, amount in total.items() if amount}
+    return total
 
 
 def is_pod_level_resource(resource: str) -> bool:
@@ -126,35 +144,38 @@ def is_pod_level_resource(resource: str) -> bool:
     return resource in POD_LEVEL_RESOURCES or resource.startswith("hugepages-")
 
 
-def _pod_level_requests(resources: Any, containers: dict[str, int], lenient: bool) -> dict[str, int]:
+def _pod_level_requests(resources: Any, containers: Callable[[], dict[str, Units]], lenient: bool) -> dict[str, Units]:
     """spec.resources.requests after `defaultPodRequests` (pkg/apis/core/v1/defaults.go).
 
     With pod-level limits, a resource without a pod-level request defaults to the containers'
-    aggregated request when it is overcommittable (cpu, memory: not hugepages) and a container
-    requests it, else to the pod-level limit. Without pod-level limits nothing is defaulted.
+    aggregated request (`containers()`, the quantities as written: SetDefaults_Pod runs before the
+    ResourceLists are rounded) when it is overcommittable (cpu, memory: not hugepages) and a
+    container requests it, else to the pod-level limit. Without pod-level limits nothing is
+    defaulted.
     """
     if not isinstance(resources, dict):
         return {}
     requests = _quantities(resources.get("requests"), ("resources", "requests"), lenient)
     limits = _quantities(resources.get("limits"), ("resources", "limits"), lenient)
     if limits:
-        for resource, amount in containers.items():
+        for resource, amount in containers().items():
             if resource not in requests and resource in POD_LEVEL_RESOURCES:
-                requests[resource] = amount
+                requests[resource] = stored_units(resource, amount)
         for resource, amount in limits.items():
             if resource not in requests and is_pod_level_resource(resource):
                 requests[resource] = amount
     return requests
 
 
-def _quantities(block: Any, path: Path, lenient: bool) -> dict[str, int]:
-    """One requests or limits mapping, parsed (invalid quantities: RequestError, or skipped when lenient)."""
-    found: dict[str, int] = {}
+def _quantities(block: Any, path: Path, lenient: bool, *, stored: bool = True) -> dict[str, Units]:
+    """One requests or limits mapping, parsed (invalid quantities: RequestError, or skipped when lenient);
+    `stored`: as the API stores each quantity (request_units), else as written."""
+    found: dict[str, Units] = {}
     for resource, raw in block.items() if isinstance(block, dict) else ():
         if raw is None or not isinstance(resource, str):
             continue
         try:
-            found[resource] = request_value(resource, raw)
+            found[resource] = request_units(resource, raw) if stored else written_units(resource, raw)
         except QuantityError as exc:
             if not lenient:
                 raise RequestError((*path, resource), exc) from None
@@ -182,16 +203,27 @@ def running_pods_requests(pods: Iterable[PodInfo]) -> dict[str, int]:
 
 
 def _add_requests(total: dict[str, int], blocks: Iterable[Any]) -> None:
-    """Add each `requests` mapping of `blocks` into `total`; invalid quantities are skipped (lenient)."""
+    """Add one Pod's `requests` mappings (`blocks`) into `total`; invalid quantities are skipped (lenient).
+
+    Whole amounts are added as they come; the others are summed for the Pod and rounded up once,
+    as its PodRequests is (ceil(whole + rest) = whole + ceil(rest)).
+    """
+    rest: dict[str, Fraction] | None = None
     for requests in blocks:
         if isinstance(requests, dict):
             for resource, raw in requests.items():
                 try:
-                    amount = request_value(resource, raw)
+                    amount = request_units(resource, raw)
                 except QuantityError:
                     continue
-                if amount:
-                    total[resource] = total.get(resource, 0) + amount
+                if isinstance(amount, int):
+                    if amount:
+                        total[resource] = total.get(resource, 0) + amount
+                else:
+                    rest = rest or {}
+                    rest[resource] = rest.get(resource, 0) + amount
+    for resource, amount in (rest or {}).items():
+        total[resource] = total.get(resource, 0) + math.ceil(amount)
 
 
 def request_path(spec: dict[str, Any], resource: str) -> Path:
@@ -202,7 +234,7 @@ def request_path(spec: dict[str, Any], resource: str) -> Path:
             block = pod_level.get(key)
             if isinstance(block, dict) and resource in block:
                 return ("resources", key, resource)
-    best: tuple[int, Path] = (-1, ())
+    best: tuple[Units, Path] = (-1, ())
     for key in ("containers", "initContainers"):
         for index, container in _containers(spec, key):
             amount = _resource_list(container.get("resources"), (), lenient=True).get(resource)

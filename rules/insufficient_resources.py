@@ -27,9 +27,10 @@ kubelet reads the folder). A static Pod is critical: the kubelet's critical Pod 
 evicts other Pods to make room when that is enough (`HandleAdmissionFailure`), so only a static
 Pod larger than the node's allocatable is certain to be refused.
 
-Quantities are read exactly as apimachinery does (cpu rounded up to millicores, the rest up to
-whole units). A request that is not a valid quantity is left to the API server, which rejects
-the manifest; this rule then skips the object.
+Quantities are read exactly as apimachinery does, and added up exactly (`Quantity.Add`): a Pod's
+total is rounded up once (cpu to millicores, the rest to whole units), as `PodRequests` and
+`MilliValue()`/`Value()` do. A request that is not a valid quantity is left to the API server,
+which rejects the manifest; this rule then skips the object.
 
 ## Why is this bad?
 With `nodeName` the scheduler never checks resources, but the kubelet does on admission. The Pod

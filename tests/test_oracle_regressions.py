@@ -16,6 +16,8 @@ import pytest
 
 from nodename_lint.cluster.from_file import load_state_text
 from nodename_lint.cluster.objects import state_from_objects
+from nodename_lint.cluster.records import PodInfo
+from nodename_lint.scheduling import pod_requests, running_pods_requests
 
 from .conftest import SHARED, SHARED_MISSING, lint_yaml, unavailable
 from .differential.generator import admitted
@@ -338,6 +340,33 @@ CASES = [
         "kubelet",
         {"admit": False, "reason": "TaintToleration"},
     ),
+    # --- quantities add up exactly and are rounded once ----------------------------------------------------
+    Case(
+        "two requests of 1.1 bytes make 3",
+        [node(memory="3")],
+        pod(
+            containers=[
+                {"name": f"c{i}", "image": "busybox", "resources": {"requests": {"memory": "1.1"}}} for i in range(2)
+            ]
+        ),
+        "insufficient-resources",
+        [],
+        "kubelet",
+        {"admit": True},
+    ),
+    Case(
+        "... and do not fit 2",
+        [node(memory="2")],
+        pod(
+            containers=[
+                {"name": f"c{i}", "image": "busybox", "resources": {"requests": {"memory": "1.1"}}} for i in range(2)
+            ]
+        ),
+        "insufficient-resources",
+        ["Node didn't have enough resource: memory, requested: 3, used: 0, capacity: 2\")"],
+        "kubelet",
+        {"admit": False, "reason": "OutOfmemory"},
+    ),
 ]
 
 
@@ -353,6 +382,18 @@ def test_nodename_lint_says_it(case: Case) -> None:
         assert text in message, message
     for text in case.not_says:
         assert text not in message, message
+
+
+def test_requests_add_up_exactly_and_round_once() -> None:
+    """SetDefaults_ResourceList rounds each quantity to a thousandth of its unit (a millicore of cpu);
+    PodRequests adds a Pod's up exactly; the node's usage adds each Pod's rounded total (NodeInfo.update)."""
+    twice = [{"name": f"c{i}", "resources": {"requests": {"memory": "1.1", "cpu": "0.1m"}}} for i in range(2)]
+    assert pod_requests({"containers": twice}) == {"memory": 3, "cpu": 2}
+    one_pod = PodInfo("default", "a", "n1", "Running", {"containers": twice})
+    assert running_pods_requests([one_pod]) == {"memory": 3, "cpu": 2}
+    alone = {"containers": twice[:1]}
+    two_pods = [PodInfo("default", name, "n1", "Running", alone) for name in ("a", "b")]
+    assert running_pods_requests(two_pods) == {"memory": 4, "cpu": 2}
 
 
 @pytest.fixture(scope="module")
