@@ -20,7 +20,9 @@ The kubelet's admission runs `AdmissionCheck` (`pkg/scheduler/eventhandlers.go`)
 `nodeports.Fits` refuses a Pod whose host port is taken: the Pod goes to phase Failed with
 reason `NodePorts` and "Predicate NodePorts failed: node(s) didn't have free ports for the
 requested pod ports". It is never retried or moved; a controller keeps creating replacements
-that fail the same way.
+that fail the same way. `AdmissionCheck` looks at resources and node affinity first (and the
+eviction manager and the OS checks run before it): when one of those rejects the Pod, or the second
+replica beside the first one, that is the reason the Pod shows, and the message says so.
 
 ## How to fix
 Use another host port or another node, or drop `hostPort` and reach the Pod through a Service.
