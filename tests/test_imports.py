@@ -16,7 +16,18 @@ import pytest
 
 from tests.apiserver import TOKEN, ApiServer, cluster_entry, write_kubeconfig
 
-HEAVY = ("kubernetes", "jsonschema", "ruamel", "ruamel.yaml", "urllib3", "requests", "pygls", "lsprotocol", "cattrs")
+HEAVY = (
+    "kubernetes",
+    "jsonschema",
+    "ruamel",
+    "ruamel.yaml",
+    "urllib3",
+    "requests",
+    "pygls",
+    "lsprotocol",
+    "cattrs",
+    "re2",
+)
 # Runs the CLI as `python -m nodename_lint ARGS` would, then reports which heavy modules got loaded.
 PROBE = """
 import json, runpy, sys
