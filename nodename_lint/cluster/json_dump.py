@@ -3,8 +3,8 @@
 msgspec decodes the file into typed structs that hold only what the records read (metadata name,
 namespace and labels; of the spec the node, the containers' resources and ports, overhead and
 host network, a Node's taints; status phase, allocatable, conditions and a Node's nodeInfo; a
-RuntimeClass's overhead and scheduling) and skips everything else in C: managedFields, annotations, images, env, volumes,
-container statuses. The Pod records and the Pods-by-node index are built in one loop, and a Pod's
+RuntimeClass's overhead and scheduling) and skips everything else in C: managedFields, annotations,
+images, env, volumes, container statuses. The Pod records and the Pods-by-node index are built in one loop, and a Pod's
 spec stays a struct until a rule reads it (most Pods of a big cluster never are).
 
 Anything unusual (another top-level shape, a field of the wrong type, bytes that are not UTF-8, an
