@@ -160,7 +160,9 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     if obj.is_static_pod:
         if not shortage.never_fits:
             return  # the critical Pod admission handler evicts other Pods to make room
-        head = f"static Pod {obj.name} would be rejected by the kubelet on {name} (--static-pod-node) with {reason}"
+        head = (
+            f"static Pod {obj.shown_name} would be rejected by the kubelet on {name} (--static-pod-node) with {reason}"
+        )
     elif replicas == 1:
         head = f"{pods_noun(obj)} would be rejected by the kubelet on {name} with {reason}"
     elif admitted == 0:
