@@ -9,6 +9,7 @@ writes all of it, and `--check` (tests/test_generated.py) lists what is stale wi
   (README's rule table, ...): SECTIONS names what fills each;
 - the bundled examples' outputs (EXAMPLE_OUTPUTS: `examples/expected/*.txt`, `examples/cluster/expected.txt`,
   `examples/cluster/audit-expected.txt`);
+- `docs/review.svg`, README's picture of what a reviewer sees (review_picture.py);
 - in the pages, every fenced block whose first line is `$ nodename-lint ARGS` with an argument under
   `examples/`: the rest of the block is what that run prints (stdout, then stderr). A block over the
   reader's own folders (`deploy/`, `charts/`) is prose, left as written.
@@ -30,6 +31,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from . import review_picture
 from .docs import audit_additions_markdown, audit_not_run_markdown, rule_table_markdown, supersedes_markdown
 from .registry import all_rules
 
@@ -86,12 +88,14 @@ class Runner:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.printed: dict[tuple[str, ...], str] = {}
+        self.printed: dict[tuple[str, ...], tuple[str, str]] = {}  # arguments -> (stdout, stderr)
 
     def __call__(self, arguments: tuple[str, ...]) -> str:
-        if arguments not in self.printed:
-            self.printed[arguments] = self._run(arguments)
-        return self.printed[arguments]
+        """What a terminal shows of the run: its stdout, then its stderr."""
+        return "".join(self._printed(arguments))
+
+    def stdout(self, arguments: tuple[str, ...]) -> str:
+        return self._printed(arguments)[0]
 
     def prefetch(self, commands: Iterable[tuple[str, ...]]) -> None:
         """Run these commands side by side (each a process of its own: most of a run is its start-up)."""
@@ -99,7 +103,12 @@ class Runner:
         with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
             self.printed.update(zip(wanted, pool.map(self._run, wanted), strict=True))
 
-    def _run(self, arguments: tuple[str, ...]) -> str:
+    def _printed(self, arguments: tuple[str, ...]) -> tuple[str, str]:
+        if arguments not in self.printed:
+            self.printed[arguments] = self._run(arguments)
+        return self.printed[arguments]
+
+    def _run(self, arguments: tuple[str, ...]) -> tuple[str, str]:
         completed = subprocess.run(
             [sys.executable, "-m", "nodename_lint", *arguments],
             cwd=self.root,
@@ -108,7 +117,7 @@ class Runner:
             timeout=300,
             check=False,
         )
-        return (completed.stdout + completed.stderr).decode("utf-8", "replace")
+        return completed.stdout.decode("utf-8", "replace"), completed.stderr.decode("utf-8", "replace")
 
 
 def page_runs(text: str) -> Iterator[tuple[str, ...]]:
@@ -147,7 +156,8 @@ def generated_files(root: Path, run: Runner | None = None) -> dict[str, str | No
     texts = {
         page.relative_to(root).as_posix(): page.read_text(encoding="utf-8") for page in pages(root) if page.is_file()
     }
-    run.prefetch([*EXAMPLE_OUTPUTS.values(), *(command for text in texts.values() for command in page_runs(text))])
+    pages_run = (command for text in texts.values() for command in page_runs(text))
+    run.prefetch([*EXAMPLE_OUTPUTS.values(), *review_picture.RUNS, *pages_run])
     files: dict[str, str | None] = {}
     for path in sorted((root / RULE_PAGES).glob("*.md")):
         files[f"{RULE_PAGES}/{path.name}"] = None
@@ -157,6 +167,7 @@ def generated_files(root: Path, run: Runner | None = None) -> dict[str, str | No
         files[name] = run(arguments)
     for name, text in texts.items():
         files[name] = regenerated_page(text, run)
+    files[review_picture.PICTURE] = review_picture.picture(root, run.stdout)
     return files
 
 

@@ -323,6 +323,33 @@ async def test_settings_change_and_a_broken_config_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
+async def test_a_config_linked_out_of_the_workspace_is_not_read(tmp_path: Path) -> None:
+    """The language server found `.nodename-lint.yaml -> ~/.git-credentials` as the CLI did, and quoted it."""
+    secret = "ghp_0123456789abcdefSECRET"
+    (tmp_path / "credentials").write_text(f"https://x-access-token:{secret}@github.com\n")
+    workspace = tmp_path / "workspace"
+    (workspace / ".git").mkdir(parents=True)
+    os.symlink(tmp_path / "credentials", workspace / ".nodename-lint.yaml")
+    async with language_server(workspace) as client:
+        uri = open_document(client, workspace / "ghost.yaml", GHOST)
+        assert {d.code for d in await diagnostics(client, uri)} == {"nodename-on-pod"}  # the default settings
+        errors = [m.message for m in client.messages if m.type == lsp.MessageType.Error]
+        assert len(errors) == 1 and "outside the repository" in errors[0], errors
+        assert all(secret not in m.message for m in client.messages)
+
+
+@pytest.mark.asyncio
+async def test_a_megabyte_line_of_braces_does_not_stop_the_server(tmp_path: Path) -> None:
+    """template_hint took hours on it, and the server answered nothing meanwhile (tests/test_linear_regexes.py)."""
+    async with language_server(tmp_path) as client:
+        braces = open_document(client, tmp_path / "braces.yaml", "kind: Pod\nx: " + "{" * 1_000_000 + "\n")
+        [problem] = await diagnostics(client, braces)
+        assert problem.code == "yaml-syntax" and "nested more than 10,000 levels" in problem.message
+        ghost = open_document(client, tmp_path / "ghost.yaml", GHOST)
+        assert {d.code for d in await diagnostics(client, ghost)} == {"nodename-on-pod"}
+
+
+@pytest.mark.asyncio
 async def test_settings_from_initialization_options(tmp_path: Path) -> None:
     """A client that sends its settings as initializationOptions (Helix, VS Code's generic client) is heard too."""
     options = {"nodename-lint": {"clusterState": str(STATE)}}

@@ -24,7 +24,7 @@ def render(
     """The findings (or, with STATISTICS, one count per rule), then the summary unless QUIET."""
     lines = statistics_lines(result) if statistics else _finding_lines(result, color, show_source)
     if not quiet:
-        lines.append(summary_line(result))
+        lines.append(one_line(summary_line(result)))
         lines.extend(one_line(line) for line in skipped_lines(result))
         lines.extend(f"note: {one_line(note)}" for note in result.notes)
     return "\n".join(lines) + "\n" if lines else ""
@@ -35,7 +35,7 @@ def _finding_lines(result: RunResult, color: bool, show_source: bool) -> list[st
     sources = _SourceLines() if show_source else None
     for group in _same_cause(result.findings):
         finding = group[0]
-        where = finding.where()
+        where = one_line(finding.where())  # an audit finding's object id comes from the API server
         if finding.template_line:
             where += f" ({one_line(finding.template_file or '')}:{finding.template_line}:{finding.template_column})"
         elif finding.template:
@@ -168,8 +168,15 @@ def summary_line(result: RunResult) -> str:
 
 
 def skipped_lines(result: RunResult) -> list[str]:
-    """One line per reason: which rules did not run and why."""
+    """One short line per reason: how many rules did not run and why (the machine formats name each rule)."""
     by_reason: dict[str, list[str]] = {}
     for rule, reason in result.skipped_rules.items():
         by_reason.setdefault(reason, []).append(rule)
-    return [f"Skipped {', '.join(rules)}: {reason}." for reason, rules in by_reason.items()]
+    return [
+        f"{', '.join(rules) if len(rules) <= _NAMED_SKIPS else f'{len(rules)} cluster rules'} skipped: {reason}"
+        for reason, rules in by_reason.items()
+    ]
+
+
+# A reason that stops more rules than this gives their count, not their names.
+_NAMED_SKIPS = 3
