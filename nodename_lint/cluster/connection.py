@@ -18,14 +18,23 @@ import re
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlencode, urlsplit
 
 from .. import __version__
 from ..safe_text import note
-from .errors import ClusterUnavailable, Forbidden, Gone, ReplyTooLarge, network_error, one_line_of, status_message
+from .errors import (
+    ClusterUnavailable,
+    Forbidden,
+    Gone,
+    NotFound,
+    ReplyTooLarge,
+    network_error,
+    one_line_of,
+    status_message,
+)
 from .kubeconfig import kubeconfig_paths, resolve_kubeconfig
 from .official import kube_config, rest_modules, static_credentials
 from .redaction import Redactor, route_client_logging
@@ -41,6 +50,13 @@ MAX_BACKOFF = 2.0  # seconds; also caps a server's Retry-After
 USER_AGENT = f"nodename-lint/{__version__} (kubernetes-client/python)"
 Decode = Callable[[bytes], dict[str, Any]]  # a reply's JSON with only some fields, e.g. trimming.decode_node_page
 _DICT_REPR = re.compile(r"/?\{(?:[^{}]|\{[^{}]*\})*\}")
+WATCH_GRACE = 30.0  # seconds a watch stream may stay open past its own timeoutSeconds
+
+
+class Listed(list[Any]):
+    """The items of a list, and the resourceVersion the list is consistent with (where a watch starts)."""
+
+    resource_version: str = ""
 
 
 @dataclass(frozen=True)
@@ -115,6 +131,7 @@ class ApiConnection:
         # the client's REST layer: its urllib3 pool carries the Configuration's TLS settings and proxy
         self.pool = rest.RESTClientObject(configuration).pool_manager
         self.runners = _Runners()
+        self.open_watches: set[Any] = set()  # responses of the watches being read, for abandon_watches
 
     def _redact_in_cluster(self) -> None:
         from kubernetes.config.incluster_config import SERVICE_TOKEN_FILENAME
@@ -163,6 +180,13 @@ class ApiConnection:
             if not isinstance(data, dict):
                 raise ClusterUnavailable(f"the API server at {self.host} sent an unexpected reply for {what}")
             return data
+        self._refuse(status, headers, body, path, query, attempt)
+
+    def _refuse(
+        self, status: int, headers: Any, body: bytes, path: str, query: dict[str, str], attempt: int = 0
+    ) -> NoReturn:
+        """Raise what a reply other than 2xx means: Forbidden (403, the run goes on without that data), Gone
+        (410), NotFound (404 of one object), ClusterUnavailable (anything else)."""
         message = status_message(body) or headers.get("Reason", "") or f"HTTP {status}"
         if status == 401:
             raise ClusterUnavailable(
@@ -171,9 +195,13 @@ class ApiConnection:
                 f"or pick another context"
             )
         if status == 403:
-            raise Forbidden("list" if not _is_get(path) else "get", _resource(path), self.redact(message))
+            verb = "watch" if query.get("watch") else "get" if _is_get(path) else "list"
+            raise Forbidden(verb, _resource(path), self.redact(message))
         if status == 410:
             raise Gone(message)
+        what = _describe(path, query)
+        if status == 404 and _is_get(path):
+            raise NotFound(self.redact(f"the API server at {self.host} answered {what} with 404: {message}"))
         retried = f" after {attempt + 1} attempts" if attempt else ""
         raise ClusterUnavailable(
             self.redact(f"the API server at {self.host} answered {what} with HTTP {status}{retried}: {message}")
@@ -229,7 +257,7 @@ class ApiConnection:
         field_selector: str = "",
         keep: Callable[[dict[str, Any]], Any] | None = None,
         decode: Decode | None = None,
-    ) -> list[Any]:
+    ) -> Listed:
         """Every item of a list, page by page; a 410 on a continue token restarts the list once.
 
         `keep` turns each item into what is kept as its page arrives (audit trims Pods so), so a
@@ -237,13 +265,15 @@ class ApiConnection:
         kept (a page of another shape is decoded whole, and kept as it is).
         """
         for restart in (False, True):
-            items: list[Any] = []
+            items = Listed()
             query = {"limit": str(PAGE_SIZE)}
             if field_selector:
                 query["fieldSelector"] = field_selector
             try:
                 while True:
                     page = self._get(path, query, decode)
+                    if "continue" not in query:  # the version the whole list is consistent with
+                        items.resource_version = str((page.get("metadata") or {}).get("resourceVersion") or "")
                     page_items = (item for item in page.get("items") or [] if isinstance(item, dict))
                     items.extend(map(keep, page_items) if keep else page_items)
                     token = (page.get("metadata") or {}).get("continue")
@@ -257,6 +287,85 @@ class ApiConnection:
                         f"(410 Gone: {exc}); the cluster changes too fast to read a consistent list"
                     ) from None
         raise AssertionError("unreachable")
+
+    def get_object(self, path: str) -> dict[str, Any] | None:
+        """One object (GET /api/v1/nodes/NAME), None when it does not exist (404)."""
+        try:
+            return self._get(path, {})
+        except NotFound:
+            return None
+
+    # --- watches ------------------------------------------------------------------------------
+    def watch(
+        self, path: str, resource_version: str, timeout_seconds: int, field_selector: str = "", idle: float = 150.0
+    ) -> Iterator[bytes]:
+        """The events of a watch from `resource_version` with bookmarks, one JSON line each, until the
+        server ends the watch (after `timeout_seconds`).
+
+        Bounded like every request: a reply other than 200 raises as for a list (Gone for 410, Forbidden
+        for 403); no byte for `idle` seconds (the API server sends a bookmark every minute), an event over
+        --max-response-bytes or a stream still open 30 s past its own timeout raise ClusterUnavailable.
+        `abandon_watches()` from another thread cuts every open watch.
+        """
+        query = {
+            "watch": "1",
+            "allowWatchBookmarks": "true",
+            "resourceVersion": resource_version,
+            "timeoutSeconds": str(timeout_seconds),
+        }
+        if field_selector:
+            query["fieldSelector"] = field_selector
+        what = _describe(path, query)
+        deadline = time.monotonic() + timeout_seconds + WATCH_GRACE
+        try:
+            response = self._open(self.host + path + f"?{urlencode(list(query.items()))}", self.timeout, idle)
+        except Exception as exc:  # socket, TLS and urllib3 errors, told apart by type
+            raise ClusterUnavailable(self.redact(network_error(exc, what, self.host, self.source, idle))) from None
+        self.open_watches.add(response)
+        try:
+            if response.status != 200:
+                body = b"".join(_bounded(response, self.max_response_bytes, deadline))
+                self._refuse(response.status, response.headers or {}, body, path, query)
+            pending = b""
+            for block in _bounded(response, None, deadline):
+                *lines, pending = (pending + block).split(b"\n")
+                yield from (line for line in lines if line.strip())
+                if len(pending) > self.max_response_bytes:
+                    raise ReplyTooLarge()
+        except ReplyTooLarge:
+            raise ClusterUnavailable(
+                f"the API server {self.host} sent more than {self.max_response_bytes:,} bytes in one event of "
+                f"{what} (--max-response-bytes)"
+            ) from None
+        except (ClusterUnavailable, Forbidden, Gone):
+            raise
+        except Exception as exc:
+            raise ClusterUnavailable(self.redact(network_error(exc, what, self.host, self.source, idle))) from None
+        finally:
+            self.open_watches.discard(response)
+            _cut(response)
+
+    def abandon_watches(self) -> None:
+        """Cut every open watch (the process is stopping): each watch() raises in its own thread."""
+        for response in list(self.open_watches):
+            _cut(response)
+
+    def _open(self, url: str, connect: float, read: float) -> Any:
+        """The one place a request is sent, and it can only be a GET: urllib3's response, its body unread."""
+        import urllib3
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
+            # the client's own pool: its TLS settings (CA, client certificate, proxy); retries are ours
+            return self.pool.request(
+                "GET",
+                url,
+                headers=self._headers(),
+                preload_content=False,
+                retries=False,
+                enforce_content_length=True,  # a cut-off reply is an error (urllib3 1.x let it pass)
+                timeout=urllib3.Timeout(connect=connect, read=read),
+            )
 
     def close(self) -> None:
         self.runners.close()
@@ -319,31 +428,12 @@ class _Request:
         self.abandoned = False
 
     def run(self) -> None:
-        import urllib3
-
         conn = self.connection
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
-                # the client's own pool: its TLS settings (CA, client certificate, proxy); retries are ours
-                response = conn.pool.request(
-                    "GET",
-                    self.url,
-                    headers=self.headers,
-                    preload_content=False,
-                    retries=False,
-                    enforce_content_length=True,  # a cut-off reply is an error (urllib3 1.x let it pass)
-                    timeout=urllib3.Timeout(connect=conn.timeout, read=conn.timeout),
-                )
+            response = conn._open(self.url, conn.timeout, conn.timeout)
             self.response = response
-            declared = response.headers.get("Content-Length", "")
-            if declared.isascii() and declared.isdigit() and int(declared) > conn.max_response_bytes:
-                raise ReplyTooLarge()
-            blocks, size = [], 0
-            for block in response.stream(READ_BLOCK):
-                size += len(block)
-                if size > conn.max_response_bytes:
-                    raise ReplyTooLarge()
+            blocks = []
+            for block in _bounded(response, conn.max_response_bytes):
                 if self.abandoned:
                     return
                 blocks.append(block)
@@ -359,16 +449,35 @@ class _Request:
     def abandon(self) -> None:
         """The caller gave up: cut the connection so the thread stops reading."""
         self.abandoned = True
-        response = self.response
-        if response is None:
-            return
-        with contextlib.suppress(Exception):
-            if hasattr(response, "shutdown"):  # urllib3 2.3+
-                response.shutdown()
-            else:  # close() would wait for the reading thread's buffer lock: shut the socket itself
-                import socket
+        if self.response is not None:
+            _cut(self.response)
 
-                response._connection.sock.shutdown(socket.SHUT_RDWR)
+
+def _cut(response: Any) -> None:
+    """Shut a response's connection, so that a thread blocked reading it returns at once."""
+    with contextlib.suppress(Exception):
+        if hasattr(response, "shutdown"):  # urllib3 2.3+
+            response.shutdown()
+        else:  # close() would wait for the reading thread's buffer lock: shut the socket itself
+            import socket
+
+            response._connection.sock.shutdown(socket.SHUT_RDWR)
+
+
+def _bounded(response: Any, limit: int | None, deadline: float | None = None) -> Iterator[bytes]:
+    """A response's body in blocks as they arrive, stopping with ReplyTooLarge past `limit` bytes (None: a
+    stream, whose events the caller bounds), and with TimeoutError once `deadline` (time.monotonic) passed."""
+    declared = (response.headers or {}).get("Content-Length", "")
+    if limit is not None and declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise ReplyTooLarge()
+    size = 0
+    for block in response.stream(READ_BLOCK):
+        size += len(block)
+        if limit is not None and size > limit:
+            raise ReplyTooLarge()
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError("the stream outlived its own timeout")
+        yield block
 
 
 def _decode(body: bytes, decode: Decode | None = None) -> Any:
