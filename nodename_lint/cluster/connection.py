@@ -297,7 +297,13 @@ class ApiConnection:
 
     # --- watches ------------------------------------------------------------------------------
     def watch(
-        self, path: str, resource_version: str, timeout_seconds: int, field_selector: str = "", idle: float = 150.0
+        self,
+        path: str,
+        resource_version: str,
+        timeout_seconds: int,
+        field_selector: str = "",
+        idle: float = 150.0,
+        on_open: Callable[[], None] | None = None,
     ) -> Iterator[bytes]:
         """The events of a watch from `resource_version` with bookmarks, one JSON line each, until the
         server ends the watch (after `timeout_seconds`).
@@ -305,6 +311,7 @@ class ApiConnection:
         Bounded like every request: a reply other than 200 raises as for a list (Gone for 410, Forbidden
         for 403); no byte for `idle` seconds (the API server sends a bookmark every minute), an event over
         --max-response-bytes or a stream still open 30 s past its own timeout raise ClusterUnavailable.
+        `on_open` is called once the server has accepted the watch (200), before any event arrives.
         `abandon_watches()` from another thread cuts every open watch.
         """
         query = {
@@ -326,6 +333,8 @@ class ApiConnection:
             if response.status != 200:
                 body = b"".join(_bounded(response, self.max_response_bytes, deadline))
                 self._refuse(response.status, response.headers or {}, body, path, query)
+            if on_open is not None:
+                on_open()
             pending = b""
             for block in _bounded(response, None, deadline):
                 *lines, pending = (pending + block).split(b"\n")
