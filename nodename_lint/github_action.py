@@ -18,8 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .cli import EXIT_USAGE
 from .cli import main as cli
+from .commands.options import EXIT_USAGE
 
 TRUE_VALUES = ("true", "yes", "1", "on")
 NO_COMMIT = "0" * 40

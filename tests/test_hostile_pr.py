@@ -48,7 +48,8 @@ def test_file_names_cannot_inject_workflow_commands_on_stdout_or_stderr(tmp_path
 def test_a_rule_that_raises_makes_the_run_exit_2_naming_the_rule_and_object(tmp_path: Path, monkeypatch, capsys):
     import json
 
-    from nodename_lint.cli import EXIT_USAGE, run_lint
+    from nodename_lint.commands.options import EXIT_USAGE
+    from nodename_lint.commands.run import run_lint
     from nodename_lint.registry import all_rules
     from nodename_lint.rule import ObjectRuleCheck
 

@@ -93,9 +93,10 @@ def test_a_live_run_parses_each_source_once_and_reads_stdin_as_a_stream(
     """Issue 14: no pre-scan. Every document (stdin, a file, a rendered chart) is composed once, stdin is read
     as the pipe it is (never swapped for a copy), and the requests are those the manifests name, as before.
     Beyond the held budget a file is read again to lint (memory), never stdin or a chart: same findings."""
-    from nodename_lint import cli, documents
-    from nodename_lint.cli import run_lint
+    from nodename_lint import documents
     from nodename_lint.cluster.live import LiveOptions
+    from nodename_lint.commands import run as lint_run
+    from nodename_lint.commands.run import run_lint
     from nodename_lint.render.helm import write_chart
 
     folder = _manifests(tmp_path, web=TYPO_DEPLOYMENT)
@@ -108,7 +109,7 @@ def test_a_live_run_parses_each_source_once_and_reads_stdin_as_a_stream(
         return compose(text, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(documents, "compose", counted)
-    monkeypatch.setattr(cli, "HELD_INPUT_BYTES", held_bytes)
+    monkeypatch.setattr(lint_run, "HELD_INPUT_BYTES", held_bytes)
     read_end, write_end = os.pipe()  # a pipe can be read once and never rewound, like `helm template | ...`
     with os.fdopen(write_end, "wb") as writer:
         writer.write(DEBUG_POD.encode())

@@ -1,0 +1,297 @@
+"""The whole lint run behind `nodename-lint lint`: config groups, the live phase, --fix, the reports."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from ..safe_text import note
+from ..sources import UsageError
+from .options import EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, kept_until_exit
+from .reports import TextOptions, check_destinations, write_reports
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from ..rule import Severity
+
+# Startup: every import inside a function of this module is deliberate (tests/test_imports.py): a
+# command loads only what it uses.
+
+
+@dataclass(frozen=True)
+class HelmFlags:
+    """--helm-values (absolute paths), --helm-release and --helm-namespace."""
+
+    values: tuple[str, ...] = ()
+    release: str | None = None
+    namespace: str | None = None
+
+    def options(self, config: Any) -> Any:
+        """RenderOptions for the paths one config file governs (its per-chart `helm:` settings)."""
+        from ..render import RenderOptions
+
+        return RenderOptions(
+            helm_values=self.values,
+            helm_release=self.release or "release-name",
+            helm_namespace=self.namespace,
+            charts=tuple(config.helm_charts),
+        )
+
+
+@dataclass
+class _Group:
+    """The paths one config file governs, with what that config makes of them."""
+
+    config: Any
+    paths: list[str]
+    severities: dict[str, Severity | None] = field(default_factory=dict)  # None: the rule's own severity
+    sources: list[Any] = field(default_factory=list)
+    # a live run: the sources in order, parsed (engine.ParsedSource) or, beyond HELD_INPUT_BYTES, read again to lint
+    parsed: list[Any] | None = None
+
+
+def run_lint(
+    *,
+    paths: list[str],
+    formats: list[str],
+    output: str | None,
+    fail_on: str | None,
+    config_path: str | None,
+    select: list[str],
+    ignore: list[str],
+    namespace: str | None,
+    static_pod_dirs: list[str],
+    color: bool | None,
+    cluster: Any = None,
+    outputs: dict[str, str] | None = None,
+    changed_since: str | None = None,
+    live: Any = None,
+    fix: bool = False,
+    diff: bool = False,
+    jobs: int | None = None,
+    cluster_state: str | None = None,
+    text: TextOptions = TextOptions(),
+    static_pod_node: str | None = None,
+    helm: HelmFlags = HelmFlags(),
+    limits: Any = None,
+) -> int:
+    """The whole lint run; returns the exit code. Raises UsageError for exit code 2.
+
+    FORMATS go to OUTPUT (stdout when None); OUTPUTS sends a format to its own file. LIVE
+    (LiveOptions) reads the cluster state from the API for what the manifests name. Each PATH is
+    linted with the config file nearest to it (or CONFIG_PATH); CLUSTER_STATE, the file CLUSTER was
+    read from, is never linted.
+    """
+    from ..engine import Linter
+    from ..findings import RunResult
+    from ..parallel import lint_files
+    from ..progress import Progress
+    from ..rule import SEVERITY_RANK, Context
+
+    check_destinations(formats, output, outputs or {})
+    groups = _config_groups(paths, config_path, select, ignore, static_pod_dirs)
+    notes = _drop_state_file(groups, cluster_state)
+    all_sources = [source for group in groups for source in group.sources]
+    if fix or diff:
+        from ..fix.command import check_fix_request
+
+        check_fix_request(all_sources, write=fix)
+    live_cluster = None
+    if live is not None:
+        # Two phases: parse every source once and hold it, fetch what the objects name, then lint them.
+        import gc
+
+        from ..cluster.live import LiveCluster, Referenced, referenced
+        from ..documents import without_cycle_collection
+        from ..engine import parse_source
+
+        live_cluster = LiveCluster(live)  # resolves the kubeconfig; no request yet
+        if diff:
+            from ..fix.command import keep_stdin_for_diff
+
+            keep_stdin_for_diff(all_sources)
+        wanted = Referenced()
+        held = 0
+        with without_cycle_collection():
+            for group in groups:
+                default_namespace = _namespace(namespace, group.config, live_cluster)
+                group.parsed = []
+                for source in group.sources:
+                    parsed = parse_source(source, helm.options(group.config), default_namespace, limits)
+                    wanted.update(referenced([parsed], default_namespace))
+                    size = _file_size(source)
+                    held += size
+                    group.parsed.append(parsed if not size or held <= HELD_INPUT_BYTES else source)  # else read again
+            # The held documents hold no cycles: out of the cyclic GC, which would rescan them at every full
+            # collection while the cluster state is fetched and the rules run (0.2 s of 1.3 s, 1,000 manifests).
+            gc.freeze()
+        if static_pod_node:
+            wanted.nodes.add(static_pod_node)  # its Pods count against the static Pods' requests
+        with without_cycle_collection():  # the replies and the state hold no cycles; the state lives to the end
+            cluster = kept_until_exit(live_cluster.state_for(wanted))
+        if "runtime_classes" in cluster.unavailable:
+            notes.append(f"RuntimeClass overhead is not counted: {cluster.unavailable['runtime_classes']}")
+    progress = Progress(len(all_sources), enabled=not text.quiet)
+    results: list[RunResult] = []
+    complete: list[RunResult] = []  # before --changed-since: SARIF always holds every finding
+    failing = False
+    thresholds: dict[int, int] = {}  # a finding -> its group's fail-on (a finding another group makes moot is dropped)
+    try:
+        for group in groups:
+            context = Context(
+                cluster=cluster,
+                default_namespace=_namespace(namespace, group.config, live_cluster),
+                static_pod_node=static_pod_node,
+            )
+            linter = Linter(group.severities, context, helm.options(group.config), limits=limits)
+            if fix or diff:
+                from ..fix.command import fix_sources
+                from ..sources import roots_of
+
+                roots = roots_of([*group.paths, *static_pod_dirs, *group.config.static_pod_dirs])
+                would_change = fix_sources(linter, group.sources, write=fix, show_diff=diff, roots=roots)
+                if not fix:  # --diff alone: the diff is the output; exit 1 when there is something to fix
+                    failing = failing or would_change
+                    continue
+            if group.parsed is not None:  # a live run: the sources are parsed already, lint them here
+                result = linter.collect(_lint_held(linter, group.parsed), progress.advance)
+            else:
+                result = lint_files(linter, group.sources, jobs, progress=progress.advance)
+            if changed_since:
+                from ..changes import keep_changed_files
+
+                complete.append(replace(result, findings=list(result.findings), notes=list(result.notes)))
+                keep_changed_files(result, changed_since)
+            else:
+                complete.append(result)
+            threshold = SEVERITY_RANK[fail_on or group.config.fail_on or "error"]
+            thresholds.update((id(finding), threshold) for finding in result.findings)
+            results.append(result)
+    finally:
+        progress.close()
+    if diff and not fix:
+        return EXIT_FINDINGS if failing else EXIT_CLEAN
+    result = _merged(results, notes)
+    failing = failing or any(SEVERITY_RANK[finding.severity] >= thresholds[id(finding)] for finding in result.findings)
+    for message in result.notes:
+        note(message, informational=True)
+    write_reports(result, formats, output, outputs or {}, color, text, sarif_result=_merged(complete, notes))
+    if result.internal_errors:
+        return EXIT_USAGE  # a rule crashed: the report is incomplete and must not read as clean
+    return EXIT_FINDINGS if failing else EXIT_CLEAN
+
+
+# A live run holds the parsed documents of this much input (files; stdin and builds are always held):
+# parsed YAML takes about 50 times its text in memory (a Deployment: 300 bytes of text, 16 kB held).
+HELD_INPUT_BYTES = 8 << 20
+
+
+def _file_size(source: Any) -> int:
+    """Bytes of a file a live run could read again; 0 for stdin (read once) and builds (rendered once)."""
+    from ..sources import STDIN
+
+    if source.path == STDIN or source.render:
+        return 0
+    try:
+        return os.stat(source.path).st_size
+    except OSError:
+        return 0
+
+
+def _lint_held(linter: Any, held: list[Any]) -> Iterator[Any]:
+    """Lint a live run's sources in order, letting go of each one's documents once it is linted."""
+    from ..engine import ParsedSource
+
+    held.reverse()
+    while held:
+        item = held.pop()
+        yield linter.lint_parsed(item) if isinstance(item, ParsedSource) else linter.lint_source(item)
+
+
+def _namespace(flag: str | None, config: Any, live_cluster: Any) -> str:
+    """-n, else the config's namespace, else the live context's, else default (as kubectl apply)."""
+    return flag or config.namespace or (live_cluster and live_cluster.namespace) or "default"
+
+
+def _config_groups(
+    paths: list[str], config_path: str | None, select: list[str], ignore: list[str], static_pod_dirs: list[str]
+) -> list[_Group]:
+    """The paths grouped by the config file that governs them, each group's rules and sources.
+
+    Like ruff and yamllint, a PATH uses the config nearest to it (its folder and up), else the
+    current folder's; --config FILE governs every path.
+    """
+    from ..config import config_for, load_config, resolve_severities
+    from ..registry import all_rules
+    from ..sources import discover
+
+    catalogue = all_rules()
+    if config_path is not None and not os.path.isfile(config_path):
+        raise UsageError(f"{config_path}: no such config file")
+    by_config: dict[str | None, list[str]] = {}
+    for path in paths:
+        by_config.setdefault(config_path or config_for(path), []).append(path)
+    groups = []
+    seen: set[str] = set()  # with several groups, a --static-pod-dir reached by each is linted once
+    for found, group_paths in by_config.items():
+        config = load_config(found, list(catalogue))
+        severities = resolve_severities(catalogue, config, select, ignore)
+        sources = list(discover(group_paths, [*static_pod_dirs, *config.static_pod_dirs], config.exclude))
+        if len(by_config) > 1:
+            sources = [source for source in sources if _first_time(source.path, seen)]
+        groups.append(_Group(config, group_paths, dict(severities), sources))
+    return groups
+
+
+def _first_time(path: str, seen: set[str]) -> bool:
+    key = path if path == "-" else os.path.realpath(path)
+    if key in seen:
+        return False
+    seen.add(key)
+    return True
+
+
+def _drop_state_file(groups: list[_Group], state_file: str | None) -> list[str]:
+    """Never lint the --cluster-state file itself (its Pods would be checked against themselves)."""
+    if state_file is None:
+        return []
+    notes = []
+    name = os.path.basename(state_file)
+    for group in groups:
+        kept = []
+        for source in group.sources:
+            if os.path.basename(source.path) == name and _same_file(source.path, state_file):
+                notes.append(f"{source.display}: not linted: it is the cluster state given with --cluster-state")
+            else:
+                kept.append(source)
+        group.sources = kept
+    return notes
+
+
+def _same_file(first: str, second: str) -> bool:
+    try:
+        return os.path.samefile(first, second)
+    except OSError:
+        return False
+
+
+def _merged(results: list[Any], notes: list[str]) -> Any:
+    """One run's result from the results of its config groups (one group in the common case)."""
+    from ..findings import REPORT_ORDER, RunResult
+
+    merged = RunResult(notes=list(notes))
+    for result in results:
+        merged.findings.extend(result.findings)
+        merged.files += result.files
+        merged.objects += result.objects
+        merged.skipped_rules.update(result.skipped_rules)
+        merged.notes.extend(result.notes)
+        merged.internal_errors.extend(result.internal_errors)
+    if len(results) > 1:
+        created = set().union(*(result.created for result in results))
+        moot = {id(finding) for result in results for finding, needed in result.conditional if needed in created}
+        merged.findings = [finding for finding in merged.findings if id(finding) not in moot]
+        merged.findings.sort(key=REPORT_ORDER)
+    return merged
