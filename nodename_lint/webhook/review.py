@@ -8,7 +8,8 @@ runs the same checks against the same kind of ClusterState. What is added is the
 - before it denies a Pod for a node the state lacks, the node is looked up with one GET (it may have
   just joined), and a lookup that cannot tell turns the denial into a warning;
 - while the state may be behind the cluster (not loaded yet, a watch lost), nothing is denied;
-- an UPDATE is not denied for what the object already had (the same rule, the same nodeName);
+- an UPDATE is not denied for what the object already had (the same rule, the same nodeName), nor an
+  object a controller makes (its owner was the place to deny: a stalled controller helps nobody);
 - what the webhook does not review (another kind, DELETE, CONNECT) is allowed untouched; a request that
   cannot be read is a 400, never an `allowed`.
 """
@@ -116,6 +117,9 @@ class BadReview(ValueError):
     """A request body that is not an AdmissionReview this webhook can answer: a 400."""
 
 
+_NULL = msgspec.Raw(b"null")
+
+
 class _GroupVersionKind(msgspec.Struct, gc=False):
     group: str = ""
     version: str = ""
@@ -127,8 +131,8 @@ class _Request(msgspec.Struct, gc=False):
     kind: _GroupVersionKind
     operation: str = ""
     namespace: str = ""
-    object: msgspec.Raw | None = None
-    oldObject: msgspec.Raw | None = None
+    object: msgspec.Raw = _NULL
+    oldObject: msgspec.Raw = _NULL
     dryRun: bool = False
 
 
@@ -162,6 +166,8 @@ class Reviewer:
             return Verdict(400, _ENCODE({"error": one_line(str(exc))}), "invalid")
         if obj is None:
             return _reply(request.uid, "skipped")
+        if _controlled(obj):  # a controller's object: the one a person applied was the place to deny
+            return self._verdict(request.uid, self._check(obj, old), may_deny=False)
         findings = self._check(obj, old)
         for name in _missing_nodes(obj, findings, self._denies):
             confirmed = self.cluster.confirm_node(name)
@@ -175,15 +181,13 @@ class Reviewer:
     def _object(self, request: _Request, old: bool = False) -> PlainObject | None:
         """The object to check, None when this webhook does not review it (another kind, DELETE, CONNECT)."""
         raw = request.oldObject if old else request.object
-        if request.operation not in ("CREATE", "UPDATE") or raw is None:
+        if request.operation not in ("CREATE", "UPDATE") or bytes(raw).strip() == b"null":
             return None
         gvk = request.kind
         api_version = f"{gvk.group}/{gvk.version}" if gvk.group else gvk.version
         try:
             data = _OBJECT.decode(raw)
-        except (msgspec.DecodeError, RecursionError) as exc:  # a null object too: nothing to review
-            if bytes(raw).strip() == b"null":
-                return None
+        except (msgspec.DecodeError, RecursionError) as exc:
             raise BadReview(f"request.{'oldObject' if old else 'object'} is not an object: {_problem(exc)}") from None
         obj = PlainObject(data, api_version, gvk.kind, request.namespace or "default")
         return obj if obj.pod_spec_path is not None else None
@@ -218,9 +222,9 @@ class Reviewer:
         return finding.rule in self.policy.deny and finding.severity == "error"
 
     # --- the reply --------------------------------------------------------------------------------------
-    def _verdict(self, uid: str, findings: list[Finding]) -> Verdict:
+    def _verdict(self, uid: str, findings: list[Finding], may_deny: bool = True) -> Verdict:
         behind = self.cluster.degraded() if self.cluster.ready() else ["the cluster state is not loaded yet"]
-        denials = [f for f in findings if self._denies(f)] if not behind else []
+        denials = [f for f in findings if self._denies(f)] if may_deny and not behind else []
         warnings = [f for f in findings if f not in denials]
         if behind and any(self._denies(f) for f in findings):
             warnings.insert(0, _behind(behind))
@@ -250,6 +254,12 @@ def _read(body: bytes) -> _Request:
     if review.request is None:
         raise BadReview("the AdmissionReview has no request")
     return review.request
+
+
+def _controlled(obj: PlainObject) -> bool:
+    """An object a controller made (a Deployment's ReplicaSet, a ReplicaSet's Pods, a CronJob's Jobs)."""
+    owners = obj.metadata.get("ownerReferences")
+    return isinstance(owners, list) and any(isinstance(o, dict) and o.get("controller") is True for o in owners)
 
 
 def _problem(exc: Exception) -> str:
