@@ -140,15 +140,24 @@ class Client:
 
 @contextlib.contextmanager
 def running(
-    certs: Certs, *, state: Any = None, live: Any = None, config: Config | None = None, **server: Any
+    certs: Certs,
+    *,
+    state: Any = None,
+    live: Any = None,
+    config: Config | None = None,
+    watch: dict[str, Any] | None = None,
+    **server: Any,
 ) -> Iterator[WebhookServer]:
-    """A webhook served in this process on a free loopback port (its cluster source started)."""
+    """A webhook served in this process on a free loopback port (its cluster source started); `watch` sets
+    the watches' bounds (short ones for tests), `server` the server's."""
     config = config or Config()
     severities = resolve_severities(all_rules(), config, [], [])
     options = WebhookOptions(str(certs.cert_file), str(certs.key_file), 0, "127.0.0.1", live, state)
     webhook, cluster = build(options, config, severities)
     for key, value in server.items():
         setattr(webhook, key, value)
+    for key, value in (watch or {}).items():
+        setattr(cluster, key, value)
     start = getattr(cluster, "start", None)
     if start is not None:
         start()

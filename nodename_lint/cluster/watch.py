@@ -73,6 +73,8 @@ class WatchStatus:
     def set_synced(self, synced: bool, problem: str = "") -> None:
         if synced != self.synced:
             self.since = time.monotonic()
+            if synced and self.listed:
+                note(f"webhook: the watch of {self.kind} follows the cluster again; denials resume")
         self.synced, self.problem = synced, problem
 
 
@@ -187,11 +189,14 @@ class WatchedCluster:
             delay = min(self.backoff[1], delay * 2)
 
     def _lost(self, status: WatchStatus, problem: str) -> None:
+        """A watch lost, or a list or watch that failed again while lost (counted and said once)."""
         if self.stopping.is_set():
             return
-        status.losses += 1
+        if status.synced or not status.problem:
+            status.losses += status.synced
+            what = "is lost" if status.listed else "cannot list it yet"
+            note(f"webhook: the watch of {status.kind} {what} ({problem}); denials turn into warnings until it is back")
         status.set_synced(False, problem)
-        note(f"webhook: the watch of {status.kind} is lost ({problem}); denials turn into warnings until it is back")
 
     def _list(self, kind: WatchedKind, status: WatchStatus) -> None:
         listed = self.connection.list_all(kind.path, kind.field_selector, keep=KEEP[kind.name])

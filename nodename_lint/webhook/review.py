@@ -166,16 +166,16 @@ class Reviewer:
             return Verdict(400, _ENCODE({"error": one_line(str(exc))}), "invalid")
         if obj is None:
             return _reply(request.uid, "skipped")
-        if _controlled(obj):  # a controller's object: the one a person applied was the place to deny
-            return self._verdict(request.uid, self._check(obj, old), may_deny=False)
+        behind = self.cluster.degraded() if self.cluster.ready() else ["the cluster state is not loaded yet"]
+        may_deny = not behind and not _controlled(obj)  # a controller's object: its owner was the place to deny
         findings = self._check(obj, old)
-        for name in _missing_nodes(obj, findings, self._denies):
+        for name in _missing_nodes(obj, findings, self._denies) if may_deny else ():
             confirmed = self.cluster.confirm_node(name)
             if confirmed:  # it just joined: the state has it now, every rule reads it
                 findings = self._check(obj, old)
             elif confirmed is None:
                 findings = [_unconfirmed(f) if f.rule == "unknown-node" else f for f in findings]
-        return self._verdict(request.uid, findings)
+        return self._verdict(request.uid, findings, may_deny, behind)
 
     # --- the object and its findings -------------------------------------------------------------------
     def _object(self, request: _Request, old: bool = False) -> PlainObject | None:
@@ -222,9 +222,8 @@ class Reviewer:
         return finding.rule in self.policy.deny and finding.severity == "error"
 
     # --- the reply --------------------------------------------------------------------------------------
-    def _verdict(self, uid: str, findings: list[Finding], may_deny: bool = True) -> Verdict:
-        behind = self.cluster.degraded() if self.cluster.ready() else ["the cluster state is not loaded yet"]
-        denials = [f for f in findings if self._denies(f)] if may_deny and not behind else []
+    def _verdict(self, uid: str, findings: list[Finding], may_deny: bool, behind: list[str]) -> Verdict:
+        denials = [f for f in findings if self._denies(f)] if may_deny else []
         warnings = [f for f in findings if f not in denials]
         if behind and any(self._denies(f) for f in findings):
             warnings.insert(0, _behind(behind))

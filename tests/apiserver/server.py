@@ -112,8 +112,8 @@ class Fault:
     never answer), "truncate" (promise more bytes than sent, then close), "malformed" (200 with a
     body that is not JSON), "not-utf8" (200 with JSON bytes that are not UTF-8), "gone" (410 Expired, only for
     requests that carry a continue token), "drip" (the real reply, one byte per second), "endless" (a chunked
-    200 that never ends), "stall" (a watch accepted, then not a byte). `retry_after` replaces the Retry-After header of a status fault; `message` its
-    Status message.
+    200 that never ends), "stall" (a watch accepted, then not a byte; watches only). `retry_after` replaces the
+    Retry-After header of a status fault; `message` its Status message.
     """
 
     action: str
@@ -125,6 +125,8 @@ class Fault:
 
     def matches(self, request: Request) -> bool:
         if self.times <= 0 or not request.path.startswith(self.path):
+            return False
+        if self.action == "stall" and not request.query.get("watch"):  # a stall is for watches only
             return False
         return not self.continue_only or bool(request.query.get("continue"))
 
