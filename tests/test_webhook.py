@@ -161,6 +161,25 @@ def test_same_rules_ids_and_messages_as_the_cli(certs: Certs, state: Any, tmp_pa
     assert seen >= 8
 
 
+def test_a_rule_that_raises_is_a_warning_never_a_denial(certs: Certs, state: Any) -> None:
+    from nodename_lint.registry import all_rules
+    from nodename_lint.rule import ObjectRuleCheck
+
+    def broken(obj: Any, context: Any) -> Iterator[Any]:
+        raise RuntimeError("boom")
+
+    checks = all_rules()["unknown-node"].checks
+    kept = list(checks)
+    checks[:] = [ObjectRuleCheck("object", broken)]
+    try:
+        with running(certs, state=state) as webhook:
+            answer = Client(webhook.port, certs).answer(pod("ghost", "kind-wroker"))
+    finally:
+        checks[:] = kept
+    assert answer["allowed"] is True
+    assert any("internal error in rule unknown-node" in w and "RuntimeError: boom" in w for w in answer["warnings"])
+
+
 # --- the configuration --------------------------------------------------------------------------------
 def test_which_rules_deny_and_which_warn_is_configurable(certs: Certs, state: Any, tmp_path: Path) -> None:
     text = "rules:\n  nodename-in-template: off\nwebhook:\n  deny: [insufficient-resources]\n  warn-on: error\n"

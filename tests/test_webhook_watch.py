@@ -196,6 +196,7 @@ def test_a_node_the_state_lacks_is_looked_up_with_one_get_before_a_denial(
     api_server.faults.append(Fault("status:503", "/api/v1/nodes/kind-wroker"))
     answer = client.answer(pod("ghost", "kind-wroker"))
     assert answer["allowed"] is True and "could not be asked whether the node exists" in answer["warnings"][0]
+    assert len([r for r in api_server.requests if r.path == "/api/v1/nodes/kind-wroker"]) == 2  # never retried
     only_reads(api_server)
 
 

@@ -143,12 +143,14 @@ class ApiConnection:
             pass
 
     # --- single requests ----------------------------------------------------------------------
-    def _get(self, path: str, query: dict[str, str], decode: Decode | None = None) -> dict[str, Any]:
+    def _get(
+        self, path: str, query: dict[str, str], decode: Decode | None = None, retries: int = RETRIES
+    ) -> dict[str, Any]:
         """GET path?query as JSON. Raises Forbidden for 403 and ClusterUnavailable for anything untrustworthy."""
         attempt = 0
         while True:
             status, headers, body = self._send(path, query)
-            if status not in RETRY_STATUSES or attempt >= RETRIES:
+            if status not in RETRY_STATUSES or attempt >= retries:
                 break
             delay = min(MAX_BACKOFF, 0.1 * 2**attempt)
             retry_after = headers.get("Retry-After", "").strip()
@@ -289,9 +291,10 @@ class ApiConnection:
         raise AssertionError("unreachable")
 
     def get_object(self, path: str) -> dict[str, Any] | None:
-        """One object (GET /api/v1/nodes/NAME), None when it does not exist (404)."""
+        """One object (GET /api/v1/nodes/NAME), None when it does not exist (404); asked once, never retried
+        (the caller has a deadline of its own)."""
         try:
-            return self._get(path, {})
+            return self._get(path, {}, retries=0)
         except NotFound:
             return None
 
