@@ -135,14 +135,9 @@ class WatchedState(ClusterState):
         return self.sums.ports.get(node) or {}
 
     # --- whole kinds, from a list (built before the lock is taken) ----------------------------------
-    def install(self, kind: str, records: list[Any]) -> None:
-        """Replace everything known of one kind ("nodes", "namespaces", "runtime_classes", "pods") by the
-        records of a full list (read with KEEP[kind])."""
-        sums = None
-        if kind == "pods":
-            sums = PodSums()
-            for entry in records:
-                sums.add(entry)
+    def install(self, kind: str, records: Any) -> None:
+        """Replace everything known of one kind by what a full list gave: the records of "nodes",
+        "namespaces" and "runtime_classes" (each read with KEEP[kind]), the PodSums of "pods"."""
         with self.lock:
             self.unavailable.pop(kind, None)
             if kind == "nodes":
@@ -153,8 +148,7 @@ class WatchedState(ClusterState):
             elif kind == "runtime_classes":
                 self.runtime_classes = dict(records)
             else:
-                assert sums is not None
-                self.sums, self.pods = sums, ()  # Pods known, kept as the sums above
+                self.sums, self.pods = records, ()  # Pods known, kept as their sums
             self._suggestions.clear()
             self._no_fit.clear()
 

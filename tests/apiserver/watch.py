@@ -96,6 +96,7 @@ class WatchStream:
         try:
             if self._stream(handler):
                 handler.wfile.write(b"0\r\n\r\n")  # the server ended the watch: the last chunk
+                handler.close_connection = self.stopping.is_set()  # kept alive, as kube-apiserver does
         except OSError:
             pass  # the client hung up
 
