@@ -12,7 +12,10 @@ connections, one review at a time per connection. Reported:
    a pinned Deployment (denied), a Pod on a node that does not exist (denied after one GET of the node);
 3. 200 connections sending reviews at once: errors, throughput, p99;
 4. memory (VmRSS, VmHWM) of the webhook fed by watches, and of the same webhook fed by the snapshot of
-   that state (`nodename-lint snapshot`, then `--cluster-state`), after the same reviews.
+   that state (`nodename-lint snapshot`, then `--cluster-state`), after the same reviews, each also
+   over the same webhook fed an empty cluster (what the state itself takes);
+5. the CPU time of one review (thread time, so other processes on a shared machine do not count),
+   the Reviewer run in this process on the same states: what one core spends on a review.
 
     python bench/webhook.py [--nodes 5000] [--pods 150000] [--reviews 2000] [--concurrency 200]
 """
@@ -91,10 +94,11 @@ def wait_ready(port: int, certs: Any, seconds: float = 600) -> float:
     raise SystemExit("the webhook did not become ready")
 
 
-def memory(pid: int) -> str:
+def memory(pid: int, baseline: float = 0.0) -> str:
+    """RSS and its peak in MB, and what the state adds to the same webhook holding nothing (`baseline`)."""
     fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
     rss, peak = (int(fields[key].split()[0]) / 1024 for key in ("VmRSS", "VmHWM"))
-    return f"RSS {rss:.0f} MB (peak {peak:.0f} MB)"
+    return f"RSS {rss:.0f} MB (peak {peak:.0f} MB), {rss - baseline:.0f} MB over the same webhook with no cluster"
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -161,6 +165,68 @@ def concurrent(port: int, certs: Any, bodies: list[bytes], connections: int, eac
         print(f"    {error}")
 
 
+def cpu_per_review(reviewer: Any, bodies: dict[str, bytes], reviews: int) -> None:
+    """The CPU time of each review in this thread (time.thread_time: other processes on the machine do not
+    count), as one core spends it: the review alone, without TLS and HTTP."""
+    for name, body in bodies.items():
+        for _ in range(20):
+            reviewer.review(body)
+        times = []
+        for _ in range(reviews):
+            start = time.thread_time()
+            reviewer.review(body)
+            times.append(time.thread_time() - start)
+        print(
+            f"  {name:45} p50 {statistics.median(times) * 1e3:5.2f} ms  p99 {percentile(times, 0.99) * 1e3:5.2f} ms"
+            f"  max {max(times) * 1e3:6.2f} ms"
+        )
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def served(name: str, args: list[str], certs: Any, bodies: dict[str, bytes], options: Any, baseline: float) -> None:
+    port = free_port()
+    process = start_webhook(args, certs, port)
+    try:
+        ready = wait_ready(port, certs)
+        print(f"\nwebhook fed by {name}: ready in {ready:.1f} s, {memory(process.pid, baseline)}")
+        print(f"sequential reviews on one connection ({options.reviews} of each), as the client sees them:")
+        before = cpu_seconds(process.pid)
+        sequential(port, certs, bodies, options.reviews)
+        per_request = (cpu_seconds(process.pid) - before) / (len(bodies) * (options.reviews + 20))
+        print(f"  the webhook's CPU per request, TLS and HTTP included: {per_request * 1e3:.2f} ms")
+        print(f"concurrent reviews (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores):")
+        concurrent(port, certs, list(bodies.values()), options.concurrency, options.each)
+        print(f"memory after the reviews: {memory(process.pid, baseline)}")
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def idle_memory(args: list[str], certs: Any) -> float:
+    """RSS in MB of a webhook with nothing to hold (what its imports take), to tell the state's own share."""
+    port = free_port()
+    process = start_webhook(args, certs, port)
+    try:
+        wait_ready(port, certs)
+        return (
+            int(
+                dict(
+                    line.split(":", 1)
+                    for line in Path(f"/proc/{process.pid}/status").read_text().splitlines()
+                    if ":" in line
+                )["VmRSS"].split()[0]
+            )
+            / 1024
+        )
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=5000)
@@ -171,45 +237,58 @@ def main() -> None:
     options = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="nodename-lint-webhook-bench-"))
     certs = make_certs(work)
-    objects = cluster(options.nodes, options.pods)
     bodies = {name: json.dumps(review(obj)).encode() for name, obj in cases(options.nodes).items()}
+    baselines = {}
+    with ApiServer() as empty:  # the webhook with nothing to hold, fed each way
+        kubeconfig = _kubeconfig(work / "empty-kubeconfig", empty)
+        snapshot = _snapshot(kubeconfig, work / "empty.snapshot.json")
+        baselines["watches"] = idle_memory(["--kubeconfig", str(kubeconfig)], certs)
+        baselines["snapshot"] = idle_memory(["--cluster-state", str(snapshot)], certs)
+    objects = cluster(options.nodes, options.pods)
     with ApiServer(**objects) as server:
         del objects
-        kubeconfig = write_kubeconfig(
-            work / "kubeconfig",
-            clusters={"big": cluster_entry(server.url, server.ca_pem)},
-            users={"ci": {"token": TOKEN}},
-            contexts={"big": ("big", "ci")},
-            current="big",
-        )
-        print(f"cluster: {options.nodes} nodes, {options.pods} Pods; webhook pinned to CPU 0, {work}")
-        snapshot = work / "state.snapshot.json"
-        subprocess.run(
-            [sys.executable, "-m", "nodename_lint", "snapshot", "--kubeconfig", str(kubeconfig), "-o", str(snapshot)],
-            cwd=ROOT,
-            check=True,
-            capture_output=True,
-        )
-        for name, args in (
-            ("watches", ["--kubeconfig", str(kubeconfig)]),
-            ("snapshot", ["--cluster-state", str(snapshot)]),
-        ):
-            port = free_port()
-            process = start_webhook(args, certs, port)
-            try:
-                ready = wait_ready(port, certs)
-                print(f"\nwebhook fed by {name}: ready in {ready:.1f} s, {memory(process.pid)}")
-                print(f"sequential reviews on one connection ({options.reviews} of each):")
-                sequential(port, certs, bodies, options.reviews)
-                print("concurrent reviews:")
-                concurrent(port, certs, list(bodies.values()), options.concurrency, options.each)
-                print(f"memory after the reviews: {memory(process.pid)}")
-            finally:
-                process.terminate()
-                process.wait(timeout=30)
-        print(f"\nsnapshot file: {snapshot.stat().st_size / 1e6:.1f} MB")
+        kubeconfig = _kubeconfig(work / "kubeconfig", server)
+        print(f"cluster: {options.nodes} nodes, {options.pods} Pods; the webhook pinned to CPU 0; {work}")
+        snapshot = _snapshot(kubeconfig, work / "state.snapshot.json")
+        print(f"the snapshot of that state: {snapshot.stat().st_size / 1e6:.1f} MB")
+        feeds = {"watches": ["--kubeconfig", str(kubeconfig)], "snapshot": ["--cluster-state", str(snapshot)]}
+        for name, args in feeds.items():
+            served(name, args, certs, bodies, options, baselines[name])
+        print("\nCPU time of one review (the Reviewer in this process, same state, no TLS or HTTP):")
+        from nodename_lint.cluster.connection import LiveOptions
+        from nodename_lint.cluster.from_file import load_state_file
+        from nodename_lint.cluster.watch import WatchedCluster
+        from nodename_lint.config import Config, resolve_severities
+        from nodename_lint.registry import all_rules
+        from nodename_lint.webhook.review import FixedCluster, Policy, Reviewer
+
+        severities = resolve_severities(all_rules(), Config(), [], [])
+        watched = WatchedCluster(LiveOptions(kubeconfig=str(kubeconfig)))
+        watched.start()
+        while not watched.ready():
+            time.sleep(0.2)
+        for name, source in (("watches", watched), ("snapshot", FixedCluster(load_state_file(str(snapshot))))):
+            print(f" fed by {name}:")
+            cpu_per_review(Reviewer(source, severities, Policy()), bodies, options.reviews)
+        watched.close()
         methods = {request.method for request in server.requests}
-        print(f"API requests: {len(server.requests)}, methods {sorted(methods)}")
+        print(f"\nAPI requests: {len(server.requests)}, methods {sorted(methods)}")
+
+
+def _kubeconfig(path: Path, server: ApiServer) -> Path:
+    return write_kubeconfig(
+        path,
+        clusters={"big": cluster_entry(server.url, server.ca_pem)},
+        users={"ci": {"token": TOKEN}},
+        contexts={"big": ("big", "ci")},
+        current="big",
+    )
+
+
+def _snapshot(kubeconfig: Path, output: Path) -> Path:
+    command = [sys.executable, "-m", "nodename_lint", "snapshot", "--kubeconfig", str(kubeconfig), "-o", str(output)]
+    subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
+    return output
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,15 +74,27 @@ def main() -> None:
     }
     servers = {
         "stdlib ThreadingHTTPServer + ssl": [
-            "-m", "nodename_lint", "webhook", "--tls-cert-file", str(certs.cert_file), "--tls-private-key-file",
-            str(certs.key_file), "--bind-address", "127.0.0.1", "--cluster-state", str(STATE), "--port",
+            "-m",
+            "nodename_lint",
+            "webhook",
+            "--tls-cert-file",
+            str(certs.cert_file),
+            "--tls-private-key-file",
+            str(certs.key_file),
+            "--bind-address",
+            "127.0.0.1",
+            "--cluster-state",
+            str(STATE),
+            "--port",
         ],
         "aiohttp": ["-c", AIOHTTP_SERVER, str(certs.cert_file), str(certs.key_file)],
     }
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     for name, args in servers.items():
         port = free_port()
-        argv = [sys.executable, *args, str(port)] if name != "aiohttp" else [sys.executable, *args, str(port), str(STATE)]
+        argv = (
+            [sys.executable, *args, str(port)] if name != "aiohttp" else [sys.executable, *args, str(port), str(STATE)]
+        )
         process = subprocess.Popen(
             argv, cwd=ROOT, stderr=subprocess.DEVNULL, preexec_fn=lambda: os.sched_setaffinity(0, {0})
         )

@@ -10,7 +10,11 @@ few connections open and sends reviews over them), each bounded:
 - at most `max_connections` at once; past that, a connection is closed at once;
 - the certificate and key are read again when their files change (cert-manager renews them).
 
-Why not an async server: measured in the commit that added this module (bench/webhook.py --server).
+Why not an async server (aiohttp): bench/webhook_servers.py answers the same reviews with both, pinned
+to one core. The CPU per review is alike (1.8 and 1.4 ms, the review itself most of it), the tail and
+200 connections at once went better here (p99 19 against 24 ms; 225 against 118 reviews/s), and the
+bounds above (a whole request within a deadline, plain HTTP told apart before the handshake) are ours
+to set; aiohttp has no bound on the time to send the headers. No dependency either.
 """
 
 from __future__ import annotations
