@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from live_scale import cluster  # noqa: E402  (bench/ is not a package)
 
 from tests.apiserver import TOKEN, ApiServer, cluster_entry, free_port, write_kubeconfig  # noqa: E402
-from tests.webhook import Client, deployment, make_certs, pod, review  # noqa: E402
+from tests.webhook import Client, command, deployment, make_certs, pod, review  # noqa: E402
 
 
 def cases(nodes: int) -> dict[str, dict[str, Any]]:
@@ -58,21 +58,7 @@ def cases(nodes: int) -> dict[str, dict[str, Any]]:
 
 def start_webhook(args: list[str], certs: Any, port: int) -> subprocess.Popen[str]:
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "nodename_lint",
-            "webhook",
-            "--tls-cert-file",
-            str(certs.cert_file),
-            "--tls-private-key-file",
-            str(certs.key_file),
-            "--port",
-            str(port),
-            "--bind-address",
-            "127.0.0.1",
-            *args,
-        ],
+        command(certs, port, *args),
         cwd=ROOT,
         stderr=subprocess.PIPE,
         text=True,

@@ -23,10 +23,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from webhook import concurrent, sequential, wait_ready  # noqa: E402  (bench/ is not a package)
+from webhook import concurrent, cpu_seconds, sequential, wait_ready  # noqa: E402  (bench/ is not a package)
 
 from tests.apiserver import free_port  # noqa: E402
-from tests.webhook import make_certs, pod, review  # noqa: E402
+from tests.webhook import command, make_certs, pod, review  # noqa: E402
 
 STATE = ROOT / "examples" / "cluster" / "state.yaml"
 
@@ -56,11 +56,6 @@ web.run_app(app, host="127.0.0.1", port=int(port), ssl_context=context, print=No
 """
 
 
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--reviews", type=int, default=2000)
@@ -73,28 +68,16 @@ def main() -> None:
         "Pod on a missing node (denied)": json.dumps(review(pod("ghost", "kind-wroker"))).encode(),
     }
     servers = {
-        "stdlib ThreadingHTTPServer + ssl": [
-            "-m",
-            "nodename_lint",
-            "webhook",
-            "--tls-cert-file",
-            str(certs.cert_file),
-            "--tls-private-key-file",
-            str(certs.key_file),
-            "--bind-address",
-            "127.0.0.1",
-            "--cluster-state",
-            str(STATE),
-            "--port",
-        ],
+        "stdlib ThreadingHTTPServer + ssl": None,  # nodename-lint webhook --cluster-state STATE
         "aiohttp": ["-c", AIOHTTP_SERVER, str(certs.cert_file), str(certs.key_file)],
     }
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     for name, args in servers.items():
         port = free_port()
-        argv = (
-            [sys.executable, *args, str(port)] if name != "aiohttp" else [sys.executable, *args, str(port), str(STATE)]
-        )
+        if args is None:
+            argv = command(certs, port, "--cluster-state", str(STATE))
+        else:
+            argv = [sys.executable, *args, str(port), str(STATE)]
         process = subprocess.Popen(
             argv, cwd=ROOT, stderr=subprocess.DEVNULL, preexec_fn=lambda: os.sched_setaffinity(0, {0})
         )

@@ -166,6 +166,16 @@ def test_a_lost_watch_warns_instead_of_denying_until_the_relist_completes(
     only_reads(api_server)
 
 
+def test_a_watch_refused_with_410_relists(webhook: Any, api_server: ApiServer) -> None:
+    """410 Gone as the reply to the watch request itself (not as an ERROR event): a relist, then a watch."""
+    cluster = webhook.reviewer.cluster
+    api_server.faults.append(Fault("gone", "/apis/node.k8s.io/v1/runtimeclasses", times=1))
+    api_server.history.cut()
+    wait_for(lambda: cluster.statuses["runtime_classes"].relists == 1 and not cluster.degraded())
+    assert all(cluster.statuses[kind].relists == 0 for kind in ("nodes", "namespaces", "pods"))
+    only_reads(api_server)
+
+
 def test_a_silent_watch_is_lost_after_the_idle_bound_and_resumes(
     certs: Certs, live: LiveOptions, api_server: ApiServer
 ) -> None:

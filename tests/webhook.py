@@ -6,6 +6,7 @@ import contextlib
 import http.client
 import json
 import ssl
+import sys
 import threading
 import time
 import uuid
@@ -48,6 +49,14 @@ def make_certs(folder: Path) -> Certs:
     cert_file.write_bytes(b"".join(pem.bytes() for pem in issued.cert_chain_pems))
     key_file.write_bytes(issued.private_key_pem.bytes())
     return Certs(ca, cert_file, key_file)
+
+
+def command(certs: Certs, port: int, *args: str) -> list[str]:
+    """`nodename-lint webhook` on a loopback port, as a process."""
+    return [
+        sys.executable, "-m", "nodename_lint", "webhook", "--tls-cert-file", str(certs.cert_file),
+        "--tls-private-key-file", str(certs.key_file), "--port", str(port), "--bind-address", "127.0.0.1", *args,
+    ]  # fmt: skip
 
 
 def pod(name: str = "p", node: str | None = "kind-worker", *, cpu: str = "100m", **extra: Any) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 import msgspec
 
+from ..audit import NOT_APPLICABLE
 from ..cluster.state import ClusterState
 from ..engine import Linter
 from ..findings import Finding
@@ -35,24 +36,10 @@ from ..safe_text import one_line
 ADMISSION_VERSION = "admission.k8s.io/v1"
 MAX_BODY = 3 << 20  # bytes: the API server's own limit for a request body; a review of a bigger object cannot come
 DEFAULT_DENY = frozenset({"unknown-node", "nodename-in-template", "invalid-node-name"})
-# Rules that cannot apply at admission: they are about files (syntax, charts, static Pod folders), a Pod
-# saved from a mirror Pod (the kubelet creates those), a change of a live Pod's nodeName or a namespace
-# that does not exist (the API server refuses both itself), or spec.overhead set by hand (at validation
-# time the RuntimeClass admission plugin has set it).
-NOT_AT_ADMISSION = frozenset(
-    {
-        "yaml-syntax",
-        "duplicate-key",
-        "helm-render",
-        "invalid-suppression",
-        "nodename-immutable",
-        "static-pod-invalid",
-        "static-pod-missing-namespace",
-        "mirror-pod-manifest",
-        "runtime-class-overhead",
-        "missing-namespace",
-    }
-)
+# The rules that cannot apply to an object the API server holds cannot apply to one it is admitting either:
+# they are about files, compare a manifest with the live object, or predict an admission step already made
+# (the RuntimeClass plugin has set spec.overhead; the namespace exists).
+NOT_AT_ADMISSION = NOT_APPLICABLE
 WARNING_BUDGET = 4096  # characters of warnings the API server passes on whole (truncateAtTotalRunes)
 WARNING_ITEM = 256  # past the budget, it cuts each warning to this many (truncateItemRunes)
 _DATA = ("nodes", "namespaces", "pods", "live-pods", "runtime_classes")
