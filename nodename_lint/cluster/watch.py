@@ -30,6 +30,7 @@ from .connection import ApiConnection, LiveOptions
 from .errors import ClusterUnavailable, Forbidden, Gone
 from .live import NON_TERMINATED, RUNTIME_CLASSES
 from .objects import StateError, node_from_object
+from .trimming import decode_node_page, decode_pod_page
 from .watched import KEEP, PodSums, WatchedState, pod_entry
 
 CONFIRM_TIMEOUT = 1.0  # seconds for the GET of a node the state lacks: a review has 3 s in all
@@ -201,10 +202,13 @@ class WatchedCluster:
     def _list(self, kind: WatchedKind, status: WatchStatus) -> None:
         if kind.name == "pods":  # summed as the pages arrive: 150,000 entries held at once took 60 MB
             sums = PodSums()
-            listed = self.connection.list_all(kind.path, kind.field_selector, keep=lambda pod: sums.add(pod_entry(pod)))
+            listed = self.connection.list_all(
+                kind.path, kind.field_selector, keep=lambda pod: sums.add(pod_entry(pod)), decode=decode_pod_page
+            )
             self.state.install(kind.name, sums)
         else:
-            listed = self.connection.list_all(kind.path, kind.field_selector, keep=KEEP[kind.name])
+            decode = decode_node_page if kind.name == "nodes" else None
+            listed = self.connection.list_all(kind.path, kind.field_selector, keep=KEEP[kind.name], decode=decode)
             self.state.install(kind.name, listed)
         status.version = listed.resource_version
         status.refused = ""
