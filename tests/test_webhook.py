@@ -45,6 +45,21 @@ def client(certs: Certs, state: Any) -> Iterator[Client]:
         connection.close()
 
 
+def test_every_option_of_the_commands_is_documented() -> None:
+    from nodename_lint.cli import main
+
+    page = (ROOT / "docs" / "webhook.md").read_text(encoding="utf-8")
+    webhook = main.commands["webhook"]
+    for subcommand in (webhook, webhook.commands["manifests"]):  # type: ignore[attr-defined]
+        for param in subcommand.params:
+            for option in getattr(param, "opts", []):
+                if option.startswith("--") and option != "--help":
+                    assert f"`{option}" in page, option
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "nodename-lint webhook --tls-cert-file" in readme and "nodename-lint webhook manifests" in readme
+    assert "docs/webhook.md" in readme
+
+
 def _changed(**request: Any) -> dict[str, Any]:
     """A review of a Pod with some fields of its request replaced."""
     sent = review(pod())
