@@ -176,6 +176,18 @@ def test_a_watch_refused_with_410_relists(webhook: Any, api_server: ApiServer) -
     only_reads(api_server)
 
 
+def test_a_server_that_ends_every_watch_at_once_is_not_hammered(webhook: Any, api_server: ApiServer) -> None:
+    api_server.faults.append(Fault("end", "/api/v1/namespaces"))
+    api_server.history.cut()
+    time.sleep(2)
+    watches = [r for r in api_server.requests if r.path == "/api/v1/namespaces" and r.query.get("watch")]
+    assert len(watches) < 15  # backing off (0.05 s doubling to 0.2 s here), not hundreds
+    assert webhook.reviewer.cluster.degraded()
+    api_server.faults.clear()
+    wait_for(lambda: not webhook.reviewer.cluster.degraded())
+    only_reads(api_server)
+
+
 def test_a_silent_watch_is_lost_after_the_idle_bound_and_resumes(
     certs: Certs, live: LiveOptions, api_server: ApiServer
 ) -> None:

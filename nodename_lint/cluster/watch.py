@@ -168,7 +168,10 @@ class WatchedCluster:
             try:
                 if not status.version:
                     self._list(kind, status)
+                started, seen = time.monotonic(), sum(status.events.values())
                 self._watch(kind, status)  # until the server ends it: then again from the last version
+                if time.monotonic() - started < 1 and sum(status.events.values()) == seen:
+                    raise ClusterUnavailable("the API server ended the watch at once, without an event")
                 delay = self.backoff[0]
                 continue
             except Gone as exc:

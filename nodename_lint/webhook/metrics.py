@@ -95,6 +95,6 @@ class _ClusterCollector(Collector):
             synced.add_metric([kind], float(status.synced and not status.refused))
             losses.add_metric([kind], status.losses)
             relists.add_metric([kind], status.relists)
-            for event_type, count in sorted(status.events.items()):
+            for event_type, count in sorted(list(status.events.items())):  # one copy: a watch may add a type
                 events.add_metric([kind, event_type], count)
         yield from (synced, losses, relists, events)

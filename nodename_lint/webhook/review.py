@@ -98,6 +98,7 @@ class Verdict:
     body: bytes
     verdict: str  # allowed, warned, denied, skipped (not reviewed), invalid (400)
     rules: dict[str, str] = field(default_factory=dict)  # rule id -> "denied" or "warned"
+    subject: str = ""  # "Pod default/ghost", for the log
 
 
 class BadReview(ValueError):
@@ -162,7 +163,9 @@ class Reviewer:
                 findings = self._check(obj, old)
             elif confirmed is None:
                 findings = [_unconfirmed(f) if f.rule == "unknown-node" else f for f in findings]
-        return self._verdict(request.uid, findings, may_deny, behind)
+        verdict = self._verdict(request.uid, findings, may_deny, behind)
+        verdict.subject = obj.ref.describe()
+        return verdict
 
     # --- the object and its findings -------------------------------------------------------------------
     def _object(self, request: _Request, old: bool = False) -> PlainObject | None:

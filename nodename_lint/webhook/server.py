@@ -232,7 +232,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._reply(verdict.status, verdict.body, "application/json")
         webhook.metrics.observe(verdict, time.perf_counter() - started)
         if verdict.verdict == "denied":
-            note(f"webhook: denied ({', '.join(r for r, v in verdict.rules.items() if v == 'denied')})")
+            denied = ", ".join(rule for rule, what in verdict.rules.items() if what == "denied")
+            note(f"webhook: denied {verdict.subject} ({denied})")
 
     def do_PUT(self) -> None:
         self._reply(405, b"method not allowed\n", "text/plain; charset=utf-8")
@@ -292,7 +293,7 @@ class WebhookServer:
         lines = ["[+]cluster-state loaded" if ready else "[-]cluster-state not loaded yet (the first full lists)"]
         lost = cluster.degraded() if ready else []
         lines += [f"[-]watch: {one_line(reason)}; denials turn into warnings" for reason in lost]
-        if ready and not lost:
+        if ready and not lost and cluster.statuses:
             lines.append("[+]watches follow the cluster")
         verdict = "readyz check passed" if ready else "readyz check failed"
         lines.append(f"{verdict} (degraded: warnings only)" if lost else verdict)

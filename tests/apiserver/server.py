@@ -112,7 +112,8 @@ class Fault:
     never answer), "truncate" (promise more bytes than sent, then close), "malformed" (200 with a
     body that is not JSON), "not-utf8" (200 with JSON bytes that are not UTF-8), "gone" (410 Expired, only for
     requests that carry a continue token), "drip" (the real reply, one byte per second), "endless" (a chunked
-    200 that never ends), "stall" (a watch accepted, then not a byte; watches only). `retry_after` replaces the
+    200 that never ends), "stall" (a watch accepted, then not a byte), "end" (a watch ended at once, without an
+    event; both for watches only). `retry_after` replaces the
     Retry-After header of a status fault; `message` its Status message.
     """
 
@@ -126,7 +127,7 @@ class Fault:
     def matches(self, request: Request) -> bool:
         if self.times <= 0 or not request.path.startswith(self.path):
             return False
-        if self.action == "stall" and not request.query.get("watch"):  # a stall is for watches only
+        if self.action in ("stall", "end") and not request.query.get("watch"):  # for watches only
             return False
         return not self.continue_only or bool(request.query.get("continue"))
 
@@ -650,12 +651,15 @@ class _Handler(BaseHTTPRequestHandler):
             code, reply = self.server.api.respond(request)
         except ApiError as exc:
             code, reply = exc.code, json.dumps(exc.body).encode()
-        if isinstance(reply, WatchStream):  # a watch accepted, then silent: no event, no bookmark
-            if action != "stall":
+        if isinstance(reply, WatchStream):  # a watch accepted, then silent, or ended at once
+            if action not in ("stall", "end"):
                 raise ValueError(f"fault {action!r} does not apply to a watch")
             self.send_response(200)
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
+            if action == "end":
+                self.wfile.write(b"0\r\n\r\n")
+                return True
             self.server.api.wait_stopping(60)
             self.close_connection = True
             return True
