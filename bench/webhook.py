@@ -179,6 +179,8 @@ def served(name: str, args: list[str], certs: Any, bodies: dict[str, bytes], opt
     try:
         ready = wait_ready(port, certs)
         print(f"\nwebhook fed by {name}: ready in {ready:.1f} s, {memory(process.pid, baseline)}")
+        if options.memory_only:
+            return
         print(f"sequential reviews on one connection ({options.reviews} of each), as the client sees them:")
         before = cpu_seconds(process.pid)
         sequential(port, certs, bodies, options.reviews)
@@ -220,6 +222,7 @@ def main() -> None:
     parser.add_argument("--reviews", type=int, default=2000, help="sequential reviews of each kind")
     parser.add_argument("--concurrency", type=int, default=200)
     parser.add_argument("--each", type=int, default=10, help="reviews per concurrent connection")
+    parser.add_argument("--memory-only", action="store_true", help="readiness and memory, no latency runs")
     options = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="nodename-lint-webhook-bench-"))
     certs = make_certs(work)
@@ -240,6 +243,8 @@ def main() -> None:
         feeds = {"watches": ["--kubeconfig", str(kubeconfig)], "snapshot": ["--cluster-state", str(snapshot)]}
         for name, args in feeds.items():
             served(name, args, certs, bodies, options, baselines[name])
+        if options.memory_only:
+            return
         print("\nCPU time of one review (the Reviewer in this process, same state, no TLS or HTTP):")
         from nodename_lint.cluster.connection import LiveOptions
         from nodename_lint.cluster.from_file import load_state_file

@@ -424,6 +424,7 @@ class _Runners:
                     stay = not self.closed
                     self.idle += stay  # before `done`: the caller's next request finds this thread idle
                 request.done.set()
+            del request  # an idle thread must not keep its last reply (a page of a list) alive
             if not stay:
                 return
 
