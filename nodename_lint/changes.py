@@ -1,4 +1,5 @@
-"""`--changed-since REF`: keep only findings in files changed since a git commit (pull-request review).
+"""`--changed-since REF`: keep only findings in files changed since a git commit (pull-request review),
+or of objects built from a changed file.
 
 The whole input is still linted (folder-wide static Pod checks need every file); only the report
 is narrowed, so a finding in an untouched file does not block someone else's pull request.
@@ -43,9 +44,18 @@ def changed_files(ref: str) -> set[str]:
 
 
 def keep_changed_files(result: RunResult, ref: str) -> None:
-    """Drop the findings of files that did not change since REF (stdin findings stay); say how many."""
+    """Drop the findings of files that did not change since REF (stdin findings stay); say how many.
+
+    A finding of a rendered object (a chart's template, an overlay's patch) counts as changed when any
+    file its build read changed (Finding.inputs): a pull request that only changes values.yaml, or adds a
+    packaged subchart, changes what the templates it did not touch render to.
+    """
     changed = changed_files(ref)
-    kept = [f for f in result.findings if f.file == STDIN_NAME or os.path.realpath(f.file) in changed]
+    kept = [
+        f
+        for f in result.findings
+        if f.file == STDIN_NAME or os.path.realpath(f.file) in changed or not f.inputs.isdisjoint(changed)
+    ]
     hidden = len(result.findings) - len(kept)
     result.findings = kept
     if hidden:

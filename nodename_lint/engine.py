@@ -50,6 +50,7 @@ class FileResult:
     internal_errors: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     built_from: list[str] = field(default_factory=list)  # real paths of the files a successful build read
+    entry: str = ""  # a kustomization: the real path of its kustomization file (Rendering.entry)
     # cluster-scoped objects the file creates (kind, name), and the findings they would make moot
     created: set[tuple[str, str]] = field(default_factory=set)
     conditional: list[tuple[Finding, tuple[str, str]]] = field(default_factory=list)
@@ -64,6 +65,7 @@ class ParsedSource:
     documents: list[Document] = field(default_factory=list)
     rendering: Rendering | None = None  # a chart or kustomization: what its build gave
     failure: UnicodeDecodeError | OSError | None = None  # why reading stopped after `documents`
+    notes: list[str] = field(default_factory=list)
     # (id of a document, default namespace) -> its objects, built once by `objects` for the lint to reuse
     held_objects: dict[tuple[int, str], list[Manifest]] = field(default_factory=dict, repr=False)
 
@@ -99,11 +101,28 @@ def parse_source(
     parsed = ParsedSource(source)
     with without_cycle_collection():  # as in _lint_documents: no cycles, and a rescan per burst is quadratic
         try:
-            for document in iter_documents(read_blocks(source), split_lists=True, limits=limits or DEFAULT_LIMITS):
+            blocks = source_blocks(source, parsed.notes)
+            for document in iter_documents(blocks, split_lists=True, limits=limits or DEFAULT_LIMITS):
                 parsed.documents.append(document)
         except (UnicodeDecodeError, OSError) as exc:  # lint_parsed reports it after the documents before it
             parsed.failure = exc
     return parsed
+
+
+def source_blocks(source: Source, notes: list[str]) -> Iterator[str]:
+    """The text of a source (sources.read_blocks); a file of a chart folder that holds template actions
+    is data the chart reads through .Files and tpl, not a manifest: no text, and a note names it."""
+    if not source.in_chart:
+        yield from read_blocks(source)
+        return
+    blocks = list(read_blocks(source))
+    if any("{{" in block for block in blocks):
+        notes.append(
+            f"{source.display}: not linted on its own: it lies in a Helm chart folder and holds template actions "
+            "({{ }}), so it is data the chart reads (.Files), not a manifest"
+        )
+        return
+    yield from blocks
 
 
 Check = TypeVar("Check", ObjectCheck, GroupCheck)
@@ -188,10 +207,12 @@ class Linter:
             self._lint_rendered(result, rendering, parsed.held_objects if parsed is not None else None)
             _sort(result.findings, POSITION_ORDER)
             return result
+        if parsed is not None:
+            result.notes.extend(parsed.notes)
         documents = (
             parsed.replay()
             if parsed is not None
-            else iter_documents(read_blocks(source), split_lists=True, limits=self.limits)
+            else iter_documents(source_blocks(source, result.notes), split_lists=True, limits=self.limits)
         )
         try:
             self._lint_documents(result, documents, parsed.held_objects if parsed is not None else None)
@@ -241,22 +262,28 @@ class Linter:
         """A chart or kustomization: lint what it builds to, at the files it was built from."""
         result.notes.extend(rendering.notes)
         result.built_from.extend(rendering.built_from)
+        result.entry = rendering.entry
         for problem in rendering.problems:
-            severity = _active_severity(problem.rule, self.severities, all_rules())
-            if severity is not None:
-                result.findings.append(
-                    Finding(
-                        problem.rule,
-                        severity,
-                        problem.message,
-                        problem.file,
-                        problem.line,
-                        problem.column,
-                        None,
-                        problem.fix,
-                    )
+            if problem.rule not in self.severities:
+                continue
+            severity = self.severities[problem.rule] or problem.severity or all_rules()[problem.rule].severity
+            result.findings.append(
+                Finding(
+                    problem.rule,
+                    severity,
+                    problem.message,
+                    problem.file,
+                    problem.line,
+                    problem.column,
+                    None,
+                    problem.fix,
                 )
+            )
         self._lint_documents(result, rendering.documents, held)
+        if rendering.inputs:  # --changed-since: these findings change with any file the build read
+            inputs = frozenset(rendering.inputs)
+            for finding in result.findings:
+                finding.inputs = inputs
 
     def check_object(self, obj: Manifest) -> FileResult:
         """Run the object rules on one object that comes from no file (audit reads them from a cluster)."""
@@ -501,26 +528,42 @@ class Linter:
         """
         run = RunResult(skipped_rules=dict(self.skipped))
         static_by_folder: dict[str, list[Manifest]] = {}
-        plain: list[Finding] = []  # findings of files linted on their own
+        kept: list[FileResult] = []  # results reported whole; files linted on their own and bases are decided last
+        plain: list[FileResult] = []  # files linted on their own
+        built: list[FileResult] = []  # kustomizations, which an overlay of the run may build as a base
         built_from: set[str] = set()
-        plain_objects: list[tuple[str, int]] = []  # (real path, objects) of files linted on their own
-        created: set[tuple[str, str]] = set()
-        conditional: list[tuple[Finding, tuple[str, str]]] = []
+        read_by_others: set[str] = set()  # kustomization files another build of the run read
         for file_result in file_results:
             if progress is not None:
                 progress()
             run.files += 1
-            run.objects += file_result.objects
-            (run.findings if file_result.source.render else plain).extend(file_result.findings)
-            if not file_result.source.render and file_result.source.path != STDIN:
-                plain_objects.append((os.path.realpath(file_result.source.path), file_result.objects))
-            built_from.update(file_result.built_from)
-            run.notes.extend(file_result.notes)
+            if not file_result.entry:
+                run.notes.extend(file_result.notes)
             run.internal_errors.extend(file_result.internal_errors)
-            created |= file_result.created
-            conditional += file_result.conditional
+            built_from.update(file_result.built_from)
+            read_by_others.update(path for path in file_result.built_from if path != file_result.entry)
+            if not file_result.source.render and file_result.source.path != STDIN:
+                plain.append(file_result)
+            elif file_result.entry:
+                built.append(file_result)
+            else:
+                kept.append(file_result)
             for pod in file_result.static_pods:
                 static_by_folder.setdefault(os.path.dirname(pod.path), []).append(pod)
+        # A kustomization's patches and resources are reported as built (with the overlay's names and
+        # namespace), not also on their own; a base that an overlay of the run builds, only as built there.
+        kept += [result for result in plain if os.path.realpath(result.source.path) not in built_from]
+        for result in built:
+            if result.entry not in read_by_others:
+                kept.append(result)
+                run.notes.extend(result.notes)
+        created: set[tuple[str, str]] = set()
+        conditional: list[tuple[Finding, tuple[str, str]]] = []
+        for file_result in kept:
+            run.objects += file_result.objects
+            run.findings.extend(file_result.findings)
+            created |= file_result.created
+            conditional += file_result.conditional
         for check in self.group_checks["folder"]:
             for folder, pods in static_by_folder.items():
                 try:
@@ -532,12 +575,8 @@ class Linter:
         run.created = created
         run.conditional = [(finding, needed) for finding, needed in conditional if needed not in created]
         run.findings.extend(finding for finding, _ in run.conditional)
-        # a kustomization's patches and resources are reported as built (with the overlay's names and
-        # namespace), not also on their own
-        run.findings.extend(f for f in plain if not built_from or os.path.realpath(f.file) not in built_from)
-        run.objects -= sum(objects for path, objects in plain_objects if path in built_from)  # counted as built
         with without_cycle_collection():  # see _sort
-            run.findings = list({REPORT_ORDER(f): f for f in run.findings}.values())  # a base alone and in an overlay
+            run.findings = list({REPORT_ORDER(f): f for f in run.findings}.values())  # two overlays of one base
         _sort(run.findings, REPORT_ORDER)
         return run
 

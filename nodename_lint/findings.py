@@ -32,6 +32,9 @@ class Finding:
     template_file: str | None = None
     template_line: int | None = None
     template_column: int | None = None
+    # Real paths of the files the build of a rendered object read (a chart's copy, values files): the
+    # finding counts as changed when any of them changed (--changed-since). Not part of any report.
+    inputs: frozenset[str] = frozenset()
 
     @property
     def in_file(self) -> bool:

@@ -19,6 +19,18 @@ STDIN = "-"
 STDIN_NAME = "<stdin>"
 STDIN_BLOCK = 1 << 20
 CHART_FILE = "Chart.yaml"
+# A chart folder's own parts: Helm renders templates/ and charts/ (crds/ is applied as is, and runs no Pod),
+# and these files at its top are the chart's metadata and values, not manifests. Its other YAML files are
+# linted on their own: a Chart.yaml must not hide the manifests that lie beside it.
+CHART_PARTS = ("templates", "charts", "crds")
+CHART_OWN_FILES = (
+    CHART_FILE,
+    "Chart.lock",
+    "values.yaml",
+    "values.schema.json",
+    "requirements.yaml",
+    "requirements.lock",
+)
 
 
 class UsageError(Exception):
@@ -32,6 +44,9 @@ class Source:
     path: str
     is_static_pod: bool = False
     render: str = ""  # "helm" or "kustomize": a folder that is built, then linted (nodename_lint.render)
+    # A file of a chart folder outside its templates/, charts/ and crds/: linted on its own, unless it holds
+    # template actions (the chart reads it through .Files and tpl), which a note then names.
+    in_chart: bool = False
 
     @property
     def display(self) -> str:
@@ -119,7 +134,15 @@ def _file_sources(
     found: list[tuple[Source, object]] = [(Source(_relative(folder), render=kind), _identity(folder))] if kind else []
     if kind != HELM:
         found.append((Source(path), _identity(path)))
+    elif not _chart_part(os.path.relpath(os.path.abspath(path), folder)):
+        found.append((Source(path, in_chart=True), _identity(path)))
     return found
+
+
+def _chart_part(relative: str) -> bool:
+    """Whether a path inside a chart folder is rendered by Helm or is the chart's own metadata."""
+    parts = relative.split(os.sep)
+    return parts[0] in CHART_PARTS or (len(parts) == 1 and parts[0] in CHART_OWN_FILES)
 
 
 def _relative(folder: str) -> str:
@@ -152,7 +175,12 @@ def is_excluded(path: str, patterns: list[str]) -> bool:
 
 
 def _walk(
-    folder: str, static_dirs: list[str], exclude: list[str], visited: set[tuple[int, int]], roots: list[str]
+    folder: str,
+    static_dirs: list[str],
+    exclude: list[str],
+    visited: set[tuple[int, int]],
+    roots: list[str],
+    in_chart: bool = False,
 ) -> Iterator[tuple[Source, tuple[int, int] | str]]:
     try:
         info = os.stat(folder)
@@ -169,12 +197,12 @@ def _walk(
         note(f"{printable_path(folder)}: cannot list folder: {exc.strerror}", informational=True)
         return
     static_folder = is_static_pod_path(os.path.join(folder, "x"), static_dirs)
+    chart = False
     if not static_folder:
         yield from _build_source(folder, [entry.name for entry in entries], identity)
-        if any(entry.name == CHART_FILE for entry in entries):
-            return  # a chart's files are its templates: the render stands for all of them
+        chart = any(entry.name == CHART_FILE for entry in entries)  # the render stands for its parts
     for entry in entries:
-        if entry.name.startswith("."):
+        if entry.name.startswith(".") or (chart and _chart_part(entry.name)):
             continue
         path = entry.name if folder == "." else entry.path
         if exclude and is_excluded(path, exclude):
@@ -200,10 +228,10 @@ def _walk(
                     "manifests",
                     as_note=True,
                 )
-            yield from _walk(path, static_dirs, exclude, visited, roots)
+            yield from _walk(path, static_dirs, exclude, visited, roots, in_chart or chart)
         elif stat.S_ISREG(mode):
             if wanted:
-                yield Source(path, static_folder), (info.st_dev, info.st_ino)
+                yield Source(path, static_folder, in_chart=in_chart or chart), (info.st_dev, info.st_ino)
         elif wanted:
             _skipped(path, f"not a regular file ({file_kind(mode)}), not opened")
 

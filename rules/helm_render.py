@@ -2,9 +2,15 @@
 ## What it does
 Reports a Helm chart (a folder with `Chart.yaml`) that Helm cannot render with the values of the
 run: a template error (`nil pointer evaluating`, a `required` or `fail` call, a missing
-`include`), a values file that is not YAML, a values schema violation, a missing subchart. The
-finding is at the template file and the line Helm names (else at the chart's `Chart.yaml`); the
-other charts and files of the run are still linted.
+`include`), a values file that is not YAML, a values schema violation. The finding is at the
+template file and the line Helm names (else at the chart's `Chart.yaml`); the other charts and
+files of the run are still linted.
+
+Also at `Chart.yaml`: a chart that does not render within nodename-lint's budget per chart (30 s
+of CPU time, 2 GiB of memory, 60 s of wall time, 64 MiB of output: a `range until` loop or a
+recursive `tpl` without end), an error; and, as a warning that says the chart was not checked,
+dependencies declared in `Chart.yaml` but missing in `charts/` (`helm dependency build` fetches
+them), a chart git does not track, or one too big to copy (over 64 MiB or 20,000 files).
 
 ## Why is this bad?
 `helm install`, `helm upgrade` and `helm template` stop at the first template that fails
@@ -14,7 +20,9 @@ chart reaches the cluster, and nodename-lint cannot check what the chart would c
 ## How to fix
 Fix the template at the reported line, or give the values it needs: `--helm-values FILE`
 (repeatable, like `helm template -f`), or per chart in `.nodename-lint.yaml`
-(`helm: {charts/web: {values: [values-prod.yaml]}}`). See docs/helm-and-kustomize.md.
+(`helm: {charts/web: {values: [values-prod.yaml]}}`). Run `helm dependency build CHART` (or
+vendor the subcharts in `charts/`) before linting a chart with dependencies. See
+docs/helm-and-kustomize.md.
 """
 
 from nodename_lint.rule import Example, Rule

@@ -44,7 +44,11 @@ def lint_yaml(
 
 
 def run_cli(
-    *args: str, cwd: Path | str | None = None, stdin: str | bytes | None = None, env: dict[str, str] | None = None
+    *args: str,
+    cwd: Path | str | None = None,
+    stdin: str | bytes | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
     """Run `python -m nodename_lint ARGS` as a user would; text in, text out."""
     full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
@@ -55,7 +59,7 @@ def run_cli(
         input=data,
         capture_output=True,
         env=full_env,
-        timeout=120,
+        timeout=timeout,
     )
     return subprocess.CompletedProcess(
         completed.args,

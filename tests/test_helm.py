@@ -13,7 +13,7 @@ from nodename_lint.render.helm import split_template_output, write_chart
 from nodename_lint.render.template_lines import find_line, outline, pick_document
 
 from .conftest import run_cli
-from .test_sarif import assert_valid_sarif
+from .test_sarif import assert_valid_sarif, git
 
 DEPLOYMENT = """\
 apiVersion: apps/v1
@@ -65,6 +65,13 @@ def lint_json(*args: str, cwd: Path, env: dict[str, str] | None = None) -> tuple
     result = run_cli(*args, "--format", "json", cwd=cwd, env=env)
     assert result.returncode in (0, 1), result.stderr
     return json.loads(result.stdout), result.stderr
+
+
+def commit_all(repo: Path) -> None:
+    """Make REPO a git repository with everything in it committed (a chart renders from tracked files)."""
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "all")
 
 
 def findings(report: dict, rule: str | None = None) -> list[dict]:
@@ -278,7 +285,7 @@ def test_a_hostile_chart_reads_nothing_outside_its_folder_and_contacts_no_cluste
     assert "TOPSECRET" not in json.dumps(report) + stderr
     [pinned] = findings(report, "nodename-on-pod")
     assert "spec.nodeName: x " in pinned["message"] or "x bypasses" in pinned["message"], pinned["message"]
-    assert "evil: leak.txt: left out of the render: a symlink to a path outside the chart" in stderr
+    assert f"evil: leak.txt: left out of the render: a symlink to {secret}, outside {chart}" in stderr
     assert "evil: linked: left out of the render" in stderr and "alias.txt" not in stderr
     assert "found symbolic link" not in stderr, "Helm's own log lines stay quiet"
 
@@ -308,8 +315,8 @@ def test_fix_leaves_templates_alone_and_says_so(tmp_path: Path):
 
 
 def test_sarif_and_github_annotations_point_at_the_template(tmp_path: Path):
-    (tmp_path / ".git").mkdir()
     make_chart(tmp_path / "charts" / "web", values="replicas: 1\nnode: worker-1\n")
+    commit_all(tmp_path)
     log = assert_valid_sarif(run_cli("web", "--format", "sarif", cwd=tmp_path / "charts").stdout)
     [result] = log["runs"][0]["results"]
     location = result["locations"][0]["physicalLocation"]
@@ -469,3 +476,109 @@ def test_a_position_in_helms_message_outside_the_chart_is_not_reported_there(tmp
     chart = make_chart(tmp_path / "web")
     problem = _failure_problem("template: web/../secret.txt:1:1: boom", str(chart), "web", "values.yaml")
     assert (problem.file, problem.line) == ("web/Chart.yaml", 1)
+
+
+# --- issue 23: dependencies, linked subcharts, where a render error is reported ----------------------
+
+PINNED_POD_TEMPLATE = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {{ include "lib.name" . }}
+spec:
+  nodeName: worker-1
+  containers: [{name: a, image: busybox}]
+"""
+LIBRARY_FILES = {
+    "Chart.yaml": "apiVersion: v2\nname: lib\nversion: 0.1.0\ntype: library\n",
+    "templates/_name.tpl": '{{- define "lib.name" -}}pinned{{- end }}\n',
+}
+
+
+def dependent_chart(folder: Path, *dependencies: tuple[str, str]) -> Path:
+    declared = "".join(f"  - name: {name}\n    version: 0.1.0\n    repository: {repo}\n" for name, repo in dependencies)
+    return make_chart(
+        folder,
+        files={
+            "Chart.yaml": f"apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n{declared}",
+            "templates/pod.yaml": PINNED_POD_TEMPLATE,
+        },
+    )
+
+
+def test_a_chart_whose_dependencies_are_not_vendored_is_a_warning_not_a_partial_render(tmp_path: Path):
+    chart = dependent_chart(tmp_path / "app", ("lib", "file://../lib"), ("redis", "https://charts.example.invalid"))
+    write_chart(str(chart / "charts" / "lib"), LIBRARY_FILES, name="lib")  # one of the two is vendored
+    report, _ = lint_json("app", cwd=tmp_path)
+    [warning] = findings(report)
+    assert (warning["rule"], warning["severity"], warning["file"]) == ("helm-render", "warning", "app/Chart.yaml")
+    assert "its dependencies redis are declared in Chart.yaml but missing in its charts/ folder" in warning["message"]
+    assert "the chart was not checked" in warning["message"] and "helm dependency build app" in warning["message"]
+
+
+def test_file_dependencies_inside_the_repository_are_copied_as_helm_dependency_build_would(tmp_path: Path):
+    write_chart(str(tmp_path / "charts" / "partials"), LIBRARY_FILES, name="lib")  # linkerd2's file://../partials
+    dependent_chart(tmp_path / "charts" / "app", ("lib", "file://../partials"))
+    (tmp_path / "outside-repo").mkdir()
+    commit_all(tmp_path)
+    report, stderr = lint_json("charts/app", cwd=tmp_path)
+    assert [(f["rule"], f["file"], f["line"]) for f in findings(report)] == [
+        ("nodename-on-pod", "charts/app/templates/pod.yaml", 6)
+    ], stderr
+    # a file:// dependency outside the repository is never read: the chart is not checked, and says why
+    write_chart(str(tmp_path.parent / f"{tmp_path.name}-elsewhere"), LIBRARY_FILES, name="lib")
+    dependent_chart(tmp_path / "charts" / "far", ("lib", f"file://../../../{tmp_path.name}-elsewhere"))
+    git(tmp_path, "add", "-A")
+    report, stderr = lint_json("charts/far", cwd=tmp_path)
+    assert [(f["rule"], f["severity"]) for f in findings(report)] == [("helm-render", "warning")]
+    assert "charts/far: Chart.yaml: dependency lib (file://../../../" in stderr and "outside the repository" in stderr
+
+
+def test_a_subchart_linked_to_a_sibling_chart_in_the_repository_renders(tmp_path: Path):
+    write_chart(str(tmp_path / "deploy" / "charts" / "library"), LIBRARY_FILES, name="lib")
+    chart = dependent_chart(tmp_path / "deploy" / "charts" / "rook-ceph", ("lib", ""))
+    (chart / "charts").mkdir()
+    os.symlink("../../library", chart / "charts" / "library")  # rook's charts/library -> ../../library
+    commit_all(tmp_path)
+    report, stderr = lint_json("deploy", cwd=tmp_path)
+    assert [(f["rule"], f["file"]) for f in findings(report)] == [
+        ("nodename-on-pod", "deploy/charts/rook-ceph/templates/pod.yaml")
+    ], stderr
+    assert "left out" not in stderr
+
+
+def test_a_render_error_is_reported_at_the_template_line_helm_names(tmp_path: Path):
+    make_chart(
+        tmp_path / "web",
+        files={"templates/pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {{ .Values.x.y }}\n"},
+    )
+    make_chart(
+        tmp_path / "sub",
+        files={
+            "charts/folder-name/Chart.yaml": "apiVersion: v2\nname: other-name\nversion: 0.1.0\n",
+            "charts/folder-name/templates/b.yaml": "x: {{ .Values.a.b }}\n",
+        },
+    )
+    report, _ = lint_json("web", "sub", cwd=tmp_path)
+    placed = {(f["file"], f["line"], f["column"]) for f in findings(report, "helm-render")}
+    assert placed == {("web/templates/pod.yaml", 4, 18), ("sub/charts/folder-name/templates/b.yaml", 1, 13)}
+
+
+def test_a_multi_line_helm_error_reads_as_one_line_of_words(tmp_path: Path):
+    make_chart(
+        tmp_path / "web",
+        files={"templates/pod.yaml": 'kind: Pod\nmetadata:\n  name: {{ fail "boom\\n::error::injected" }}\n'},
+    )
+    make_chart(tmp_path / "nil", files={"templates/pod.yaml": "kind: Pod\nmetadata:\n  name: {{ .Values.x.y }}\n"})
+    result = run_cli("web", "nil", cwd=tmp_path)
+    assert result.returncode == 1
+    assert "\\x0a" not in result.stdout
+    assert not any(line.startswith("::") for line in (result.stdout + result.stderr).splitlines())
+    assert (
+        "nil/templates/pod.yaml:3:18: error[helm-render] Helm cannot render this chart (rendered with values.yaml, "
+        "release 'release-name'), so none of it can be installed: web/templates/pod.yaml:3:18 executing "
+        '"web/templates/pod.yaml" at <.Values.x.y>: nil pointer evaluating interface {}.y'
+    ) in result.stdout
+    assert (
+        "web/templates/pod.yaml:3:11: error[helm-render]" in result.stdout and "boom ::error::injected" in result.stdout
+    )

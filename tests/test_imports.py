@@ -27,6 +27,7 @@ HEAVY = (
     "lsprotocol",
     "cattrs",
     "prometheus_client",
+    "re2",
 )
 # Runs the CLI as `python -m nodename_lint ARGS` would, then reports which heavy modules got loaded.
 PROBE = """

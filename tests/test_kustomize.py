@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import http.server
 import json
 import os
 import shutil
+import subprocess
+import sys
 import textwrap
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -55,6 +60,10 @@ def write(root: Path, files: dict[str, str]) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text), encoding="utf-8")
     return root
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True)
 
 
 def lint(cwd: Path, *args: str, env: dict[str, str] | None = None) -> tuple[list[dict], str]:
@@ -175,10 +184,11 @@ def test_legacy_strategic_merge_and_json6902_fields_and_a_pinned_base(tmp_path: 
     write(tmp_path, files)
     findings, _ = lint(tmp_path, "overlays", "base")
     assert places(findings) == [
-        ("base/deploy.yaml", 12, 7, "nodename-in-template"),
         ("overlays/old/deploy-ops.yaml", 2, 3, "nodename-in-template"),
         ("overlays/old/pod-pin.yaml", 6, 3, "nodename-on-pod"),
-    ]
+    ], "the base is linted as the overlay builds it (its own nodeName is replaced there), not also on its own"
+    alone, _ = lint(tmp_path, "base")
+    assert places(alone) == [("base/deploy.yaml", 12, 7, "nodename-in-template")], "the base alone: as built alone"
     names = {f["object"]["name"] for f in findings if f["file"].startswith("overlays")}
     assert names == {"old-web", "old-debug"}
 
@@ -255,8 +265,11 @@ def test_a_hostile_kustomization_runs_nothing_and_fetches_nothing(tmp_path: Path
     result = run_cli("evil", "exec", "outside", "ok", "--format", "json", cwd=tmp_path)
     assert not marker.exists(), "an exec function of the repository must never run"
     assert "TOPSECRET" not in result.stdout
-    assert "evil: kustomize build failed" in result.stderr
-    assert "exec: kustomize build failed" in result.stderr and "outside: kustomize build failed" in result.stderr
+    assert "evil: kustomization not built: `resources` in evil/kustomization.yaml names a remote location" in (
+        result.stderr
+    )
+    assert "exec: kustomize build failed" in result.stderr
+    assert "outside: kustomization not built: it reads " in result.stderr
     reported = {(f["file"], f["rule"]) for f in json.loads(result.stdout)["findings"]}
     assert ("ok/pod.yaml", "invalid-node-name") in reported
 
@@ -280,10 +293,406 @@ def test_a_base_outside_the_repository_is_not_built(tmp_path: Path, with_git: bo
         {"elsewhere/pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: TOPSECRET}\nspec: {nodeName: X_1}\n"},
     )
     if with_git:
-        (repo / ".git").mkdir()
+        git(repo, "init", "-q")
+        git(repo, "add", "-A")
     result = run_cli("overlay", "sneaky", "--format", "json", cwd=repo)
     assert "TOPSECRET" not in result.stdout and "X_1" not in result.stdout
     assert "sneaky: kustomization not built: it reads " in result.stderr and "outside the repository" in result.stderr
     assert "overlay: kustomization not built" not in result.stderr  # a sibling base inside the repository is fine
     objects = json.loads(result.stdout)["summary"]["objects"]
     assert objects == 2  # the overlay's Deployment and Pod, built from ../base
+
+
+# --- issue 21: a kustomization from a pull request builds sealed ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("target", "name"),
+    [("(a|a)*c", "a" * 40), (r"\pL+", "web")],
+    ids=["exponential in a backtracking engine", "an RE2 class Python lacks"],
+)
+def test_patch_target_regexps_are_read_as_kustomize_reads_them(tmp_path: Path, target: str, name: str):
+    """Targets are Go regexps (RE2): linear, with `\\pL`; never Python's backtracking `re`."""
+    write(
+        tmp_path,
+        {
+            "kustomization.yaml": f"""\
+            resources: [pod.yaml]
+            patches:
+              - target: {{kind: Pod, name: '{target}'}}
+                patch: |-
+                  - op: add
+                    path: /metadata/labels
+                    value: {{patched: "yes"}}
+            """,
+            "pod.yaml": f"apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec:\n  nodeName: Bad_Node\n",
+        },
+    )
+    result = run_cli(".", "--format", "json", cwd=tmp_path, timeout=60)  # Python's re: 2**40 steps
+    assert result.returncode == 1, result.stderr
+    assert ("pod.yaml", 5, 3, "invalid-node-name") in places(json.loads(result.stdout)["findings"])
+
+
+class _RecordingServer(http.server.ThreadingHTTPServer):
+    requests: list[str]
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    server: _RecordingServer
+
+    def do_GET(self) -> None:  # answers a manifest, as an attacker's server would
+        self.server.requests.append(self.path)
+        body = b"apiVersion: v1\nkind: Pod\nmetadata: {name: fetched}\nspec: {nodeName: FETCHED_1}\n"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def loopback_server() -> Iterator[_RecordingServer]:
+    """An HTTP server on 127.0.0.1 (Go sends loopback requests past any proxy) that records every request."""
+    server = _RecordingServer(("127.0.0.1", 0), _Recorder)
+    server.requests = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_remote_resources_and_bases_are_refused_before_kustomize_runs(tmp_path: Path, loopback_server):
+    url = f"http://127.0.0.1:{loopback_server.server_address[1]}"
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: local}\nspec:\n  containers: [{name: c, image: x}]\n"
+    plugin = f"apiVersion: builtin\nkind: PatchTransformer\nmetadata: {{name: p}}\npath: {url}/patch.yaml\n"
+    cases = {
+        "resource": f"resources:\n  - {url}/x.yaml\n",
+        "base": f"resources:\n  - {url}/org/repo.git//base?ref=main\n",
+        "scp": "resources:\n  - git@127.0.0.1:org/repo//base\n",
+        "github": "resources:\n  - github.com/org/repo/base?ref=v1\n",
+        "file-repo": f"resources:\n  - file://{tmp_path}/elsewhere\n",
+        "patch": f"resources: [pod.yaml]\npatches:\n  - path: {url}/patch.yaml\n",
+        "generator-file": f"configMapGenerator:\n  - name: c\n    files: [key={url}/cfg]\n",
+        "env": f"secretGenerator:\n  - name: s\n    envs: [{url}/env]\n",
+        "inline-plugin": "resources: [pod.yaml]\ntransformers:\n  - |\n" + textwrap.indent(plugin, "    "),
+        "plugin-file": "resources: [pod.yaml]\ntransformers: [plugin.yaml]\n",
+        "in-a-base": "resources: [../resource]\n",
+    }
+    files = {f"{name}/kustomization.yaml": text for name, text in cases.items()}
+    files.update({f"{name}/pod.yaml": pod for name in cases})
+    files["plugin-file/plugin.yaml"] = plugin
+    files["ok/pod.yaml"] = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: Bad_Node}\n"
+    files["local/kustomization.yaml"] = "resources: [pod@v1.yaml]\n"  # a local file first, as kustomize reads it
+    files["local/pod@v1.yaml"] = pod
+    write(tmp_path, files)
+    result = run_cli(*cases, "ok", "local", "--format", "json", cwd=tmp_path)
+    assert loopback_server.requests == [], "nothing may be fetched"
+    assert "FETCHED_1" not in result.stdout
+    for name in cases:
+        assert f"nodename-lint: {name}: kustomization not built: `" in result.stderr, (name, result.stderr)
+    assert "`resources` in in-a-base/../resource/kustomization.yaml names a remote location" in result.stderr
+    assert "vendor them into the repository; its files were linted one by one" in result.stderr
+    assert "local: kustomization not built" not in result.stderr and "local: kustomize build" not in result.stderr
+    reported = {(f["file"], f["rule"]) for f in json.loads(result.stdout)["findings"]}
+    assert ("ok/pod.yaml", "invalid-node-name") in reported
+
+
+def test_planted_origin_annotations_open_nothing_but_the_builds_own_files(tmp_path: Path):
+    """A patch can set kustomize's origin annotations and a resource can carry a transformations one:
+    what they name (a device, a FIFO without a writer, a file of the repository that silences every
+    finding placed in it) is never opened: only paths kustomize wrote into the build's private copy count."""
+    fifo = tmp_path / "app" / "fifo"
+    write(
+        tmp_path,
+        {
+            "app/kustomization.yaml": f"""\
+            resources: [pod.yaml]
+            patches:
+              - patch: |-
+                  apiVersion: v1
+                  kind: Pod
+                  metadata:
+                    name: p
+                    annotations:
+                      config.kubernetes.io/origin: "path: {tmp_path}/app/quiet.yaml"
+            """,
+            "app/quiet.yaml": "# nodename-lint: ignore\n",
+            "app/pod.yaml": f"""\
+            apiVersion: v1
+            kind: Pod
+            metadata:
+              name: p
+              annotations:
+                alpha.config.kubernetes.io/transformations: |
+                  - configuredIn: {fifo}
+                    configuredBy: {{kind: X}}
+                  - configuredIn: /dev/zero
+                    configuredBy: {{kind: X}}
+            spec:
+              nodeName: Bad_Node
+              containers: [{{name: c, image: x}}]
+            """,
+        },
+    )
+    os.mkfifo(fifo)
+    result = run_cli("app", "--format", "json", cwd=tmp_path, timeout=60)
+    assert result.returncode == 1, result.stderr
+    findings = json.loads(result.stdout)["findings"]
+    assert {(f["file"], f["rule"]) for f in findings} == {
+        ("app/kustomization.yaml", "invalid-node-name"),
+        ("app/kustomization.yaml", "nodename-on-pod"),
+    }, "at the kustomization: the planted origin is ignored, and pod.yaml is linted only as built"
+
+
+@pytest.mark.parametrize(
+    "secret", [".git/config", "kubeconfig"], ids=["the checkout's .git/config", "an untracked file"]
+)
+def test_git_and_untracked_files_are_never_overlay_content(tmp_path: Path, secret: str):
+    """What actions/checkout writes into .git/config (the token), or a kubeconfig an earlier CI step left,
+    must never reach a report through configMapGenerator + replacements (a root kustomization.yaml)."""
+    token = "AUTHORIZATION: basic c2VjcmV0LXRva2Vu"
+    kustomization = """\
+        resources: [pod.yaml]
+        configMapGenerator:
+          - name: leak
+            files: [cfg=SECRET]
+        replacements:
+          - source: {kind: ConfigMap, name: leak, fieldPath: data.cfg}
+            targets:
+              - select: {kind: Pod}
+                fieldPaths: [spec.nodeName]
+                options: {create: true}
+        """
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x}]\n"
+    write(
+        tmp_path,
+        {
+            "kustomization.yaml": kustomization.replace("SECRET", secret),
+            "pod.yaml": pod,
+            "control/kustomization.yaml": kustomization.replace("SECRET", "tracked.txt"),
+            "control/pod.yaml": pod,
+            "control/tracked.txt": "Tracked_Node",
+        },
+    )
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "config", "http.https://github.com/.extraheader", token)
+    git(tmp_path, "add", "-A")
+    (tmp_path / "kubeconfig").write_text(token, encoding="utf-8")  # written after `git add`: untracked
+    result = run_cli(".", "--format", "json", cwd=tmp_path)
+    assert "c2VjcmV0LXRva2Vu" not in result.stdout + result.stderr
+    assert f"nodename-lint: .: kustomization not built: it names {secret}, which is not a file the repository " in (
+        result.stderr
+    )
+    assert "Tracked_Node" in result.stdout, "the same attack with a tracked file builds: the path is real"
+
+
+def run_cli_with_budget(settings: str, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The real command line, with kustomize.py's budget constants set first (the defaults take half a minute
+    to spend; these tests spend a smaller budget the same way)."""
+    code = (
+        "import runpy, sys\n"
+        "from dataclasses import replace\n"
+        "import nodename_lint.render.kustomize as kustomize\n"
+        f"{settings}\n"
+        "sys.argv = ['nodename-lint', *sys.argv[1:]]\n"
+        "runpy.run_module('nodename_lint', run_name='__main__', alter_sys=True)\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
+
+
+def write_growing_overlay(root: Path, copies: int = 24) -> None:
+    """One tiny kustomization whose JSON patch doubles a list COPIES times: kustomize's memory and time grow as
+    2**COPIES (18 copies: 1.2 GB and 35 s; the reported attack nested 37 files to reach 2.8 GB)."""
+    ops = "".join("      - {op: copy, from: /spec/l, path: /spec/l/-}\n" for _ in range(copies))
+    write(
+        root,
+        {
+            "bomb/blob.yaml": "apiVersion: example.com/v1\nkind: Blob\nmetadata: {name: b}\nspec: {l: [x]}\n",
+            "bomb/kustomization.yaml": "resources: [blob.yaml]\npatches:\n  - target: {kind: Blob}\n    patch: |-\n"
+            + ops,
+            "ok/pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: Bad_Node}\n",
+        },
+    )
+
+
+def test_a_build_that_grows_without_bound_ends_at_its_memory_budget(tmp_path: Path):
+    write_growing_overlay(tmp_path)
+    budget = "kustomize.BUILD_BUDGET = replace(kustomize.BUILD_BUDGET, memory_bytes=128 << 20)"
+    result = run_cli_with_budget(budget, "bomb", "ok", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "bomb: kustomization not built: kustomize needed more than 128 MiB of memory (the budget of one build:" in (
+        result.stderr
+    )
+    reported = {(f["file"], f["rule"]) for f in json.loads(result.stdout)["findings"]}
+    assert ("ok/pod.yaml", "invalid-node-name") in reported, "the rest of the run still reports"
+
+
+def test_every_build_of_a_run_shares_one_time_budget(tmp_path: Path):
+    write_growing_overlay(tmp_path)
+    write(tmp_path, {"later/kustomization.yaml": "resources: [pod.yaml]\n", "later/pod.yaml": "kind: Pod\n"})
+    result = run_cli_with_budget("kustomize.RUN_SECONDS = 3.0", "bomb", "later", "ok", "--jobs", "1", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert "bomb: kustomization not built: kustomize ran out of the run's kustomize time (3 s for every build)" in (
+        result.stderr
+    )
+    assert "later: kustomization not built: the run's kustomize time (3 s for every build) is spent" in result.stderr
+    assert "ok/pod.yaml:4:" in result.stdout
+
+
+# --- issue 23: kustomize on real repositories ------------------------------------------------------
+
+
+def test_the_build_failed_note_quotes_kustomizes_error_not_a_warning(tmp_path: Path):
+    """kubectl prints deprecation warnings first, and a multi-line error as klog's `err=<` block."""
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n"
+    write(
+        tmp_path,
+        {
+            "deprecated/kustomization.yaml": "patchesStrategicMerge: [p.yaml]\nresources: [missing.yaml]\n",
+            "deprecated/p.yaml": pod,
+            "multiline/kustomization.yaml": "resources: [pod.yaml]\nreplacements:\n  - path: nope.yaml\n",
+            "multiline/pod.yaml": pod,
+        },
+    )
+    _, stderr = lint(tmp_path, "deprecated", "multiline")
+    failed = "kustomize build failed, so `kubectl apply -k` would fail too: "
+    notes = {line.split(": ")[1]: line for line in stderr.splitlines() if failed in line}
+    assert "deprecated/missing.yaml: no such file or directory" in notes["deprecated"], notes
+    assert "multiline/nope.yaml: no such file or directory" in notes["multiline"], notes
+    assert not any(word in stderr for word in ("Warning", "err=<", '"command failed"', "nodename-lint-kustomize-"))
+
+
+def test_a_component_is_built_inside_the_overlays_that_list_it_not_on_its_own(tmp_path: Path):
+    write(
+        tmp_path,
+        {
+            **BASE,
+            "components/pin/kustomization.yaml": """\
+            apiVersion: kustomize.config.k8s.io/v1alpha1
+            kind: Component
+            patches:
+              - path: pin.yaml
+            """,
+            "components/pin/pin.yaml": """\
+            apiVersion: v1
+            kind: Pod
+            metadata:
+              name: debug
+            spec:
+              nodeName: Bad_Node
+            """,
+            "overlays/prod/kustomization.yaml": "resources: [../../base]\nnamePrefix: prod-\n"
+            "components: [../../components/pin]\n",
+        },
+    )
+    findings, stderr = lint(tmp_path, ".")
+    assert places(findings) == [
+        ("components/pin/pin.yaml", 6, 3, "invalid-node-name"),
+        ("components/pin/pin.yaml", 6, 3, "nodename-on-pod"),
+    ], stderr
+    assert {f["object"]["name"] for f in findings} == {"prod-debug"}, "only as the overlay builds it"
+    assert "components/pin: kustomize build failed" not in stderr
+    assert "components/pin: a kustomize Component" not in stderr, "the overlay that lists it builds it: no note"
+    alone, stderr = lint(tmp_path, "components")  # a patch is not a whole object: not linted as one
+    assert alone == [], stderr
+    assert "components/pin: a kustomize Component: built only inside the kustomizations that list it" in stderr
+
+
+CLUSTER = """\
+apiVersion: v1
+kind: List
+items:
+  - {apiVersion: v1, kind: Namespace, metadata: {name: default}}
+  - apiVersion: v1
+    kind: Node
+    metadata: {name: worker-1}
+    status:
+      allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+      conditions: [{type: Ready, status: "True"}]
+"""
+
+
+def test_an_overlays_namespace_is_reported_where_the_kustomization_sets_it_and_nowhere_else(tmp_path: Path):
+    """The namespace transformer runs after the patches: a patch's `namespace:` line is not where it comes
+    from. The files the overlay builds (the base, its resource, the patch) are linted only as built: their
+    own namespace (`staging`) is one the build overrides, never a missing namespace of its own."""
+    deploy = BASE["base/deploy.yaml"].replace("  name: web\n", "  name: web\n          namespace: staging\n")
+    write(
+        tmp_path / "repo",
+        {
+            **BASE,
+            "base/deploy.yaml": deploy,
+            "overlays/prod/kustomization.yaml": "resources:\n  - ../../base\nnamespace: prod\npatches:\n"
+            "  - path: pin.yaml\n",
+            "overlays/prod/pin.yaml": """\
+            apiVersion: apps/v1
+            kind: Deployment
+            metadata:
+              name: web
+              namespace: staging
+            spec:
+              template:
+                spec:
+                  nodeName: worker-1
+            """,
+        },
+    )
+    (tmp_path / "cluster.yaml").write_text(CLUSTER, encoding="utf-8")
+    findings, stderr = lint(tmp_path / "repo", "base", "overlays", "--cluster-state", "../cluster.yaml")
+    missing = [f for f in findings if f["rule"] == "missing-namespace"]
+    assert {(f["file"], f["line"], f["column"], f["object"]["name"]) for f in missing} == {
+        ("overlays/prod/kustomization.yaml", 3, 1, "web"),
+        ("overlays/prod/kustomization.yaml", 3, 1, "debug"),
+    }, stderr
+    assert all("namespace prod does not exist" in f["message"] for f in missing)
+    assert "staging" not in json.dumps(findings)
+
+
+def test_the_outermost_overlay_that_writes_a_value_is_where_it_is_reported(tmp_path: Path):
+    patch = "patches:\n  - patch: '{apiVersion: v1, kind: Pod, metadata: {name: debug}, spec: {nodeName: %s}}'\n"
+    write(
+        tmp_path,
+        {
+            **BASE,
+            "mid/kustomization.yaml": "resources: [../base]\n" + patch % "Mid_Node",
+            "top/kustomization.yaml": "resources: [../mid]\nnamePrefix: t-\n" + patch % "Top_Node",
+        },
+    )
+    findings, _ = lint(tmp_path, "top")
+    assert places(findings) == [
+        ("top/kustomization.yaml", 4, 73, "invalid-node-name"),
+        ("top/kustomization.yaml", 4, 73, "nodename-on-pod"),
+    ]
+
+
+def test_a_base_reached_through_a_symlink_inside_the_repository_is_built(tmp_path: Path):
+    """A tracked link to tracked content of the repository is content (the copy holds it under the link's name)."""
+    write(tmp_path, {f"shared/{name}": text for name, text in BASE.items()})
+    os.symlink("shared/base", tmp_path / "base")
+    write(
+        tmp_path,
+        {
+            "overlays/prod/kustomization.yaml": "resources: [../../base]\nnamePrefix: prod-\npatches:\n"
+            "  - path: pin.yaml\n",
+            "overlays/prod/pin.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: debug}\nspec: {nodeName: X_1}\n",
+        },
+    )
+    findings, stderr = lint(tmp_path, "overlays")
+    assert places(findings) == [
+        ("overlays/prod/pin.yaml", 4, 8, "invalid-node-name"),
+        ("overlays/prod/pin.yaml", 4, 8, "nodename-on-pod"),
+    ], stderr
+    assert {f["object"]["name"] for f in findings} == {"prod-debug"}, stderr  # as built, not the patch alone
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "-A")
+    assert lint(tmp_path, "overlays")[0] == findings, "the same from a git work tree (the link is tracked)"

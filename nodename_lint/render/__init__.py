@@ -18,6 +18,7 @@ from ..safe_text import printable_path
 
 if TYPE_CHECKING:
     from ..model import Manifest, Path
+    from .sandbox import Budget
 
 HELM = "helm"
 KUSTOMIZE = "kustomize"
@@ -52,6 +53,7 @@ class RenderProblem:
     column: int
     message: str
     fix: str
+    severity: str | None = None  # the problem's own severity (a configured one still wins); None: the rule's
 
 
 @dataclass
@@ -62,6 +64,10 @@ class Rendering:
     problems: list[RenderProblem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     built_from: list[str] = field(default_factory=list)  # real paths of the files a kustomize build read
+    entry: str = ""  # a kustomization: the real path of its kustomization file, which overlays name as a base
+    # Real paths of every file the build read (a chart's private copy and values files, an overlay's
+    # files): a finding of a built object counts as changed when any of them changed (--changed-since).
+    inputs: list[str] = field(default_factory=list)
 
     def add(self, documents: Iterable[Document], origin: Origin) -> None:
         for document in documents:
@@ -86,6 +92,7 @@ class RenderOptions:
     helm_release: str = "release-name"  # helm template's default release name
     helm_namespace: str | None = None  # None: the run's default namespace
     charts: tuple[tuple[str, ChartSettings], ...] = ()
+    budget: Budget | None = None  # what one render may cost (None: sandbox.Budget(), the documented budget)
 
     def chart_settings(self, chart_folder: str) -> ChartSettings:
         real = os.path.realpath(chart_folder)

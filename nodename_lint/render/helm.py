@@ -10,16 +10,22 @@ template can read nothing else. Neither engine contacts a cluster (`lookup` retu
 
 from __future__ import annotations
 
+import atexit
+import errno
 import importlib.util
+import json
 import os
 import re
 import shutil
-import stat
-import subprocess
+import sys
 import tempfile
 from typing import TYPE_CHECKING, Any
 
-from . import CHART_FILE, Origin, Rendering, RenderOptions, RenderProblem, joined
+from ..safe_text import printable_path
+from . import CHART_FILE, Origin, Rendering, RenderOptions, RenderProblem, helm_child, joined
+from .chart_copy import ChartCopy, chart_folders, prepare
+from .kustomize import repository_boundary
+from .sandbox import COPY_MAX_BYTES, Budget, CopyRefused, Outcome, TooBig, Worker, read_regular, run
 from .template_lines import TemplateDocument, find_line, outline, pick_document
 
 if TYPE_CHECKING:
@@ -28,14 +34,19 @@ if TYPE_CHECKING:
 RULE = "helm-render"
 SDK_HINT = "pip install helm-python-sdk, or put helm on PATH"
 # Helm names the template and position of a failure as `template: web/templates/x.yaml:12:20:`,
-# `execution error at (web/templates/x.yaml:4:8):` or `YAML parse error on web/templates/x.yaml:`.
+# `execution error at (web/templates/x.yaml:4:8):`, `YAML parse error on web/templates/x.yaml:`, or (Helm 4)
+# at the start of a line of its multi-line message: `web/templates/x.yaml:4:18\n  executing ...`.
+# Linear: each alternative starts at a literal or a line start, and the name stops at the first space.
 _HELM_POSITION = re.compile(
-    r"(?:template: |error at \(|parse error on |error calling include: template: )"
-    r"(?P<template>[^\s:()]+)(?::(?P<line>\d+)(?::(?P<column>\d+))?)?"
+    r"(?:(?:template: |error at \(|parse error on )(?P<template>[^\s:()]+)(?::(?P<line>\d+)(?::(?P<column>\d+))?)?"
+    r"|^(?P<template2>[^\s:()]+):(?P<line2>\d+)(?::(?P<column2>\d+))?$)",
+    re.MULTILINE,
 )
+_SPACES = re.compile(r"\s+")
 _SOURCE_COMMENT = re.compile(r"^# Source: (.+)$", re.MULTILINE)
-HELM_TIMEOUT_SECONDS = 120
-MAX_CHART_BYTES = 64 << 20  # a chart bigger than this is not a chart someone reviews
+MAX_CHART_BYTES = COPY_MAX_BYTES  # a chart (or values file) bigger than this is not one someone reviews
+MAX_TEMPLATE_BYTES = COPY_MAX_BYTES
+_MISSING_IN_CHARTS = re.compile(r"found in Chart\.yaml, but missing in charts/ directory: ([^\n]+)")
 
 
 def engine() -> str:
@@ -75,7 +86,8 @@ class TemplateOrigin(Origin):
 
 
 def render_chart(folder: str, display: str, options: RenderOptions, default_namespace: str) -> Rendering:
-    """Render the chart in FOLDER; its templates are reported as DISPLAY/templates/..."""
+    """Render the chart in FOLDER sealed (a private copy, a child process with a budget); its templates are
+    reported as DISPLAY/templates/..."""
     rendering = Rendering()
     which = engine()
     if not which:
@@ -90,38 +102,80 @@ def render_chart(folder: str, display: str, options: RenderOptions, default_name
         + ", ".join(["values.yaml", *(os.path.relpath(path) for path in values_files)])
         + f", release {release!r}"
     )
+    budget = options.budget or Budget()
     with tempfile.TemporaryDirectory(prefix="nodename-lint-chart-") as scratch:
-        copy = os.path.join(scratch, "chart")
+        copy_folder = os.path.join(scratch, "chart")
         try:
-            left_out = _copy_inside(folder, copy)
-        except _ChartTooBig as exc:
+            chart = prepare(folder, copy_folder, repository_boundary(folder))
+        except CopyRefused as exc:
             rendering.problems.append(
                 RenderProblem(
-                    RULE, joined(display, CHART_FILE), 1, 1, str(exc), "move large files out of the chart folder"
+                    RULE,
+                    joined(display, CHART_FILE),
+                    1,
+                    1,
+                    f"the chart was not rendered, so none of it was checked: {exc}",
+                    "keep the chart to its own files (move large files out of the chart folder), "
+                    "and run nodename-lint where git can list them",
+                    severity="warning",
                 )
             )
             return rendering
-        rendering.notes.extend(
-            f"{display}: {os.path.relpath(path, folder)}: left out of the render: {why}" for path, why in left_out
-        )
-        try:
-            if which == "sdk":
-                rendered = _render_sdk(copy, values_files, release, namespace)
-            else:
-                rendered = _render_binary(copy, values_files, release, namespace)
-        except _RenderFailed as failure:
+        if CHART_FILE not in chart.sources and CHART_FILE in chart.untracked:
             rendering.problems.append(
-                _failure_problem(str(failure).replace(copy, display), folder, display, values_note)
+                RenderProblem(
+                    RULE,
+                    joined(display, CHART_FILE),
+                    1,
+                    1,
+                    "the chart was not checked: git does not track its Chart.yaml, and nodename-lint renders a "
+                    "chart from the files git tracks only (a file an earlier step wrote is never chart content)",
+                    f"git add {display} to lint it",
+                    severity="warning",
+                )
             )
             return rendering
-    for name, text in rendered.items():
-        relative = name.split("/", 1)[1] if "/" in name else name
-        if os.path.basename(relative) == "NOTES.txt" or os.path.basename(relative).startswith("_") or not text.strip():
-            continue
-        file, template_text = _template_file(folder, display, relative)
-        documents = list(_documents(text))  # composed once: counted here, linted later
-        rendering.add(documents, TemplateOrigin(file, template_text, name, len(documents), values_note, namespace))
+        _copy_notes(rendering, display, chart)
+        rendering.inputs = sorted({*chart.sources.values(), *(os.path.realpath(path) for path in values_files)})
+        try:
+            values = [_read_values(path) for path in values_files]
+            if which == "sdk":
+                rendered = _render_sdk(copy_folder, values, release, namespace, budget)
+            else:
+                rendered = _render_binary(copy_folder, scratch, values, release, namespace, budget)
+        except _MissingDependencies as missing:
+            rendering.problems.append(_missing_dependencies_problem(missing.names, display))
+            return rendering
+        except _OverBudget as exc:
+            rendering.problems.append(_over_budget_problem(str(exc), display, budget, values_note))
+            return rendering
+        except _RenderFailed as failure:
+            rendering.problems.append(
+                _failure_problem(str(failure).replace(copy_folder, display), chart, display, values_note)
+            )
+            return rendering
+        for name, text in rendered.items():
+            relative = name.split("/", 1)[1] if "/" in name else name
+            base = os.path.basename(relative)
+            if base == "NOTES.txt" or base.startswith("_") or not text.strip():
+                continue
+            file, template_text = _template_file(chart, display, relative)
+            documents = list(_documents(text))  # composed once: counted here, linted later
+            rendering.add(documents, TemplateOrigin(file, template_text, name, len(documents), values_note, namespace))
     return rendering
+
+
+def _copy_notes(rendering: Rendering, display: str, chart: ChartCopy) -> None:
+    """What the copy left out and what it did not follow, one note per kind of entry."""
+    rendering.notes.extend(f"{display}: {note}" for note in chart.notes)
+    rendering.notes.extend(f"{display}: {path}: left out of the render: {why}" for path, why in chart.left_out)
+    if chart.untracked:
+        shown = ", ".join(chart.untracked[:5]) + (
+            f" and {len(chart.untracked) - 5} more" if len(chart.untracked) > 5 else ""
+        )
+        rendering.notes.append(
+            f"{display}: left out of the render, as git does not track them (git add them to lint them): {shown}"
+        )
 
 
 def _documents(text: str) -> Any:
@@ -130,147 +184,130 @@ def _documents(text: str) -> Any:
     return iter_documents([text])
 
 
-def _template_file(folder: str, display: str, relative: str) -> tuple[str, str]:
-    """(reported path, text) of a template; a template inside a packaged subchart (.tgz) is
-    reported at the chart's Chart.yaml, as it has no file of its own in the repository."""
-    path = os.path.join(folder, relative)
-    try:
-        with open(path, encoding="utf-8-sig") as handle:
-            return joined(display, relative), handle.read()
-    except (OSError, UnicodeDecodeError):
+def _template_file(chart: ChartCopy, display: str, relative: str) -> tuple[str, str]:
+    """(reported path, text) of the template Helm names RELATIVE (charts/SUBCHART-NAME/templates/...),
+    read from the private copy only. A template of a packaged subchart (.tgz) has no file of its own in
+    the repository: it is reported at the chart's Chart.yaml. A template copied from elsewhere in the
+    repository (a symlinked sibling chart, a file:// dependency) is reported at its own file."""
+    in_copy = copy_path(chart.folder, relative)
+    source = chart.sources.get(in_copy or "")
+    if in_copy is None or source is None:
         return joined(display, CHART_FILE), ""
+    try:
+        text = read_regular(os.path.join(chart.folder, in_copy), MAX_TEMPLATE_BYTES).decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError, ValueError):
+        return joined(display, CHART_FILE), ""
+    original = os.path.join(os.path.realpath(chart.root), in_copy)
+    if source == original:
+        return joined(display, in_copy), text
+    shown = os.path.relpath(source)
+    return printable_path(source if shown.startswith("..") and os.path.isabs(display) else shown), text
+
+
+def copy_path(copy_folder: str, relative: str) -> str | None:
+    """The path in the copy of a template Helm names by chart names (charts/NAME/...): subchart folders
+    are found by their Chart.yaml's name, as Helm names them (a folder may be called otherwise)."""
+    parts = relative.split("/")
+    found: list[str] = []
+    while len(parts) > 2 and parts[0] == "charts":
+        folder = chart_folders(os.path.join(copy_folder, *found, "charts")).get(parts[1])
+        if folder is None:
+            return None
+        found += ["charts", folder]
+        parts = parts[2:]
+    return "/".join([*found, *parts])
 
 
 class _RenderFailed(Exception):
     """Helm refused the chart; the message is Helm's."""
 
 
-class _ChartTooBig(Exception):
-    pass
+class _OverBudget(Exception):
+    """The render hit a limit of its budget; the message says which."""
 
 
-def _copy_inside(folder: str, destination: str) -> list[tuple[str, str]]:
-    """Copy the chart's regular files, following only symlinks that stay inside the chart.
-
-    Returns the entries left out, with the reason. Hidden entries are copied (Helm reads
-    .helmignore), FIFOs and devices never opened.
-    """
-    root = os.path.realpath(folder)
-    left_out: list[tuple[str, str]] = []
-    total = 0
-    visited: set[str] = set()
-
-    def copy_folder(source: str, target: str) -> None:
-        nonlocal total
-        real = os.path.realpath(source)
-        if real in visited:
-            return
-        visited.add(real)
-        os.makedirs(target, exist_ok=True)
-        with os.scandir(source) as entries:
-            for entry in sorted(entries, key=lambda e: e.name):
-                path = entry.path
-                real_path = os.path.realpath(path)
-                if real_path != root and not real_path.startswith(root + os.sep):
-                    left_out.append((path, "a symlink to a path outside the chart"))
-                    continue
-                try:
-                    info = os.stat(path)
-                except OSError as exc:
-                    left_out.append((path, exc.strerror or str(exc)))
-                    continue
-                if stat.S_ISDIR(info.st_mode):
-                    copy_folder(path, os.path.join(target, entry.name))
-                elif stat.S_ISREG(info.st_mode):
-                    total += info.st_size
-                    if total > MAX_CHART_BYTES:
-                        raise _ChartTooBig(
-                            f"the chart holds more than {MAX_CHART_BYTES >> 20} MiB of files; "
-                            "nodename-lint does not render it"
-                        )
-                    shutil.copyfile(path, os.path.join(target, entry.name))
-                else:
-                    left_out.append((path, "not a regular file"))
-
-    copy_folder(folder, destination)
-    return left_out
-
-
-def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    """Helm's merge of -f values files (mergeMaps in helm's pkg/cli/values/options.go): maps merge
-    key by key, anything else is replaced; Helm then coalesces the result over the chart's values.yaml."""
-    merged = dict(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _merge(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
-
-
-def _render_sdk(chart_folder: str, values_files: list[str], release: str, namespace: str) -> dict[str, str]:
-    import helm_python
-
-    helm_python.disable_logging()
-    values: dict[str, Any] = {}
-    try:
-        for path in values_files:
-            values = _merge(values, helm_python.values_from_yaml(_read_values(path)))
-        with helm_python.Chart.load(chart_folder) as chart:
-            return chart.render(values or None, name=release, namespace=namespace)
-    except helm_python.HelmError as exc:
-        raise _RenderFailed(str(exc.detail)) from None
+class _MissingDependencies(Exception):
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(", ".join(names))
+        self.names = names
 
 
 def _read_values(path: str) -> str:
     """A values file's text: a regular file (a FIFO with no writer would hang the run) of chart size at most."""
     try:
-        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise _RenderFailed(f"values file {path}: not a regular file, not read")
-            data = handle.read(MAX_CHART_BYTES + 1)
-        if len(data) > MAX_CHART_BYTES:
-            raise _RenderFailed(f"values file {path}: larger than {MAX_CHART_BYTES >> 20} MiB, not read")
-        return data.decode("utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
+        return read_regular(path, MAX_CHART_BYTES).decode("utf-8-sig")
+    except TooBig:
+        raise _RenderFailed(f"values file {path}: larger than {MAX_CHART_BYTES >> 20} MiB, not read") from None
+    except OSError as exc:
+        if exc.errno == errno.EINVAL:
+            raise _RenderFailed(f"values file {path}: not a regular file, not read") from None
+        raise _RenderFailed(f"values file {path}: cannot read it: {exc}") from None
+    except UnicodeDecodeError as exc:
         raise _RenderFailed(f"values file {path}: cannot read it: {exc}") from None
 
 
-def _render_binary(chart_folder: str, values_files: list[str], release: str, namespace: str) -> dict[str, str]:
-    """`helm template` with no kubeconfig, no plugins, no repositories and no network proxy."""
+_sdk_worker: Worker | None = None
+
+
+def _render_sdk(chart_folder: str, values: list[str], release: str, namespace: str, budget: Budget) -> dict[str, str]:
+    """Render in the sealed helper (helm_child.py), which stays up for the charts that follow."""
+    global _sdk_worker
+    if _sdk_worker is None:
+        home = tempfile.mkdtemp(prefix="nodename-lint-helm-")
+        _sdk_worker = Worker([sys.executable, "-I", helm_child.__file__], budget, home)
+        atexit.register(_close_worker, _sdk_worker, home)
+    request = {"chart": chart_folder, "values": values, "release": release, "namespace": namespace}
+    outcome = _sdk_worker.ask(json.dumps(request).encode(), budget)
+    if outcome.limit:
+        raise _OverBudget(outcome.limit)
+    if outcome.returncode != 0:
+        raise _RenderFailed(f"Helm's engine ended without an answer ({_last_words(outcome)})")
+    answer = json.loads(outcome.stdout)
+    if "missing" in answer:
+        raise _MissingDependencies(answer["missing"])
+    if "error" in answer:
+        raise _RenderFailed(answer["error"])
+    rendered: dict[str, str] = answer["rendered"]
+    return rendered
+
+
+def _close_worker(worker: Worker, home: str) -> None:
+    worker.close()
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def _last_words(outcome: Outcome) -> str:
+    """The line of a crashed engine's stderr that says why (Go: `panic: ...`, `fatal error: ...`)."""
+    lines = [line for line in outcome.stderr.splitlines() if line.strip()]
+    why = next((line for line in lines if line.startswith(("panic:", "fatal error:"))), lines[-1] if lines else "")
+    status = f"signal {-outcome.returncode}" if outcome.returncode < 0 else f"exit code {outcome.returncode}"
+    return f"{status}: {why[:400]}" if why else status
+
+
+def _render_binary(
+    chart_folder: str, home: str, values: list[str], release: str, namespace: str, budget: Budget
+) -> dict[str, str]:
+    """`helm template` sealed: no kubeconfig, no plugins, no repositories, no network."""
     helm = shutil.which("helm")
     assert helm is not None
-    home = os.path.dirname(chart_folder)
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": home,
-        "KUBECONFIG": os.devnull,
-        "HELM_CACHE_HOME": home,
-        "HELM_CONFIG_HOME": home,
-        "HELM_DATA_HOME": home,
-        "HELM_PLUGINS": home,
-        "HTTPS_PROXY": "http://127.0.0.1:9",
-        "HTTP_PROXY": "http://127.0.0.1:9",
-        "NO_PROXY": "",
-    }
     command = [helm, "template", release, chart_folder, "--namespace", namespace]
-    for path in values_files:
+    for index, text in enumerate(values):
+        path = os.path.join(home, f"values-{index}.yaml")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
         command += ["--values", path]
-    try:
-        done = subprocess.run(
-            command,
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=HELM_TIMEOUT_SECONDS,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise _RenderFailed(f"helm template did not finish: {exc}") from None
-    if done.returncode != 0:
-        raise _RenderFailed(done.stderr.strip().removeprefix("Error: ") or f"helm template exited {done.returncode}")
-    return split_template_output(done.stdout)
+    outcome = run(command, budget, cwd=home)
+    if outcome.limit:
+        raise _OverBudget(outcome.limit)
+    if outcome.returncode != 0:
+        message = outcome.stderr.strip().removeprefix("Error: ")
+        missing = _MISSING_IN_CHARTS.search(message)
+        if missing:
+            raise _MissingDependencies([name.strip() for name in missing.group(1).split(",") if name.strip()])
+        raise _RenderFailed(message or f"helm template exited {outcome.returncode}")
+    rendered = split_template_output(outcome.stdout.decode("utf-8", "replace"))
+    # as the library renders them: without the `# Source:` line (the origin already names the template)
+    return {name: _SOURCE_COMMENT.sub("", text, count=1) for name, text in rendered.items()}
 
 
 def split_template_output(stream: str) -> dict[str, str]:
@@ -287,24 +324,58 @@ def split_template_output(stream: str) -> dict[str, str]:
     return rendered
 
 
-def _failure_problem(message: str, folder: str, display: str, values_note: str) -> RenderProblem:
+def _failure_problem(message: str, chart: ChartCopy, display: str, values_note: str) -> RenderProblem:
     """A helm-render finding at the template and line Helm names, else at Chart.yaml."""
     file, line, column = joined(display, CHART_FILE), 1, 1
     match = _HELM_POSITION.search(message)
     if match:
-        relative = match.group("template").split("/", 1)[-1]
-        real = os.path.realpath(os.path.join(folder, relative))  # the message may quote the chart's own text
-        if real.startswith(os.path.realpath(folder) + os.sep) and os.path.isfile(real):
-            file = joined(display, relative)
-            line = int(match.group("line") or 1)
-            column = int(match.group("column") or 1)
+        template, at, at_column = (
+            match.group("template", "line", "column")
+            if match.group("template")
+            else match.group("template2", "line2", "column2")
+        )
+        relative = template.split("/", 1)[-1]
+        if ".." not in relative.split("/"):
+            named, text = _template_file(chart, display, relative)
+            if text or named != file:
+                file, line, column = named, int(at or 1), int(at_column or 1)
+    # Helm 4 writes its message over several indented lines; one line of words reads better in every
+    # report than escaped line ends (and no text of it can start a line of its own)
+    readable = _SPACES.sub(" ", message).strip()
     return RenderProblem(
         RULE,
         file,
         line,
         column,
-        f"Helm cannot render this chart ({values_note}), so none of it can be installed: {message}",
+        f"Helm cannot render this chart ({values_note}), so none of it can be installed: {readable}",
         "fix the template or the values at the position Helm names",
+    )
+
+
+def _over_budget_problem(limit: str, display: str, budget: Budget, values_note: str) -> RenderProblem:
+    return RenderProblem(
+        RULE,
+        joined(display, CHART_FILE),
+        1,
+        1,
+        f"Helm did not finish rendering this chart within nodename-lint's budget ({budget.describe()}): it {limit}, "
+        f"so none of it was checked ({values_note}); a template that loops or recurses without end "
+        "(`range until`, `tpl` calling itself) is the usual cause, and `helm install` would hang or fail the same way",
+        "make the chart render with less: bound the loops and recursion in its templates",
+    )
+
+
+def _missing_dependencies_problem(names: list[str], display: str) -> RenderProblem:
+    listed = ", ".join(names)
+    return RenderProblem(
+        RULE,
+        joined(display, CHART_FILE),
+        1,
+        1,
+        f"the chart was not checked: its dependencies {listed} are declared in Chart.yaml but missing in "
+        f"its charts/ folder, so Helm refuses to render or install it; `helm dependency build {display}` fetches them",
+        f"run `helm dependency build {display}` before nodename-lint (or vendor the dependencies in charts/)",
+        severity="warning",
     )
 
 

@@ -1,41 +1,81 @@
 """Build a kustomization folder with `kustomize build` (or `kubectl kustomize`) and place findings
-in the file that wrote the value: a patch (strategic merge or JSON 6902, in a file or inline in
-kustomization.yaml), else the resource file the object came from, else the kustomization.
+in the file that wrote the value: the kustomization that sets the namespace, a patch (strategic
+merge or JSON 6902, in a file or inline in kustomization.yaml), else the resource file the object
+came from, else the kustomization.
 
-The folder is built through a wrapper kustomization in a scratch folder that asks for
+A kustomization from a pull request is hostile input, so the build is sealed. kustomize_inputs.py
+reads what the build would read first, and refuses remote resources and folders outside the
+repository. The build then runs over a private copy (sandbox.private_copy) of the tracked files of
+the folders it enters, under a random folder name, through a wrapper kustomization that asks for
 `buildMetadata: [originAnnotations, transformerAnnotations]`, so kustomize names each object's
-origin file and the kustomizations whose patches ran over it, without touching the user's files.
-The build runs without plugins (no --enable-alpha-plugins, --enable-exec or --enable-helm: nothing
-in the repository runs), with kustomize's default root-only file loading, and with the network
-closed to it (remote bases fail instead of being fetched).
+origin file and the kustomizations whose transformers ran over it; an origin that does not name a
+file of the copy was planted, and is ignored. kustomize runs in a sealed child (sandbox.run): no
+plugins (no --enable-alpha-plugins, --enable-exec or --enable-helm), root-only file loading, the
+network closed, BUILD_BUDGET per build and RUN_SECONDS for all the builds of a run.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
+import json
 import os
 import re
+import secrets
 import shutil
-import subprocess
 import tempfile
+import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from yaml import Node
 
-from ..documents import Document, compose, iter_documents
+from ..documents import Document, iter_documents
 from ..safe_text import printable_path
 from ..sources import repository_root
 from ..yamlnodes import child, to_python
 from . import KUSTOMIZATION_FILES, Origin, Rendering, joined
+from .kustomize_inputs import Inputs, inputs_of, kustomization_file, within, yaml_value
+from .sandbox import (
+    COPY_MAX_BYTES,
+    COPY_MAX_FILES,
+    Budget,
+    CopyRefused,
+    Outcome,
+    TooBig,
+    private_copy,
+    read_regular,
+    run,
+)
 
 if TYPE_CHECKING:
     from ..model import Manifest, Path
 
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
 TRANSFORMATIONS_ANNOTATION = "alpha.config.kubernetes.io/transformations"
-BUILD_TIMEOUT_SECONDS = 120
+# What kustomize may cost: every build of a run together (of one process: --jobs workers build side by
+# side), and each build (docs/guarantees.md).
+RUN_SECONDS = 300.0
+BUILD_BUDGET = Budget(wall_seconds=60.0, cpu_seconds=30, memory_bytes=1 << 30, output_bytes=32 << 20)
+MAX_REASON_CHARS = 600  # of kustomize's error, quoted in the note
 TOOL_HINT = "put kustomize or kubectl on PATH to lint what the kustomization builds"
-# Kustomize's own messages about the build; the first line says what failed.
-_ERROR_PREFIX = re.compile(r"^(?:Error: |error: )")
+NOT_BUILT = "its files were linted one by one"
+_KLOG_FAILURE = '"command failed" err='  # kubectl's error line (klog): E1201 21:14:42.09 29761 run.go:72] ...
+# The error of the wrapper's own resource (the folder is first tried as a file): not what failed.
+_WRAPPER_PREFIX = re.compile(
+    r"accumulating resources: accumulation err='accumulating resources from '[^']*': '[^']*' must resolve to a "
+    r"file': (?:recursed accumulation of path '[^']*': |couldn't make target for path '[^']*': )?"
+)
+
+
+class _RunClock:
+    """The time the builds of this process have taken, against RUN_SECONDS."""
+
+    spent = 0.0
+
+    @classmethod
+    def remaining(cls) -> float:
+        return RUN_SECONDS - cls.spent
 
 
 def tool() -> list[str]:
@@ -48,60 +88,190 @@ def tool() -> list[str]:
 
 
 def build_kustomization(folder: str, display: str) -> Rendering:
-    """The built objects of FOLDER, each with the origin its findings are reported at."""
+    """The built objects of FOLDER, each with the origin its findings are reported at.
+
+    kustomize runs sealed (sandbox.py): over a private copy of the tracked files of the folders the build
+    enters, never the work tree, in a child process with the network closed and BUILD_BUDGET's limits."""
     rendering = Rendering()
     command = tool()
     if not command:
-        rendering.notes.append(f"{display}: kustomization not built ({TOOL_HINT}); its files were linted one by one")
+        rendering.notes.append(f"{display}: kustomization not built ({TOOL_HINT}); {NOT_BUILT}")
+        return rendering
+    boundary = repository_boundary(folder)
+    inputs = inputs_of(folder, boundary, display)
+    entry = kustomization_file(folder)
+    rendering.entry = os.path.realpath(entry) if entry is not None else ""
+    if inputs.component:
+        rendering.built_from = sorted(inputs.files)
+        rendering.notes.append(
+            f"{display}: a kustomize Component: built only inside the kustomizations that list it under "
+            "`components:`, where its patches are linted; not on its own (kustomize cannot build it alone)"
+        )
+        return rendering
+    if inputs.refused:
+        rendering.notes.append(f"{display}: kustomization not built: {inputs.refused}; {NOT_BUILT}")
+        return rendering
+    if _RunClock.remaining() <= 0:
+        rendering.notes.append(
+            f"{display}: kustomization not built: the run's kustomize time ({RUN_SECONDS:g} s for every build) "
+            f"is spent; {NOT_BUILT}"
+        )
         return rendering
     with tempfile.TemporaryDirectory(prefix="nodename-lint-kustomize-") as scratch:
-        wrapper = os.path.join(scratch, "build")
-        os.mkdir(wrapper)
-        with open(os.path.join(wrapper, "kustomization.yaml"), "w", encoding="utf-8") as handle:
+        workspace = _Workspace(scratch, boundary, folder)
+        refused = workspace.copy(inputs)
+        if refused:
+            rendering.notes.append(f"{display}: kustomization not built: {refused}; {NOT_BUILT}")
+            return rendering
+        outcome = workspace.build(command)
+        if outcome.limit:
+            rendering.notes.append(f"{display}: kustomization not built: kustomize {outcome.limit}; {NOT_BUILT}")
+            return rendering
+        if outcome.returncode != 0:
+            reason = workspace.shown_paths(_build_error(outcome.stderr), display)
+            rendering.notes.append(
+                f"{display}: kustomize build failed, so `kubectl apply -k` would fail too: "
+                f"{reason or f'exit code {outcome.returncode}'}; {NOT_BUILT}"
+            )
+            return rendering
+        files = workspace.read(inputs.files)  # the texts findings are placed in, before the copy goes
+    kustomization = workspace.in_copy(entry or os.path.join(folder, KUSTOMIZATION_FILES[0]))
+    for document in iter_documents([outcome.stdout.decode("utf-8", "replace")]):
+        document.origin = _origin_of(document, workspace, display, kustomization, files)
+        rendering.documents.append(document)
+    # what the kustomizations name, never what annotations on the output say: a planted origin must
+    # not take a file out of the lint
+    rendering.built_from = sorted(inputs.files)
+    rendering.inputs = rendering.built_from  # --changed-since: a finding changes with any file the build read
+    return rendering
+
+
+class _Workspace:
+    """A build's scratch folder: the private copy of what it reads (under a random name: only kustomize
+    can write a path into it), a wrapper kustomization asking for origin annotations, and a home."""
+
+    def __init__(self, scratch: str, boundary: str, folder: str) -> None:
+        self.scratch, self.boundary = scratch, boundary
+        self.root = os.path.join(scratch, secrets.token_hex(16))  # the copy, mirroring the repository
+        self.folder = os.path.realpath(folder)
+        self.wrapper = os.path.join(scratch, "build")
+        self.copied: dict[str, list[str]] = {}  # real path -> its paths in the copy (a linked folder: two)
+
+    def in_copy(self, path: str) -> str:
+        return self._at(os.path.realpath(path))
+
+    def _at(self, path: str) -> str:
+        """Where PATH (of the repository, links not resolved) lies in the copy."""
+        return os.path.normpath(os.path.join(self.root, os.path.relpath(path, self.boundary)))
+
+    def in_repository(self, path: str) -> str:
+        """The path in the repository of a path in the copy."""
+        return os.path.normpath(os.path.join(self.boundary, os.path.relpath(path, self.root)))
+
+    def copy(self, inputs: Inputs) -> str:
+        """Copy the tracked files of the folders the build enters; why it must not run, else ''."""
+        folders = sorted(inputs.folders)
+        tops = [folder for folder in folders if not any(within(folder, other) for other in folders if other != folder)]
+        copies = [(folder, self.in_copy(folder)) for folder in tops]
+        copies += [(real, self._at(linked)) for linked, real in sorted(inputs.links.items())]
+        bytes_left, files_left = COPY_MAX_BYTES, COPY_MAX_FILES
+        try:
+            for folder, destination in copies:
+                if os.path.exists(destination) and folder not in tops:
+                    continue  # a linked folder inside a folder already copied: private_copy followed the link
+                made = private_copy(folder, destination, max_bytes=bytes_left, max_files=files_left)
+                for relative, real in made.sources.items():
+                    copy_path = os.path.join(made.folder, relative)
+                    self.copied.setdefault(os.path.realpath(real), []).append(os.path.normpath(copy_path))
+                    bytes_left -= os.path.getsize(copy_path)
+                    files_left -= 1
+        except CopyRefused as exc:
+            return str(exc)
+        missing = sorted(path for path in inputs.files if path not in self.copied)
+        if missing:
+            shown = printable_path(os.path.relpath(missing[0]))
+            return (
+                f"it names {shown}, which is not a file the repository tracks (.git/ and files git does not "
+                "track are never overlay content)"
+            )
+        os.makedirs(self.wrapper)
+        with open(os.path.join(self.wrapper, "kustomization.yaml"), "w", encoding="utf-8") as handle:
             handle.write(
-                f"resources:\n  - {_quoted(os.path.relpath(os.path.realpath(folder), wrapper))}\n"
+                f"resources:\n  - {_quoted(os.path.relpath(self.in_copy(self.folder), self.wrapper))}\n"
                 "buildMetadata: [originAnnotations, transformerAnnotations]\n"
             )
-        try:
-            done = subprocess.run(
-                [*command, wrapper],
-                capture_output=True,
-                text=True,
-                env=_closed_env(scratch),
-                timeout=BUILD_TIMEOUT_SECONDS,
-                stdin=subprocess.DEVNULL,
-                check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            rendering.notes.append(f"{display}: kustomization not built: {exc}; its files were linted one by one")
-            return rendering
-    if done.returncode != 0:
-        reason = _ERROR_PREFIX.sub("", done.stderr.strip().splitlines()[0] if done.stderr.strip() else "")
-        reason = reason.replace(wrapper, "<build>").replace(os.path.realpath(folder), display)
-        rendering.notes.append(
-            f"{display}: kustomize build failed, so `kubectl apply -k` would fail too: "
-            f"{reason or f'exit code {done.returncode}'}; its files were linted one by one"
-        )
-        return rendering
-    files = _FileCache()
-    kustomization = _kustomization_file(folder)
-    read: set[str] = set()
-    for document in iter_documents([done.stdout]):
-        origin = _origin_of(document, wrapper, folder, display, kustomization, files)
-        document.origin = origin
-        rendering.documents.append(document)
-        read.update(origin.files_read())
-    rendering.built_from = sorted(os.path.realpath(path) for path in read)
-    boundary = repository_boundary(folder)
-    outside = next((path for path in rendering.built_from if not _within(path, boundary)), None)
-    if outside is not None:  # a base elsewhere on the machine: nothing of it may reach the report
-        refused = Rendering()
-        refused.notes.append(
-            f"{display}: kustomization not built: it reads {outside}, outside the repository ({boundary}); "
-            "its files were linted one by one"
-        )
-        return refused
-    return rendering
+        return ""
+
+    def build(self, command: list[str]) -> Outcome:
+        """Run kustomize sealed over the copy, within BUILD_BUDGET and what is left of RUN_SECONDS."""
+        home = os.path.join(self.scratch, "home")
+        os.mkdir(home)
+        left = _RunClock.remaining()
+        budget = replace(BUILD_BUDGET, wall_seconds=min(BUILD_BUDGET.wall_seconds, left))
+        started = time.monotonic()
+        outcome = run([*command, self.wrapper], budget, cwd=home)
+        _RunClock.spent += time.monotonic() - started
+        if outcome.limit and budget.wall_seconds < BUILD_BUDGET.wall_seconds and outcome.limit.endswith("(wall time)"):
+            outcome.limit = f"ran out of the run's kustomize time ({RUN_SECONDS:g} s for every build)"
+        elif outcome.limit:
+            outcome.limit += f" (the budget of one build: {BUILD_BUDGET.describe()})"
+        return outcome
+
+    def read(self, files: set[str]) -> _FileCache:
+        """The texts of FILES (real paths) as copied: the only files origins may name."""
+        cache = _FileCache()
+        for real in files:
+            copies = self.copied.get(real, [])
+            try:
+                text = read_regular(copies[0], COPY_MAX_BYTES).decode("utf-8-sig") if copies else ""
+            except (OSError, UnicodeDecodeError, TooBig):
+                text = ""
+            cache.texts.update(dict.fromkeys(copies, text))
+        return cache
+
+    def shown_paths(self, text: str, display: str) -> str:
+        """kustomize's message with the copy's and the wrapper's paths as the user knows them."""
+        text = _WRAPPER_PREFIX.sub("", text, count=1)
+        folder = self.in_copy(self.folder)
+        here = os.path.relpath(self.boundary)
+        for path, shown in (
+            (folder, display),
+            (os.path.relpath(folder, self.wrapper), display),
+            (self.root, here),
+            (os.path.relpath(self.root, self.wrapper), here),
+            (self.wrapper, "<build>"),
+            (self.scratch, "<scratch>"),
+        ):
+            text = text.replace(path, shown)
+        return text[:MAX_REASON_CHARS]
+
+
+def _build_error(stderr: str) -> str:
+    """The line of kustomize's stderr that says what failed: kubectl's klog error (quoted, or a `<` block
+    of tab-indented lines), kustomize's `Error: `, else the last line that is not a warning."""
+    lines = stderr.splitlines()
+    for index, line in enumerate(lines):
+        before, found, value = line.partition(_KLOG_FAILURE)
+        if found and before.startswith("E"):
+            if value.strip() == "<":
+                block = [
+                    rest.strip() for rest in itertools.takewhile(lambda rest: rest.startswith("\t"), lines[index + 1 :])
+                ]
+                return " ".join(part for part in block if part)
+            return _go_unquoted(value.strip())
+        if line.startswith(("Error: ", "error: ")):
+            return line.partition(": ")[2]
+    meaningful = [line.strip() for line in lines if line.strip() and "warning" not in line[:12].lower()]
+    return meaningful[-1] if meaningful else ""
+
+
+def _go_unquoted(value: str) -> str:
+    """A Go-quoted string (klog's `err="..."`) as its text."""
+    try:
+        text = json.loads(value)
+    except ValueError:
+        return value.strip('"').replace('\\"', '"').replace("\\\\", "\\")
+    return text if isinstance(text, str) else value
 
 
 def repository_boundary(folder: str) -> str:
@@ -112,57 +282,25 @@ def repository_boundary(folder: str) -> str:
     if os.path.exists(os.path.join(root, ".git")):
         return root
     here = os.path.realpath(os.getcwd())
-    return here if _within(real, here) else real
-
-
-def _within(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+    return here if within(real, here) else real
 
 
 def _quoted(path: str) -> str:
     return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _closed_env(scratch: str) -> dict[str, str]:
-    """The environment of a build: no proxy that works, no git protocol allowed, no user config."""
-    dead = "http://127.0.0.1:9"
-    return {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": scratch,
-        "KUBECONFIG": os.devnull,
-        "HTTPS_PROXY": dead,
-        "HTTP_PROXY": dead,
-        "https_proxy": dead,
-        "http_proxy": dead,
-        "NO_PROXY": "",
-        "GIT_ALLOW_PROTOCOL": "none",
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "XDG_CONFIG_HOME": scratch,
-    }
-
-
-def _kustomization_file(folder: str) -> str:
-    return next(
-        (os.path.join(folder, name) for name in KUSTOMIZATION_FILES if os.path.isfile(os.path.join(folder, name))),
-        os.path.join(folder, KUSTOMIZATION_FILES[0]),
-    )
-
-
 class _FileCache:
-    """Texts and composed documents of the files origins point at, read once per build."""
+    """The texts of the files a build read, from its private copy (keyed by their paths there), and
+    their composed documents. Nothing else is ever opened: origin annotations can be planted."""
 
     def __init__(self) -> None:
         self.texts: dict[str, str] = {}
 
+    def readable(self, path: str) -> bool:
+        return path in self.texts
+
     def text(self, path: str) -> str:
-        if path not in self.texts:
-            try:
-                with open(path, encoding="utf-8-sig") as handle:
-                    self.texts[path] = handle.read()
-            except (OSError, UnicodeDecodeError):
-                self.texts[path] = ""
-        return self.texts[path]
+        return self.texts.get(path, "")
 
     def documents(self, path: str) -> list[Document]:
         return [document for document in iter_documents([self.text(path)]) if document.root is not None]
@@ -175,79 +313,68 @@ def _annotations(document: Document) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _load(text: Any) -> Any:
-    if not isinstance(text, str):
-        return None
-    document = compose(text)
-    return to_python(document.root) if document.root is not None else None
-
-
 def _origin_of(
-    document: Document, wrapper: str, folder: str, display: str, kustomization: str, files: _FileCache
+    document: Document, workspace: _Workspace, display: str, kustomization: str, files: _FileCache
 ) -> BuiltOrigin:
-    """Where a built object came from, from the annotations kustomize added."""
+    """Where a built object came from, from the annotations kustomize added (paths relative to the
+    wrapper; one that does not name a file the build read in the copy is not kustomize's)."""
+    wrapper = workspace.wrapper
     annotations = _annotations(document) if document.root is not None else {}
-    origin = _load(annotations.get(ORIGIN_ANNOTATION)) or {}
+    origin = yaml_value(annotations.get(ORIGIN_ANNOTATION)) or {}
     resource = None
     if isinstance(origin, dict) and isinstance(origin.get("path"), str) and "repo" not in origin:
         resource = os.path.normpath(os.path.join(wrapper, origin["path"]))
-    configured = _load(annotations.get(TRANSFORMATIONS_ANNOTATION)) or []
-    kustomizations = [kustomization]
+        resource = resource if files.readable(resource) else None
+    configured = yaml_value(annotations.get(TRANSFORMATIONS_ANNOTATION)) or []
+    inner: list[str] = []  # kustomize lists the transformers in the order they ran: inner kustomizations first
     for step in configured if isinstance(configured, list) else []:
         where = step.get("configuredIn") if isinstance(step, dict) else None
         if isinstance(where, str):
             path = os.path.normpath(os.path.join(wrapper, where))
-            if path not in kustomizations:
-                kustomizations.append(path)
-    return BuiltOrigin(folder, display, kustomization, resource, kustomizations, files)
+            if path != kustomization and path not in inner and files.readable(path):
+                inner.append(path)
+    return BuiltOrigin(workspace, display, kustomization, resource, [kustomization, *reversed(inner)], files)
 
 
 class BuiltOrigin(Origin):
-    """A built object: its findings go to the patch that wrote the value, else to its resource file."""
+    """A built object: its findings go to the patch that wrote the value, else to its resource file.
+
+    Its paths are those of the build's private copy; reports show them as paths of the repository."""
 
     def __init__(
         self,
-        folder: str,
+        workspace: _Workspace,
         display: str,
         kustomization: str,
         resource: str | None,
         kustomizations: list[str],
         files: _FileCache,
     ) -> None:
-        self.folder, self.display, self.kustomization = folder, display, kustomization
+        self.folder, self.in_repository = workspace.folder, workspace.in_repository
+        self.display, self.kustomization = display, kustomization
         self.resource, self.kustomizations, self.files = resource, kustomizations, files
+        self.shown: dict[str, str] = {}  # reported path -> path in the copy
         self.file = self._shown(resource or kustomization)
         self.text = files.text(resource or kustomization)
-        self.shown: dict[str, str] = {}  # reported path -> real path
 
     def _shown(self, path: str) -> str:
         """A path as the user sees it: under the folder they named, or relative to the current folder."""
-        relative = os.path.relpath(path, os.path.realpath(self.folder))
-        outside = printable_path(os.path.relpath(path))
-        shown = joined(self.display, relative) if not relative.startswith("..") else outside
-        self.shown = getattr(self, "shown", {})
+        real = self.in_repository(path)
+        relative = os.path.relpath(real, self.folder)
+        shown = (
+            joined(self.display, relative) if not relative.startswith("..") else printable_path(os.path.relpath(real))
+        )
         self.shown[shown] = path
         return shown
 
     def text_of(self, file: str) -> str:
         return self.files.text(self.shown[file]) if file in self.shown else ""
 
-    def files_read(self) -> list[str]:
-        """The kustomizations, their patch files and the resource file this object was built from."""
-        found = [*self.kustomizations, *([self.resource] if self.resource else [])]
-        for kustomization in self.kustomizations:
-            documents = self.files.documents(kustomization)
-            spec = to_python(documents[0].root) if documents else None
-            found += [
-                os.path.normpath(os.path.join(os.path.dirname(kustomization), patch))
-                for patch, _ in _steps(spec)
-                if isinstance(patch, str) and not _is_inline(patch)
-            ]
-        return found
-
     def place(self, obj: Manifest, path: Path) -> tuple[str, int, int, str]:
-        for kustomization in reversed(self.kustomizations):  # the outermost overlay patches last
-            found = _in_patches(kustomization, obj, path, self.files)
+        for kustomization in self.kustomizations:  # the outermost first: its transformers ran last
+            # a kustomization's `namespace:` runs after its patches (and an inner one's): it sets the namespace
+            found = _namespace_line(kustomization, self.files) if path[:2] == ("metadata", "namespace") else None
+            found = found or _in_patches(kustomization, obj, path, self.files)
             if found is not None:
                 file, line, column = found
                 return self._shown(file), line, column, ""
@@ -257,6 +384,19 @@ class BuiltOrigin(Origin):
         line, column, exact = _in_resource(self.resource, obj, path, self.files)
         note = "" if exact else " (the built object differs from its resource file here: reported at the nearest key)"
         return self._shown(self.resource), line, column, note
+
+
+def _namespace_line(kustomization: str, files: _FileCache) -> tuple[str, int, int] | None:
+    """(file, line, column) of a kustomization's `namespace:` key, None when it sets no namespace."""
+    if "namespace" not in files.text(kustomization):
+        return None
+    documents = files.documents(kustomization)
+    found = child(documents[0].root, "namespace") if documents else None
+    value = getattr(found[1], "value", None) if found is not None else None
+    if found is None or not isinstance(value, str) or not value:
+        return None
+    mark = found[0].start_mark
+    return kustomization, documents[0].line_offset + mark.line + 1, mark.column + 1
 
 
 def _steps(entry: Any) -> list[tuple[Any, Any]]:
@@ -317,9 +457,37 @@ def _targets(target: Any, obj: Manifest) -> bool:
         if not isinstance(wanted, str) or not wanted:
             continue
         # targets name objects before a namePrefix/nameSuffix; kustomize reads them as anchored regexps
-        if not (re.fullmatch(wanted, actual or "") or (key == "name" and wanted in (actual or ""))):
+        if not (_go_regexp_matches(wanted, actual or "") or (key == "name" and wanted in (actual or ""))):
             return False
     return True
+
+
+_REGEXP_SYNTAX = frozenset("\\.+*?()|[]{}^$")
+
+
+def _go_regexp_matches(pattern: str, text: str) -> bool:
+    """Whether kustomize's anchored target regexp PATTERN matches TEXT (Go's regexp: RE2 syntax, linear time).
+
+    Python's `re` is neither: `(a|a)*c` backtracks for ever and `\\pL` is an error. A pattern RE2 cannot
+    compile (or no RE2 engine) matches nothing: the finding then stays at the object's resource file."""
+    if _REGEXP_SYNTAX.isdisjoint(pattern):
+        return pattern == text
+    compiled = _go_regexp(pattern)
+    return compiled is not None and compiled.fullmatch(text) is not None
+
+
+@functools.lru_cache(maxsize=256)
+def _go_regexp(pattern: str) -> Any:
+    try:
+        import re2  # startup: RE2 loads only for a kustomization whose patch targets are regexps
+    except ImportError:
+        return None
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print its parse errors on stderr, unescaped
+    try:
+        return re2.compile(pattern, options)
+    except re2.error:
+        return None
 
 
 def _patch_writes(
@@ -394,7 +562,10 @@ def _inline_patch_line(
         if scalar is None:
             return None
         first = scalar.start_mark.line + (1 if scalar.style in ("|", ">") else 0)
-        indent = _block_indent(kustomization.text, first) if scalar.style in ("|", ">") else scalar.start_mark.column
+        quote = 1 if scalar.style in ("'", '"') else 0  # a flow scalar's text starts after its quote
+        indent = (
+            _block_indent(kustomization.text, first) if scalar.style in ("|", ">") else scalar.start_mark.column + quote
+        )
         return kustomization.line_offset + first + found[0], indent + found[1]
     return None
 
