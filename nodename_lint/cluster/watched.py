@@ -109,9 +109,7 @@ class PodSums:
         if node is None or entry.share is None:
             return self.remove(entry.key, node)
         share = self.shares.setdefault(entry.share, entry.share)
-        pods = self.on_node.get(node)
-        if pods is None:
-            pods = self.on_node[node] = NodePods()
+        pods = self.node(node)
         key = hash(entry.key)
         old = pods.get(key)
         if old is share:
@@ -126,6 +124,14 @@ class PodSums:
             self.shares = {held: held for pods in self.on_node.values() for held in pods.shares}
         return node
 
+    def node(self, node: str) -> NodePods:
+        """The Pods of a node, and its usage, made empty on first use."""
+        pods = self.on_node.get(node)
+        if pods is None:
+            pods = self.on_node[node] = NodePods()
+            self.usage[node] = NodeUsage(0, {})
+        return pods
+
     def remove(self, key: str, node: str | None) -> str | None:
         """Stop counting a Pod (deleted, terminated); the node whose usage changed, if any."""
         pods = self.on_node.get(node) if node is not None else None
@@ -139,9 +145,7 @@ class PodSums:
 
     def _count(self, node: str, share: Share, sign: int) -> None:
         self.counted += sign
-        usage = self.usage.get(node)
-        if usage is None:
-            usage = self.usage[node] = NodeUsage(0, {})
+        usage = self.usage[node]
         usage.pods += sign
         requested = usage.requested
         for resource, amount in share[0]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import ssl
 import threading
@@ -15,6 +16,8 @@ from ..sources import UsageError
 from .metrics import Metrics
 from .review import ClusterSource, FixedCluster, Policy, Reviewer
 from .server import Certificates, WebhookServer
+
+M_ARENA_MAX = -8  # glibc's mallopt parameter (malloc.h)
 
 
 @dataclass(frozen=True)
@@ -57,8 +60,27 @@ def build(options: WebhookOptions, config: Config, severities: dict[str, Any]) -
     return server, cluster
 
 
+def fewer_malloc_arenas() -> None:
+    """At most two glibc malloc arenas (MALLOC_ARENA_MAX=2), set before any thread starts.
+
+    glibc gives each thread that allocates an arena of its own, and each keeps what was freed in it: the
+    pages of the lists read by one thread and the state kept by another left the watched webhook at 26 MB
+    over the same webhook without a cluster at 150,000 Pods, against 21 to 23 MB with two arenas (the
+    snapshot of that state: 22 MB; bench/webhook.py --memory-only). Nothing changes where the C library
+    is not glibc.
+    """
+    # startup: ctypes only when the webhook starts serving
+    import ctypes
+    import ctypes.util
+
+    with contextlib.suppress(OSError, AttributeError, TypeError):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallopt(M_ARENA_MAX, 2)
+
+
 def serve(options: WebhookOptions, config: Config, severities: dict[str, Any]) -> None:
     """Serve until SIGTERM or SIGINT, then stop the watches and return."""
+    fewer_malloc_arenas()
     server, cluster = build(options, config, severities)
     start = getattr(cluster, "start", None)
     if start is not None:
