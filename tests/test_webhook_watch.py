@@ -229,7 +229,7 @@ def test_a_kind_the_server_refuses_skips_its_rules(certs: Certs, live: LiveOptio
     with running(certs, live=live, watch=FAST) as served:
         cluster = served.reviewer.cluster
         client = Client(served.port, certs)
-        wait_for(lambda: cluster.statuses["nodes"].refused)
+        wait_for(lambda: cluster.ready() and cluster.statuses["nodes"].refused)
         assert client.answer(pod("ghost", "kind-wroker"))["allowed"] is True  # unknown-node cannot run
         assert client.get("/readyz")[0] == 200
     assert "grant watch on nodes" in cluster.statuses["nodes"].refused
