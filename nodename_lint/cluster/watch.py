@@ -196,6 +196,13 @@ class WatchedCluster:
                 return
             delay = min(self.backoff[1], delay * 2)
 
+    def _opened(self, kind: WatchedKind, status: WatchStatus) -> None:
+        """A watch accepted: the state follows the cluster again (and a kind refused before is allowed now)."""
+        if status.refused:  # listed just before, and followed from now on
+            status.refused = ""
+            self.state.forget(kind.name, None)
+        status.set_synced(True)
+
     def _lost(self, status: WatchStatus, problem: str) -> None:
         """A watch lost, or a list or watch that failed again while lost (counted and said once)."""
         if self.stopping.is_set():
@@ -222,8 +229,9 @@ class WatchedCluster:
             decode = decode_node_page if kind.name == "nodes" else None
             listed = self.connection.list_all(kind.path, kind.field_selector, keep=KEEP[kind.name], decode=decode)
             self.state.install(kind.name, listed)
+        if status.refused:  # listed, but its watch was refused: the rules still may not use what goes stale
+            self.state.forget(kind.name, status.refused)
         status.version = listed.resource_version
-        status.refused = ""
         status.relists += status.listed
         status.set_synced(True)
         status.listed = True
@@ -253,7 +261,7 @@ class WatchedCluster:
             random.randint(*self.watch_seconds),
             kind.field_selector,
             idle=self.idle_seconds,
-            on_open=lambda: status.set_synced(True),
+            on_open=lambda: self._opened(kind, status),
         )
         for line in lines:
             yield _EVENT.decode(line)

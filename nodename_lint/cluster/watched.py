@@ -201,10 +201,14 @@ class WatchedState(ClusterState):
             self._suggestions.clear()
             self._no_fit.clear()
 
-    def forget(self, kind: str, reason: str) -> None:
-        """One kind cannot be read (403, or a watch that is not allowed): the rules that need it are skipped."""
+    def forget(self, kind: str, reason: str | None) -> None:
+        """One kind cannot be read (403, or a watch that is not allowed): the rules that need it are skipped;
+        None: it can again (its list is in, its watch accepted)."""
         with self.lock:
-            self.unavailable[kind] = reason
+            if reason is None:
+                self.unavailable.pop(kind, None)
+            else:
+                self.unavailable[kind] = reason
             self._no_fit.clear()
 
     # --- one event --------------------------------------------------------------------------------
