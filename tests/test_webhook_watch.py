@@ -176,6 +176,21 @@ def test_a_watch_refused_with_410_relists(webhook: Any, api_server: ApiServer) -
     only_reads(api_server)
 
 
+def test_relists_take_a_fresh_read_budget_each(certs: Certs, kubeconfig: Path, api_server: ApiServer) -> None:
+    """A lint run's read budget is for one run; the webhook lists again and again for weeks, so each of its
+    (re)lists may read what one run may. Here a run may read 4 pages: the first lists take all 4."""
+    api_server.history.bookmark_seconds = 0.3
+    live = LiveOptions(kubeconfig=str(kubeconfig), request_timeout=2.0, max_pages=4)
+    with running(certs, live=live, watch=FAST) as served:
+        cluster = served.reviewer.cluster
+        wait_for(cluster.ready)
+        for relists in (1, 2, 3):
+            api_server.faults.append(Fault("gone", "/apis/node.k8s.io/v1/runtimeclasses", times=1))
+            api_server.history.cut()
+            wait_for(lambda n=relists: cluster.statuses["runtime_classes"].relists == n and not cluster.degraded())
+    only_reads(api_server)
+
+
 def test_a_server_that_ends_every_watch_at_once_is_not_hammered(webhook: Any, api_server: ApiServer) -> None:
     api_server.faults.append(Fault("end", "/api/v1/namespaces"))
     api_server.history.cut()
