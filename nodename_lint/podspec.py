@@ -88,13 +88,46 @@ def dotted(path: Path) -> str:
     return text
 
 
-def workload_noun(obj: Manifest) -> str:
-    """How messages name the Pods an object creates ("every replica of Deployment web")."""
-    if obj.kind == "DaemonSet":
-        return f"the Pods of DaemonSet {obj.shown_name}"
+# --- how messages name an object's Pods (one wording for offline and cluster rules) ---------------
+# Where each controller keeps the number of Pods it runs at once.
+_REPLICA_FIELDS = {
+    "Deployment": ("spec", "replicas"),
+    "ReplicaSet": ("spec", "replicas"),
+    "StatefulSet": ("spec", "replicas"),
+    "ReplicationController": ("spec", "replicas"),
+    "Job": ("spec", "parallelism"),
+    "CronJob": ("spec", "jobTemplate", "spec", "parallelism"),
+}
+
+
+def rejection_fate(obj: Manifest) -> str:
+    """What follows a kubelet rejection: a Pod stays Failed; a controller keeps replacing it."""
+    if obj.is_pod:
+        return "the Pod goes to Failed and is never retried or moved"
+    return "rejected Pods go to Failed and the controller keeps creating replacements that fail the same way"
+
+
+def replica_count(obj: Manifest) -> int:
+    """How many Pods of the object run at once (1 for a Pod or a DaemonSet's one node)."""
+    path = _REPLICA_FIELDS.get(obj.kind)
+    if path is None:
+        return 1
+    value = obj.get(path)
+    if value is None:
+        return 1
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 1
+
+
+def pods_noun(obj: Manifest, count: int | None = None) -> str:
+    """How messages name the Pods of an object: "Pod bigcpu", "the 3 replicas of Deployment web"."""
+    if obj.is_pod:
+        return f"Pod {obj.shown_name}"
+    count = replica_count(obj) if count is None else count
     if obj.kind in ("Job", "CronJob"):
-        return f"every Pod of {obj.kind} {obj.shown_name}"
-    return f"every replica of {obj.kind} {obj.shown_name}"
+        return f"the Pods of {obj.kind} {obj.shown_name}"
+    if obj.kind == "DaemonSet":
+        return f"the Pod of DaemonSet {obj.shown_name}"
+    return f"the {count} replica{'s' if count != 1 else ''} of {obj.kind} {obj.shown_name}"
 
 
 # --- required node affinity ---------------------------------------------------------------------

@@ -47,7 +47,7 @@ allocated resources), or drop `nodeName` and let the scheduler place the Pod.
 from collections.abc import Iterator
 
 from nodename_lint.model import Manifest
-from nodename_lint.podspec import spec_path
+from nodename_lint.podspec import pods_noun, rejection_fate, replica_count, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
 
 _CLUSTER = """
@@ -108,14 +108,7 @@ RULE = Rule(
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
     from nodename_lint.cluster.records import NodeUsage
-    from nodename_lint.cluster.targets import (
-        admission_reasons,
-        admission_target,
-        pods_noun,
-        rejection_fate,
-        replica_count,
-        runtime_overhead,
-    )
+    from nodename_lint.cluster.targets import admission_reasons, admission_target, runtime_overhead
     from nodename_lint.quantity import describe
     from nodename_lint.scheduling import (
         NATIVE_ORDER,

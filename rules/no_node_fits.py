@@ -44,7 +44,7 @@ or affinity or label a node (didn't match), add a toleration (untolerated taint)
 from collections.abc import Iterator
 
 from nodename_lint.model import Manifest
-from nodename_lint.podspec import spec_path
+from nodename_lint.podspec import pods_noun, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
 
 _CLUSTER = """
@@ -121,7 +121,7 @@ _FIXES = {
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.targets import admitted_spec, pods_noun, runtime_overhead
+    from nodename_lint.cluster.targets import admitted_spec, runtime_overhead
     from nodename_lint.scheduling import (
         AFFINITY_REASON,
         PORTS_REASON,

@@ -33,10 +33,11 @@ from nodename_lint.podspec import (
     REQUIRED_NODE_AFFINITY,
     dotted,
     pinned_node,
+    pods_noun,
+    rejection_fate,
     required_node_names,
     required_node_selector_terms,
     spec_path,
-    workload_noun,
 )
 from nodename_lint.rule import Context, Example, Rule, Violation
 
@@ -92,12 +93,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     if node is None or spec is None or obj.is_static_pod or required_node_selector_terms(spec) is None:
         return
     path = spec_path(obj, "nodeName")
-    pods = "the Pod" if obj.is_pod else workload_noun(obj)
-    fate = (
-        "it goes to Failed and is never moved"
-        if obj.is_pod
-        else "they go to Failed and the controller keeps creating replacements that fail the same way"
-    )
+    pods, fate = pods_noun(obj), rejection_fate(obj)
     allowed = required_node_names(spec)
     if allowed is not None and node not in allowed:
         names = ", ".join(sorted(allowed))

@@ -135,7 +135,8 @@ def test_sarif_results_point_at_the_line_relative_to_the_repository_root(repo: P
     found = results_by_rule(log)
     [template] = found["nodename-in-template"]
     assert template["level"] == "error"
-    assert "every replica" in template["message"]["text"] and "Fix: " in template["message"]["text"]
+    message = template["message"]["text"]
+    assert "the 1 replica of Deployment web skips" in message and "Fix: " in message
     location = template["locations"][0]["physicalLocation"]
     assert location["artifactLocation"] == {"uri": "deploy/web.yaml", "uriBaseId": "%SRCROOT%"}
     assert location["region"] == {"startLine": 13, "startColumn": 7}

@@ -41,7 +41,8 @@ def test_a_pinned_pod_with_a_required_affinity_gets_this_finding_alone_offline()
     assert [(f.rule, f.severity, f.line, f.column) for f in findings] == [(RULE, "warning", 6, 3)]
     message = findings[0].message
     assert message.startswith("spec.nodeName: worker-2 bypasses the scheduler, so the required node affinity")
-    assert "the kubelet rejects the Pod with NodeAffinity and it goes to Failed and is never moved" in message
+    rejected = "the kubelet rejects Pod cache with NodeAffinity and the Pod goes to Failed and is never retried"
+    assert rejected in message
     assert "drop nodeName and let the scheduler place the Pod by its affinity" in findings[0].fix
 
 
@@ -71,7 +72,7 @@ def test_a_workload_template_is_nodename_in_templates_unless_that_rule_is_off():
     text = pod(LABEL, kind="Deployment")
     assert [f.rule for f in lint_yaml(text)] == ["nodename-in-template"]
     [finding] = lint_yaml(text, rules=[RULE])
-    assert "the kubelet rejects every replica of Deployment cache with NodeAffinity" in finding.message
+    assert "the kubelet rejects the 2 replicas of Deployment cache with NodeAffinity" in finding.message
     assert "the controller keeps creating replacements" in finding.message
 
 
