@@ -21,12 +21,17 @@ def _pick(source: Any, keys: Iterable[str]) -> dict[str, Any]:
 def trim_node(node: dict[str, Any]) -> dict[str, Any]:
     status = node.get("status") or {}
     conditions = [_pick(c, ("type", "status")) for c in status.get("conditions") or [] if isinstance(c, dict)]
+    node_info = _pick(status.get("nodeInfo"), ("operatingSystem",))
     return {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": _pick(node.get("metadata"), ("name", "labels")),
         "spec": _pick(node.get("spec"), ("taints", "unschedulable")),
-        "status": {**_pick(status, ("allocatable",)), **({"conditions": conditions} if conditions else {})},
+        "status": {
+            **_pick(status, ("allocatable",)),
+            **({"conditions": conditions} if conditions else {}),
+            **({"nodeInfo": node_info} if node_info else {}),
+        },
     }
 
 
@@ -45,9 +50,14 @@ class _NodeCondition(msgspec.Struct, gc=False):
     status: Any = None
 
 
+class _NodeSystemInfo(msgspec.Struct, gc=False):
+    operatingSystem: Any = None
+
+
 class _NodeStatus(msgspec.Struct, gc=False):
     allocatable: Any = None
     conditions: list[_NodeCondition] | None = None
+    nodeInfo: _NodeSystemInfo | None = None
 
 
 class _Node(msgspec.Struct, gc=False):
@@ -86,6 +96,7 @@ def _node_object(node: _Node) -> dict[str, Any]:
             "conditions": None
             if status.conditions is None
             else [{"type": c.type, "status": c.status} for c in status.conditions],
+            "nodeInfo": None if status.nodeInfo is None else {"operatingSystem": status.nodeInfo.operatingSystem},
         },
     }
 
