@@ -167,6 +167,35 @@ def _pod_level_requests(resources: Any, containers: Callable[[], dict[str, Units
     return requests
 
 
+def evictable_requests(spec: dict[str, Any]) -> dict[str, int]:
+    """What evicting a running Pod frees for the kubelet's critical Pod admission: `GetResourceRequest`
+    (pkg/api/v1/resource/helpers.go) of each resource (and 1 of `pods`, which the caller adds).
+
+    It differs from the Pod's requests in two ways: with pod-level resources (`IsPodLevelResourcesSet`)
+    only the pod-level cpu, memory and hugepages count (`SkipContainerLevelResources`), and the
+    overhead is added only to a resource the Pod requests. A stored Pod: invalid quantities skipped.
+    """
+    resources = spec.get("resources")
+    pod_level = isinstance(resources, dict) and any(
+        isinstance(block, dict) and any(isinstance(name, str) and is_pod_level_resource(name) for name in block)
+        for block in (resources.get("requests"), resources.get("limits"))
+    )
+    if pod_level:
+        total = {
+            resource: amount
+            for resource, amount in _pod_level_requests(
+                resources, lambda: _aggregate(spec, True, stored=False), True
+            ).items()
+            if is_pod_level_resource(resource)
+        }
+    else:
+        total = _aggregate(spec, True, stored=True)
+    for resource, amount in _resource_list({"requests": spec.get("overhead")}, ("overhead",), True).items():
+        if total.get(resource):
+            total[resource] += amount
+    return {resource: math.ceil(amount) for resource, amount in total.items() if amount}
+
+
 def _quantities(block: Any, path: Path, lenient: bool, *, stored: bool = True) -> dict[str, Units]:
     """One requests or limits mapping, parsed (invalid quantities: RequestError, or skipped when lenient);
     `stored`: as the API stores each quantity (request_units), else as written."""
@@ -705,6 +734,7 @@ _REASON_RULES = {
     "NodeAffinity": "node-selector-mismatch",
     "NodePorts": "host-port-conflict",
     "TaintToleration": "untolerated-taint",
+    "UnexpectedAdmissionError": "insufficient-resources",  # a critical Pod the kubelet cannot make room for
 }
 
 
@@ -839,7 +869,13 @@ PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 
 
 def failed_scheduling_message(
-    total: int, counts: dict[str, int], prefilter: str = "", *, preemption_may_help: int = 0, spec: Any = None
+    total: int,
+    counts: dict[str, int],
+    prefilter: str = "",
+    *,
+    preemption_may_help: int = 0,
+    spec: Any = None,
+    preemption: str | None = None,
 ) -> str:
     """The whole FailedScheduling event (and PodScheduled condition) text: FitError.Error() with the
     messages of the default profile's PostFilter plugins, joined by RunPostFilterPlugins.
@@ -851,8 +887,8 @@ def failed_scheduling_message(
       is not eligible (`PodEligibleToPreemptOthers`), else a second FitError over the nodes where
       preemption may help (`preemption_may_help`, the filters' Unschedulable status), whose dry run
       finds no victim (`SelectVictimsOnNode`), and the others ("Preemption is not helpful").
-      That assumes no Pod on those nodes has a lower priority than this Pod: preemption itself is
-      not predicted.
+      That assumes no Pod on those nodes has a lower priority than this Pod; `preemption`, the
+      message of a dry run (preemption.postfilter_text), replaces that assumption.
 
     Without any node, schedulePod fails before the plugins run (ErrNoNodesAvailable).
     """
@@ -861,7 +897,9 @@ def failed_scheduling_message(
     head = no_node_available_message(total, counts, prefilter)
     if prefilter:
         return f"{head} not found"
-    return f"{head} {NO_CLAIMS_TO_DEALLOCATE}, {preemption_message(total, preemption_may_help, spec)}"
+    if preemption is None:
+        preemption = preemption_message(total, preemption_may_help, spec)
+    return f"{head} {NO_CLAIMS_TO_DEALLOCATE}, {preemption}"
 
 
 def preemption_message(total: int, preemption_may_help: int, spec: Any) -> str:

@@ -44,11 +44,19 @@ Lower the request, pick a node with room (`kubectl describe node` shows allocata
 allocated resources), or drop `nodeName` and let the scheduler place the Pod.
 """
 
-from collections.abc import Iterator
+from __future__ import annotations
 
-from nodename_lint.model import Manifest
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from nodename_lint.model import Manifest, Path
 from nodename_lint.podspec import spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
+
+if TYPE_CHECKING:  # startup: offline runs never load the cluster code
+    from nodename_lint.cluster.state import ClusterState
+    from nodename_lint.preemption import KubeletAdmission
+    from nodename_lint.scheduling import Shortage
 
 _CLUSTER = """
     apiVersion: v1
@@ -111,6 +119,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     from nodename_lint.cluster.targets import (
         admission_reasons,
         admission_target,
+        critical_admissions,
         pods_noun,
         rejection_fate,
         replica_count,
@@ -139,6 +148,10 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         return
     usage = cluster.usage(name)
     replicas = replica_count(obj)
+    critical = critical_admissions(obj, node, cluster, min(replicas, 100_000), until_rejected=True)
+    if critical is not None:  # the kubelet's critical Pod admission: evictions, or UnexpectedAdmissionError
+        yield from _critical_findings(obj, name, cluster, spec, critical, replicas, counted)
+        return
     current = NodeUsage(usage.pods, dict(usage.requested)) if usage else NodeUsage(0, {})
     for admitted in range(min(replicas, 100_000)):  # noqa: B007  (read after the loop: how many fit)
         found = shortages(requests, node, current, kubelet=True)
@@ -157,11 +170,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     if not exact:  # scalar resources: Go map order
         reason = f"one of {', '.join(s.kubelet_reason for s in found)} (the kubelet checks these in no fixed order)"
     reason += first
-    if obj.is_static_pod:
-        if not shortage.never_fits:
-            return  # the critical Pod admission handler evicts other Pods to make room
-        head = f"static Pod {obj.name} would be rejected by the kubelet on {name} (--static-pod-node) with {reason}"
-    elif replicas == 1:
+    if replicas == 1:
         head = f"{pods_noun(obj)} would be rejected by the kubelet on {name} with {reason}"
     elif admitted == 0:
         head = f"none of {pods_noun(obj)} fits on {name}: each would be rejected by the kubelet with {reason}"
@@ -203,14 +212,143 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         )
     detail += counted
     fate = rejection_fate(obj)
-    if obj.is_static_pod:
-        fate = (
-            "even evicting every other Pod cannot make room, so the kubelet never runs it and its mirror Pod "
-            "shows Failed"
-        )
     path = spec_path(obj, "nodeName") if resource == "pods" else spec_path(obj, *request_path(spec, resource))
     # without the node's Pods the kubelet's "used" is unknown, so its message cannot be quoted; nor can
     # it when another check decides what the Pod shows
     quoted = usage is not None and exact and not first
     quote = f' (kubelet: "Pod was rejected: {shortage.kubelet_message}")' if quoted else ""
     yield Violation(path, f"{head}: {detail}; {fate}{quote}", fix=fix)
+
+
+def _critical_findings(
+    obj: Manifest,
+    name: str,
+    cluster: ClusterState,
+    spec: dict[str, Any],
+    admissions: list[KubeletAdmission],
+    replicas: int,
+    counted: str,
+) -> Iterator[Violation]:
+    """A critical Pod's fate on a full node: the kubelet evicts Pods to admit it (a warning naming them), or
+    rejects it with UnexpectedAdmissionError when evicting every Pod it may evict is not enough."""
+    from nodename_lint.cluster.targets import pod_priority, pods_noun, rejection_fate
+    from nodename_lint.preemption import (
+        PREEMPTED_MESSAGE,
+        PREEMPTED_REASON,
+        UNEXPECTED_ADMISSION_ERROR,
+        pod_names,
+    )
+    from nodename_lint.quantity import describe
+    from nodename_lint.scheduling import request_path
+
+    def at(resource: str) -> Path:
+        return spec_path(obj, "nodeName") if resource == "pods" else spec_path(obj, *request_path(spec, resource))
+
+    if obj.is_static_pod:
+        why = "it is a static Pod, which the kubelet treats as critical"
+        noun = f"static Pod {obj.name}"
+        where = f"{name} (--static-pod-node)"
+    else:
+        why = f"its {pod_priority(obj, cluster).text} makes it critical"
+        noun = pods_noun(obj)
+        where = name
+    rejected = next((index for index, admission in enumerate(admissions) if not admission.admitted), None)
+    before = admissions if rejected is None else admissions[:rejected]
+    evicting = [(a.shortages, a.eviction) for a in before if a.eviction is not None and a.eviction.evicts]
+    if evicting:
+        evicted = [pod for _, eviction in evicting for pod in eviction.evicts]
+        first = evicting[0][0]
+        tie = any(eviction.tie for _, eviction in evicting)
+        them = "it" if replicas == 1 else "them"
+        yield Violation(
+            at(first[0].resource),
+            f"{noun} {'does' if replicas == 1 else 'do'} not fit on {where} as it stands ({_lacks(first)}), but "
+            f"{why}: the kubelet evicts {pod_names(evicted)} to admit {them} (they go to Failed with reason "
+            f'{PREEMPTED_REASON}, "{PREEMPTED_MESSAGE}")'
+            + (
+                "; which of several Pods of the same size goes depends on the order the kubelet lists its Pods in"
+                if tie
+                else ""
+            )
+            + counted,
+            fix=f"make room on {name} first (move or scale down {pod_names(evicted)}), pick a node with room, or use "
+            "a lower PriorityClass if the Pod need not displace others",
+            severity="warning",
+        )
+    if rejected is None or admissions[rejected].reasons[0] != UNEXPECTED_ADMISSION_ERROR:
+        return  # admitted, or rejected for another reason that its own rule reports
+    rejection = admissions[rejected]
+    eviction = rejection.eviction
+    reason = UNEXPECTED_ADMISSION_ERROR
+    if replicas == 1:
+        head = f"{noun} would be rejected by the kubelet on {where} with {reason}"
+    elif rejected == 0:
+        head = f"none of {noun} fits on {name}: each would be rejected by the kubelet with {reason}"
+    else:
+        head = (
+            f"only {rejected} of {noun} fit on {name}: replica {rejected + 1} would be rejected by the kubelet "
+            f"with {reason}"
+        )
+    known = cluster.usage(name) is not None and eviction is not None and bool(eviction.message)
+    if known and eviction is not None:
+        resource, missing = eviction.unmet[0]
+        lacking = ", ".join(
+            f"{amount} Pod slot{'s' if amount != 1 else ''}" if res == "pods" else _amount(res, amount)
+            for res, amount in eviction.unmet
+        )
+        may = (
+            f"may evict only the {eviction.candidates} Pod{'s' if eviction.candidates != 1 else ''} there that "
+            "are not critical or have a lower priority"
+            if eviction.candidates
+            else "finds no Pod there it may evict (all are critical, or of the same or a higher priority)"
+        )
+        detail = (
+            f"{_lacks(rejection.shortages)}; {why}, and the kubelet's critical Pod admission {may}: "
+            f"{'even with all of them gone, ' if eviction.candidates else ''}{lacking} would be missing"
+        )
+        requested = next(s.requested for s in rejection.shortages if s.resource == resource)
+        most = describe(resource, requested - missing)
+        fix = (
+            "pick another node"
+            if resource == "pods"
+            else f"lower the {resource} request to at most {most} or pick another node"
+        )
+    else:
+        resource = rejection.shortages[0].resource
+        detail = (
+            f"{_lacks(rejection.shortages)}, beyond what the node can hold: {why}, but no eviction makes room for a "
+            f"request larger than the allocatable (the Pods already on {name} are not in the cluster state "
+            f"{cluster.source})"
+        )
+        fix = f"lower the {resource} request or pin to a node with more allocatable {resource}"
+    if replicas > 1:
+        fix += ", or run fewer replicas, or use a nodeSelector instead of nodeName so the scheduler spreads them"
+    fate = "the kubelet never runs it and its mirror Pod shows Failed" if obj.is_static_pod else rejection_fate(obj)
+    quote = f' (kubelet: "Pod was rejected: {eviction.message}")' if known and eviction and eviction.exact else ""
+    yield Violation(at(resource), f"{head}: {detail}{counted}; {fate}{quote}", fix=fix)
+
+
+def _lacks(found: list[Shortage]) -> str:
+    """What the node lacks for the Pod, each shortage as the kubelet counts it."""
+    from nodename_lint.quantity import describe
+
+    parts = []
+    for shortage in found:
+        resource = shortage.resource
+        if resource == "pods":
+            parts.append(f"the node already runs {shortage.used} of the {shortage.capacity} Pods it allows")
+        else:
+            parts.append(
+                f"it requests {_amount(resource, shortage.requested)} and "
+                f"{describe(resource, max(shortage.capacity - shortage.used, 0))} of "
+                f"{describe(resource, shortage.capacity)} allocatable is free"
+            )
+    return "; ".join(parts)
+
+
+def _amount(resource: str, amount: int) -> str:
+    """`2 cpu`, `512Mi of memory`, `2 nvidia.com/gpu`: an amount that says its resource."""
+    from nodename_lint.quantity import describe
+
+    text = describe(resource, amount)
+    return text if resource == "cpu" or text.endswith(resource) else f"{text} of {resource}"

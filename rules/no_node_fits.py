@@ -41,11 +41,17 @@ or affinity or label a node (didn't match), add a toleration (untolerated taint)
 (unschedulable).
 """
 
-from collections.abc import Iterator
+from __future__ import annotations
 
-from nodename_lint.model import Manifest
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from nodename_lint.model import Manifest, Path
 from nodename_lint.podspec import spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
+
+if TYPE_CHECKING:  # startup: offline runs never load the cluster code
+    from nodename_lint.preemption import Priority, SchedulerPreemption
 
 _CLUSTER = """
     apiVersion: v1
@@ -121,12 +127,14 @@ _FIXES = {
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.targets import admitted_spec, pods_noun, runtime_overhead
+    from nodename_lint.cluster.targets import admitted_spec, pod_priority, pods_noun, runtime_overhead
+    from nodename_lint.preemption import postfilter_text
     from nodename_lint.scheduling import (
         AFFINITY_REASON,
         PORTS_REASON,
         RequestError,
         failed_scheduling_message,
+        no_node_available_message,
         pod_requests,
         request_path,
     )
@@ -142,13 +150,20 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         requests = pod_requests(spec, overhead=overhead)
     except RequestError:
         return
-    verdict = cluster.no_node_fits(admitted_spec(obj, cluster), requests)  # with the RuntimeClass's scheduling
+    admitted = admitted_spec(obj, cluster)  # with the RuntimeClass's scheduling
+    verdict = cluster.no_node_fits(admitted, requests)
     if verdict is None:
         return
     counts, unknown_usage, prefilter = verdict.reasons, verdict.unknown_usage, verdict.prefilter
+    total = len(cluster.nodes)
+    priority = pod_priority(obj, cluster)
+    outcome = None if prefilter or not total else cluster.scheduler_preemption(admitted, requests, priority, verdict)
+    preemption = postfilter_text(outcome, total) if outcome is not None and not outcome.nominated else None
     event = failed_scheduling_message(
-        len(cluster.nodes), counts, prefilter, preemption_may_help=verdict.preemption_may_help, spec=spec
+        total, counts, prefilter, preemption_may_help=verdict.preemption_may_help, spec=spec, preemption=preemption
     )
+    if outcome is not None and outcome.nominated:  # RunPostFilterPlugins stops at the success: no PostFilter text
+        event = no_node_available_message(total, counts)
     main = max(counts, key=lambda reason: (counts[reason], reason)) if counts else AFFINITY_REASON
     if main == AFFINITY_REASON or main.startswith("node(s) didn't satisfy") or prefilter:
         path = spec_path(obj, "nodeSelector" if "nodeSelector" in spec and main == AFFINITY_REASON else "affinity")
@@ -164,12 +179,55 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
             f" (the Pods already on {unknown_usage} of {len(cluster.nodes)} nodes are not in the cluster state "
             f"{cluster.source}: those nodes were compared with their allocatable alone)"
         )
+    if outcome is not None and outcome.unknown and priority.value is not None and not outcome.nominated:
+        note += (
+            f" (preemption was not predicted on the {outcome.unknown} node(s) whose Pods are not in the cluster "
+            "state: the text assumes no Pod of a lower priority there)"
+        )
+    elif outcome is not None and priority.value is None and not priority.refusal:
+        note += (
+            f" (PriorityClass {priority.class_name} is not in the cluster state {cluster.source}: preemption was "
+            "not predicted)"
+        )
     fixes = [fix for prefix, fix in _FIXES.items() if any(reason.startswith(prefix) for reason in counts)]
     if prefilter:
         fixes.append("the required node affinity terms name no common node: fix the matchFields metadata.name values")
+    if outcome is not None and outcome.nominated:
+        yield _preempting(obj, path, event, priority, outcome, note + counted)
+        return
     yield Violation(
         path,
         f'no node of the cluster can take {pods_noun(obj)}: it stays Pending with FailedScheduling "{event}"'
         f"{note}{counted}",
         fix="; ".join(fixes) or "change the Pod's constraints",
+    )
+
+
+def _preempting(
+    obj: Manifest, path: Path, event: str, priority: Priority, outcome: SchedulerPreemption, note: str
+) -> Violation:
+    """The scheduler makes room by preemption: it deletes Pods of a lower priority and nominates the node."""
+    from nodename_lint.cluster.targets import pods_noun
+    from nodename_lint.preemption import pod_names
+
+    choices = outcome.nominated
+    if len(choices) == 1:
+        where = f"nominates node {choices[0].node} and deletes {pod_names(choices[0].victims)} there"
+    else:
+        listed = ", ".join(f"{choice.node} (deleting {pod_names(choice.victims)})" for choice in choices)
+        where = (
+            f"nominates one of the nodes {listed} and deletes those Pods there (the nodes tie on every criterion "
+            "of pickOneNodeForPreemption: it picks one in no fixed order)"
+        )
+    victims = sorted({pod.priority for choice in choices for pod in choice.victims})
+    lower = "priority " + ("/".join(str(value) for value in victims))
+    return Violation(
+        path,
+        f'no node of the cluster can take {pods_noun(obj)} as it stands: it first gets FailedScheduling "{event}", '
+        f"then, as its {priority.text} is above the {lower} of Pods it may displace, the scheduler {where} "
+        "(preemption); the Pod is bound there once they are gone, and their controllers' replacements may stay "
+        f"Pending{note}",
+        fix="add capacity or lower the requests so that the Pod fits without displacing others, or give it a lower "
+        "PriorityClass (or preemptionPolicy: Never) if it should wait for room instead",
+        severity="warning",
     )

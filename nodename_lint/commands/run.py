@@ -133,6 +133,11 @@ def run_lint(
             cluster = kept_until_exit(live_cluster.state_for(wanted))
         if "runtime_classes" in cluster.unavailable:
             notes.append(f"RuntimeClass overhead is not counted: {cluster.unavailable['runtime_classes']}")
+        if "priority_classes" in cluster.unavailable:
+            notes.append(
+                "PriorityClasses are not known (only the built-in system-node-critical and system-cluster-critical): "
+                f"{cluster.unavailable['priority_classes']}"
+            )
     progress = Progress(len(all_sources), enabled=not text.quiet)
     results: list[RunResult] = []
     complete: list[RunResult] = []  # before --changed-since: SARIF always holds every finding
