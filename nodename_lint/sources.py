@@ -233,6 +233,8 @@ def _walk(
             if wanted:
                 yield Source(path, static_folder, in_chart=in_chart or chart), (info.st_dev, info.st_ino)
         elif wanted:
+            from .render.sandbox import file_kind  # startup: only a special file needs the words for it
+
             _skipped(path, f"not a regular file ({file_kind(mode)}), not opened")
 
 
@@ -249,17 +251,6 @@ def _skipped(path: str, reason: str, as_note: bool = False) -> None:
     note(f"{printable_path(path)}: {'note' if as_note else 'skipped'}: {reason}", informational=True)
 
 
-def file_kind(mode: int) -> str:
-    kinds = (
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISDIR, "a folder"),
-    )
-    return next((name for test, name in kinds if test(mode)), "not a file")
-
-
 def read_blocks(source: Source) -> Iterator[str]:
     """The text of a source, in blocks; stdin is streamed. Raises OSError or UnicodeDecodeError."""
     from .documents import decode  # startup: the CLI imports this module for UsageError; YAML loads on a lint
@@ -273,6 +264,8 @@ def read_blocks(source: Source) -> Iterator[str]:
         if stat.S_ISFIFO(mode):
             os.set_blocking(handle.fileno(), True)  # a pipe named on purpose, e.g. <(helm template .)
         elif not stat.S_ISREG(mode):
+            from .render.sandbox import file_kind  # startup: only a special file needs the words for it
+
             raise OSError(errno.EINVAL, f"not a regular file ({file_kind(mode)}), not read")
         data = handle.read()
     try:

@@ -160,6 +160,20 @@ def test_paths_are_printed_without_a_dot_slash_prefix(tmp_path: Path) -> None:
         assert result.stdout.startswith("sub/deploy.yaml:17:7: error[nodename-in-template]"), (args, result.stdout)
 
 
+def _wait_until_opened(pid: int, path: Path, limit: float = 60.0) -> None:
+    """Wait until process PID has PATH open (Linux /proc): its lint has reached the file."""
+    deadline = time.monotonic() + limit
+    target = os.path.realpath(path)
+    while time.monotonic() < deadline:
+        try:
+            links = [os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")]
+        except OSError:
+            links = []  # the process is starting or gone; a descriptor closed while listing
+        if target in links:
+            return
+        time.sleep(0.01)
+
+
 def _lint_on_a_terminal(*args: str, hold_fifo: Path | None = None) -> str:
     """Run the CLI with stderr on a pseudo-terminal, as in an interactive shell; returns what the terminal got.
 
@@ -176,6 +190,7 @@ def _lint_on_a_terminal(*args: str, hold_fifo: Path | None = None) -> str:
     )
     os.close(terminal)
     if writer is not None:
+        _wait_until_opened(process.pid, hold_fifo)  # start-up alone may outlast a fixed wait on a loaded machine
         time.sleep(1.0)
         os.write(writer, CLEAN_POD.encode())
         os.close(writer)
@@ -205,7 +220,9 @@ def test_progress_on_a_terminal_for_long_runs_only(tmp_path: Path) -> None:
     assert re.search(r"\rnodename-lint: \d+/41 files \(\d+%\)", shown), shown[-500:]
     assert shown.endswith("\r"), "the progress line is erased at the end"
     assert "files (" not in _lint_on_a_terminal(str(fifo), str(many), "--jobs", "1", "--quiet", hold_fifo=fifo)
-    assert "files (" not in _lint_on_a_terminal(str(many), "--jobs", "1"), "a short run shows nothing"
+    # Two files lint in milliseconds even on a loaded machine; 40 could outlast DELAY there.
+    few = [str(many / "d00.yaml"), str(many / "d01.yaml")]
+    assert "files (" not in _lint_on_a_terminal(*few, "--jobs", "1"), "a short run shows nothing"
     piped = subprocess.Popen(
         [sys.executable, "-m", "nodename_lint", str(fifo), str(many)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )

@@ -138,6 +138,9 @@ CONFLICT = {
         }
     }
 }
+TWICE_1_1_BYTES = [
+    {"name": f"c{i}", "image": "busybox", "resources": {"requests": {"memory": "1.1"}}} for i in range(2)
+]
 NOT_HELPFUL = (
     "no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
 )
@@ -344,11 +347,7 @@ CASES = [
     Case(
         "two requests of 1.1 bytes make 3",
         [node(memory="3")],
-        pod(
-            containers=[
-                {"name": f"c{i}", "image": "busybox", "resources": {"requests": {"memory": "1.1"}}} for i in range(2)
-            ]
-        ),
+        pod(containers=TWICE_1_1_BYTES),
         "insufficient-resources",
         [],
         "kubelet",
@@ -357,11 +356,7 @@ CASES = [
     Case(
         "... and do not fit 2",
         [node(memory="2")],
-        pod(
-            containers=[
-                {"name": f"c{i}", "image": "busybox", "resources": {"requests": {"memory": "1.1"}}} for i in range(2)
-            ]
-        ),
+        pod(containers=TWICE_1_1_BYTES),
         "insufficient-resources",
         ["Node didn't have enough resource: memory, requested: 3, used: 0, capacity: 2\")"],
         "kubelet",

@@ -225,3 +225,23 @@ def test_a_worker_answers_line_by_line_and_starts_again_after_a_limit(tmp_path: 
         assert ask("raise SystemExit(3)").returncode == 3
     finally:
         worker.close()
+
+
+def test_only_content_this_repository_tracks_is_followed(repository: Path, tmp_path: Path):
+    inner = repository / "other-checkout"  # a second repository a CI step cloned into the workspace
+    inner.mkdir()
+    (inner / "token.txt").write_text("INNER-SECRET")
+    git(inner, "init", "-q")
+    git(inner, "add", "-A")
+    git(inner, "commit", "-q", "-m", "inner")
+    os.symlink("../other-checkout", repository / "templates" / "inner")
+    (repository / "templates" / "xy.txt").write_text("tracked")
+    (repository / "templates" / "x*.txt").write_text("UNTRACKED-SECRET")  # a pathspec glob would match xy.txt
+    os.symlink("x*.txt", repository / "templates" / "glob-link")
+    git(repository, "add", "templates/inner", "templates/xy.txt", "templates/glob-link")
+    git(repository, "commit", "-q", "-m", "links")
+    copy = private_copy(str(repository / "templates"), str(tmp_path / "copy"))
+    left_out = dict(copy.left_out)
+    assert left_out["inner"] == "a symlink to a folder the repository does not track"
+    assert left_out["glob-link"] == "a symlink to a file the repository does not track"
+    assert files_under(tmp_path / "copy") == {"pod.yaml", "xy.txt"}

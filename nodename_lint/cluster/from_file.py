@@ -347,7 +347,7 @@ def read_state_bytes(path: str) -> bytes:
     """
     import stat
 
-    from ..sources import file_kind
+    from ..render.sandbox import file_kind
 
     limit = f"more than {MAX_STATE_BYTES:,} bytes, the limit for a cluster state"
     try:

@@ -9,8 +9,9 @@ from collections.abc import Iterable
 import click
 
 from ..engine import Linter
+from ..render.sandbox import file_kind
 from ..safe_text import note
-from ..sources import STDIN, Source, UsageError, file_kind, is_inside
+from ..sources import STDIN, Source, UsageError, is_inside
 
 
 def keep_stdin_for_diff(sources: Iterable[Source]) -> None:

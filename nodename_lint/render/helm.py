@@ -10,7 +10,6 @@ template can read nothing else. Neither engine contacts a cluster (`lookup` retu
 
 from __future__ import annotations
 
-import atexit
 import errno
 import importlib.util
 import json
@@ -19,6 +18,7 @@ import re
 import shutil
 import sys
 import tempfile
+from multiprocessing.util import Finalize
 from typing import TYPE_CHECKING, Any
 
 from ..safe_text import printable_path
@@ -197,11 +197,10 @@ def _template_file(chart: ChartCopy, display: str, relative: str) -> tuple[str, 
         text = read_regular(os.path.join(chart.folder, in_copy), MAX_TEMPLATE_BYTES).decode("utf-8-sig")
     except (OSError, UnicodeDecodeError, ValueError):
         return joined(display, CHART_FILE), ""
-    original = os.path.join(os.path.realpath(chart.root), in_copy)
-    if source == original:
+    if source == os.path.join(os.path.realpath(chart.root), in_copy):
         return joined(display, in_copy), text
-    shown = os.path.relpath(source)
-    return printable_path(source if shown.startswith("..") and os.path.isabs(display) else shown), text
+    # copied from elsewhere in the repository: its own file, named as the user named the chart (absolute or not)
+    return printable_path(source if os.path.isabs(display) else os.path.relpath(source)), text
 
 
 def copy_path(copy_folder: str, relative: str) -> str | None:
@@ -246,18 +245,20 @@ def _read_values(path: str) -> str:
         raise _RenderFailed(f"values file {path}: cannot read it: {exc}") from None
 
 
-_sdk_worker: Worker | None = None
+_sdk_worker: tuple[int, Worker] | None = None  # (the process that started it, the helper)
 
 
 def _render_sdk(chart_folder: str, values: list[str], release: str, namespace: str, budget: Budget) -> dict[str, str]:
-    """Render in the sealed helper (helm_child.py), which stays up for the charts that follow."""
+    """Render in the sealed helper (helm_child.py), which stays up for the charts that follow. A process
+    forked from the one that started it (a --jobs worker) starts its own: the pipes are its parent's."""
     global _sdk_worker
-    if _sdk_worker is None:
+    if _sdk_worker is None or _sdk_worker[0] != os.getpid():
         home = tempfile.mkdtemp(prefix="nodename-lint-helm-")
-        _sdk_worker = Worker([sys.executable, "-I", helm_child.__file__], budget, home)
-        atexit.register(_close_worker, _sdk_worker, home)
+        _sdk_worker = (os.getpid(), Worker([sys.executable, "-I", helm_child.__file__], budget, home))
+        # at exit, also of a --jobs worker process (multiprocessing ends those with os._exit, skipping atexit)
+        Finalize(None, _close_worker, args=(_sdk_worker[1], home), exitpriority=0)
     request = {"chart": chart_folder, "values": values, "release": release, "namespace": namespace}
-    outcome = _sdk_worker.ask(json.dumps(request).encode(), budget)
+    outcome = _sdk_worker[1].ask(json.dumps(request).encode(), budget)
     if outcome.limit:
         raise _OverBudget(outcome.limit)
     if outcome.returncode != 0:

@@ -162,7 +162,7 @@ def _git(cwd: str, *args: str) -> str:
 
 def _git_files(cwd: str, *which: str, under: str = ".") -> list[str]:
     """Paths (relative to CWD) git lists under UNDER: `--cached` for tracked, `--others` for untracked."""
-    output = _git(cwd, "ls-files", "-z", *which, "--", under)
+    output = _git(cwd, "--literal-pathspecs", "ls-files", "-z", *which, "--", under)  # a `*` in a name is a `*`
     return sorted({name for name in output.split("\0") if name})
 
 
@@ -189,7 +189,7 @@ class _Copier:
         elif stat.S_ISLNK(info.st_mode):
             self.copy_link(path, relative, linked)
         else:
-            self.leave_out(relative, f"not a regular file ({_file_kind(info.st_mode)})")
+            self.leave_out(relative, f"not a regular file ({file_kind(info.st_mode)})")
 
     def copy_link(self, path: str, relative: str, linked: set[str]) -> None:
         target = os.path.realpath(path)
@@ -204,18 +204,21 @@ class _Copier:
         except OSError as exc:
             self.leave_out(relative, f"a symlink that cannot be followed ({exc.strerror or exc})")
             return
+        # tracked by this repository (asked at its top: a repository cloned inside it tracks nothing here)
+        tracked = _git_files(self.top, "--cached", under=os.path.relpath(target, self.top))
         if stat.S_ISDIR(info.st_mode):
-            tracked = _git_files(target, "--cached")
             if not tracked:
                 self.leave_out(relative, "a symlink to a folder the repository does not track")
+            prefix = "" if target == self.top else os.path.relpath(target, self.top) + os.sep
             for name in tracked:
-                self.copy_entry(os.path.join(target, name), os.path.join(relative, name), linked | {target})
-        elif stat.S_ISREG(info.st_mode) and _git_files(os.path.dirname(target), "--cached", under=target):
+                inside = name[len(prefix) :]
+                self.copy_entry(os.path.join(target, inside), os.path.join(relative, inside), linked | {target})
+        elif stat.S_ISREG(info.st_mode) and tracked:
             self.copy_file(target, relative)
         elif stat.S_ISREG(info.st_mode):
             self.leave_out(relative, "a symlink to a file the repository does not track")
         else:
-            self.leave_out(relative, f"a symlink to something that is not a regular file ({_file_kind(info.st_mode)})")
+            self.leave_out(relative, f"a symlink to something that is not a regular file ({file_kind(info.st_mode)})")
 
     def copy_untracked_tree(self, folder: str, relative: str, linked: frozenset[str] = frozenset()) -> None:
         """Outside git: the regular files under FOLDER, no `.git`, links only to inside the root."""
@@ -246,7 +249,7 @@ class _Copier:
             elif stat.S_ISREG(info.st_mode):
                 self.copy_file(real, inside)
             else:
-                self.leave_out(inside, f"not a regular file ({_file_kind(info.st_mode)})")
+                self.leave_out(inside, f"not a regular file ({file_kind(info.st_mode)})")
 
     def copy_file(self, real_path: str, relative: str) -> None:
         if len(self.result.sources) >= self.max_files:
@@ -283,7 +286,7 @@ def read_regular(path: str, limit: int) -> bytes:
     with open(descriptor, "rb") as handle:
         mode = os.fstat(handle.fileno()).st_mode
         if not stat.S_ISREG(mode):
-            raise OSError(errno.EINVAL, f"not a regular file ({_file_kind(mode)}), not read")
+            raise OSError(errno.EINVAL, f"not a regular file ({file_kind(mode)}), not read")
         data = handle.read(limit + 1)
     if len(data) > limit:
         raise TooBig
@@ -294,7 +297,8 @@ def _within(path: str, folder: str) -> bool:
     return bool(folder) and (path == folder or path.startswith(folder.rstrip(os.sep) + os.sep))
 
 
-def _file_kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words ('a FIFO', 'a character device')."""
     kinds = (
         (stat.S_ISFIFO, "a FIFO"),
         (stat.S_ISCHR, "a character device"),

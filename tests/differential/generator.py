@@ -300,12 +300,12 @@ def resources(rnd: Random, totals: dict[str, int], *, halved: bool = False) -> d
         if scalar.startswith("hugepages-") and "memory" not in requests and "cpu" not in requests:
             requests["memory"] = limits.setdefault("memory", "256Mi")  # hugepages need a cpu or memory request
             totals["memory"] = totals.get("memory", 0) + 256 * MI
-    found: dict[str, Any] = {}
-    if requests:
-        found["requests"] = requests
-    if limits:
-        found["limits"] = limits
-    return found
+    return _block(requests, limits)
+
+
+def _block(requests: dict[str, Any], limits: dict[str, Any]) -> dict[str, Any]:
+    """A `resources` block with what is set of requests and limits."""
+    return {key: value for key, value in (("requests", requests), ("limits", limits)) if value}
 
 
 PORT_CHOICES = tuple(
@@ -392,12 +392,7 @@ def pod_level_resources(rnd: Random, totals: dict[str, int]) -> dict[str, Any]:
             requests[resource] = choice(rnd, _forms(resource, amount or step))
         if where != "requests":
             limits[resource] = choice(rnd, _forms(resource, (amount or step) + choice(rnd, (0, step))))
-    found: dict[str, Any] = {}
-    if requests:
-        found["requests"] = requests
-    if limits:
-        found["limits"] = limits
-    return found
+    return _block(requests, limits)
 
 
 # --- the Pods already bound ------------------------------------------------------------------------
