@@ -566,34 +566,54 @@ def select_victims(
     eligible = [pod for pod in pods if pod.priority < priority]
     if not eligible:
         return [NO_VICTIMS]
-    kept = [pod for pod in pods if pod.priority >= priority]
-    failure = _filters(spec, requests, node, kept, wanted_ports)
+    view = _NodeView(pods)
+    for pod in eligible:
+        view.remove(pod)
+    failure = view.filters(spec, requests, node, wanted_ports)
     if failure is not None:
         return failure
     victims: list[RunningPod] = []
     for pod in importance_order(eligible):
-        if _filters(spec, requests, node, [*kept, pod], wanted_ports) is None:
-            kept.append(pod)
-        else:
+        view.add(pod)
+        if view.filters(spec, requests, node, wanted_ports) is not None:
+            view.remove(pod)
             victims.append(pod)
     return tuple(victims)
 
 
-def _filters(
-    spec: dict[str, Any],
-    requests: dict[str, int],
-    node: NodeInfo,
-    pods: list[RunningPod],
-    wanted_ports: list[tuple[Path, HostPort]],
-) -> list[str] | None:
-    """RunFilterPluginsWithNominatedPods on a node holding `pods`: the first failing filter's reasons."""
-    requested: dict[str, int] = {}
-    for pod in pods:
-        add_into(requested, pod.requests)
-    usage = NodeUsage(len(pods), requested)
-    in_use = {port: pod.key for pod in pods for port in pod.ports}
-    failure = scheduler_rejection(spec, requests, node, lambda: usage, wanted_ports, lambda: in_use)
-    return None if failure is None else failure.reasons
+class _NodeView:
+    """The NodeInfo copy SelectVictimsOnNode works on: Pods removed and added back (RemovePod, AddPodInfo).
+
+    Its host ports are a set, not a count (HostPortInfo.Add/Remove): removing one of two Pods that hold
+    the same port frees the port for the filters.
+    """
+
+    def __init__(self, pods: list[RunningPod]) -> None:
+        self.count = len(pods)
+        self.requested: dict[str, int] = {}
+        self.ports: dict[HostPort, str] = {}
+        for pod in pods:
+            add_into(self.requested, pod.requests)
+            self.ports.update((port, pod.key) for port in pod.ports)
+
+    def remove(self, pod: RunningPod) -> None:
+        self.count -= 1
+        add_into(self.requested, {resource: -amount for resource, amount in pod.requests.items()})
+        for port in pod.ports:
+            self.ports.pop(port, None)
+
+    def add(self, pod: RunningPod) -> None:
+        self.count += 1
+        add_into(self.requested, pod.requests)
+        self.ports.update((port, pod.key) for port in pod.ports)
+
+    def filters(
+        self, spec: dict[str, Any], requests: dict[str, int], node: NodeInfo, wanted_ports: list[tuple[Path, HostPort]]
+    ) -> list[str] | None:
+        """RunFilterPluginsWithNominatedPods on this node: the first failing filter's reasons."""
+        usage = NodeUsage(self.count, self.requested)
+        failure = scheduler_rejection(spec, requests, node, lambda: usage, wanted_ports, lambda: self.ports)
+        return None if failure is None else failure.reasons
 
 
 def _earliest_start(victims: tuple[RunningPod, ...]) -> float:

@@ -145,9 +145,12 @@ def is_pod_level_resource(resource: str) -> bool:
 
 
 def _pod_level_requests(resources: Any, containers: Callable[[], dict[str, Units]], lenient: bool) -> dict[str, Units]:
-    """spec.resources.requests after `defaultPodRequests` (pkg/apis/core/v1/defaults.go).
+    """spec.resources.requests after `defaultHugePagePodLimits` and `defaultPodRequests`
+    (pkg/apis/core/v1/defaults.go).
 
-    With pod-level limits, a resource without a pod-level request defaults to the containers'
+    With pod-level requests or limits, a hugepages size the containers ask for and the pod level
+    names neither as request nor as limit gets a pod-level limit of the containers' aggregate. Then,
+    with pod-level limits, a resource without a pod-level request defaults to the containers'
     aggregated request (`containers()`, the quantities as written: SetDefaults_Pod runs before the
     ResourceLists are rounded) when it is overcommittable (cpu, memory: not hugepages) and a
     container requests it, else to the pod-level limit. Without pod-level limits nothing is
@@ -157,6 +160,10 @@ def _pod_level_requests(resources: Any, containers: Callable[[], dict[str, Units
         return {}
     requests = _quantities(resources.get("requests"), ("resources", "requests"), lenient)
     limits = _quantities(resources.get("limits"), ("resources", "limits"), lenient)
+    if requests or limits:
+        for resource, amount in containers().items():
+            if resource.startswith("hugepages-") and resource not in requests and resource not in limits:
+                limits[resource] = stored_units(resource, amount)
     if limits:
         for resource, amount in containers().items():
             if resource not in requests and resource in POD_LEVEL_RESOURCES:
