@@ -263,7 +263,7 @@ def _critical_findings(
         yield Violation(
             at(first[0].resource),
             f"{noun} {'does' if replicas == 1 else 'do'} not fit on {where} as it stands ({_lacks(first)}), but "
-            f"{why}: the kubelet evicts {pod_names(evicted)} to admit {them} (they go to Failed with reason "
+            f"{why}: the kubelet evicts {pod_names(evicted)} to admit {them} (evicted Pods go to Failed with reason "
             f'{PREEMPTED_REASON}, "{PREEMPTED_MESSAGE}")'
             + (
                 "; which of several Pods of the same size goes depends on the order the kubelet lists its Pods in"

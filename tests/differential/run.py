@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -77,9 +78,14 @@ class Run:
         ]
 
 
-def differential_run(binary: Path, run_seed: int, count: int, processes: int = 8) -> Run:
+def differential_run(
+    binary: Path, run_seed: int, count: int, processes: int = 8, prepare: Callable[[Case], Case] | None = None
+) -> Run:
+    """Draw `count` cases for the seed (each changed by `prepare`, for a focused run), ask the oracle, lint
+    and compare."""
     started = time.perf_counter()
-    run = Run(run_seed, draw_cases(run_seed, count))
+    drawn = draw_cases(run_seed, count)
+    run = Run(run_seed, [prepare(case) for case in drawn] if prepare else drawn)
     run.seconds["draw"] = time.perf_counter() - started
     for mode in MODES:
         started = time.perf_counter()
