@@ -22,10 +22,28 @@ the message says the Pod is rejected with one of them, not which one. When an ea
 decides what the Pod shows (node pressure, the OS; for a later replica, a host port an earlier
 one took), the message says so and quotes no kubelet text.
 
-Static Pods are checked against the node named with `--static-pod-node NAME` (the node whose
-kubelet reads the folder). A static Pod is critical: the kubelet's critical Pod admission handler
-evicts other Pods to make room when that is enough (`HandleAdmissionFailure`), so only a static
-Pod larger than the node's allocatable is certain to be refused.
+A critical Pod is not simply refused. A Pod is critical (`kubetypes.IsCriticalPod`) when it is a
+static Pod or its priority is at least 2000000000: `priorityClassName: system-node-critical` or
+`system-cluster-critical` (the Priority admission plugin resolves the class; see
+`invalid-priority`). The kubelet hands its failures to the critical Pod admission handler
+(`CriticalPodAdmissionHandler.HandleAdmissionFailure`, `pkg/kubelet/preemption/preemption.go`):
+
+- when another check fails too (node affinity, host ports, a NoExecute taint), that failure is
+  what the Pod shows, not the shortage, and nothing is evicted (the rule of that check reports it);
+- otherwise `getPodsToPreempt` chooses Pods to evict among those it may (`Preemptable`: not
+  critical, or of a lower priority; a static Pod's own priority is what its file says, or none):
+  Guaranteed Pods for what the BestEffort and Burstable ones together cannot free, then Burstable,
+  then BestEffort Pods, each time the one closest to what is missing first
+  (`getPodsToPreemptByDistance`; of two alike, the one listed last). The Pod is admitted, and this
+  rule warns with the Pods evicted (they go to Failed with reason `Preempting`); what each frees
+  is `GetResourceRequest` (with pod-level resources only the pod-level ones count);
+- when evicting all of them is not enough, the Pod is rejected with `UnexpectedAdmissionError`
+  and the kubelet's exact text ("preemption: error finding a set of pods to preempt: no set of
+  running pods found to reclaim resources: [(res: cpu, q: 1000), ]").
+
+For a critical template's replicas, each admission counts the Pods the earlier ones evicted as
+gone. Static Pods are checked against the node named with `--static-pod-node NAME` (the node
+whose kubelet reads the folder).
 
 Quantities are read exactly as apimachinery does, and added up exactly (`Quantity.Add`): a Pod's
 total is rounded up once (cpu to millicores, the rest to whole units), as `PodRequests` and
@@ -39,9 +57,13 @@ goes straight to phase Failed with the reason in kubectl's STATUS column (`OutOf
 capacity: 4000`. It is never retried or moved to another node. A controller keeps creating
 replacements that are rejected the same way, and failed Pods pile up.
 
+A critical Pod that fits only by eviction kills Pods that did nothing wrong; one the kubelet
+cannot make room for fails with `UnexpectedAdmissionError` instead of `OutOfcpu`.
+
 ## How to fix
 Lower the request, pick a node with room (`kubectl describe node` shows allocatable and
-allocated resources), or drop `nodeName` and let the scheduler place the Pod.
+allocated resources), or drop `nodeName` and let the scheduler place the Pod. For a critical Pod,
+make room first or give it a lower PriorityClass if it need not displace others.
 """
 
 from __future__ import annotations
@@ -108,6 +130,15 @@ RULE = Rule(
     examples=(
         Example("100 cpu on a 4-cpu node", _POD.replace("{cpu}", "100"), fails=True, cluster=_CLUSTER),
         Example("a request that fits", _POD.replace("{cpu}", "500m"), fails=False, cluster=_CLUSTER),
+        Example(
+            "a critical Pod on a full node: the kubelet evicts a Pod to admit it",
+            _POD.replace("{cpu}", "3500m").replace(
+                "      nodeName: kind-worker\n",
+                "      nodeName: kind-worker\n      priorityClassName: system-node-critical\n",
+            ),
+            fails=True,
+            cluster=_CLUSTER,
+        ),
     ),
 )
 

@@ -19,21 +19,41 @@ cluster state has RuntimeClasses, the overhead of the Pod's RuntimeClass is adde
 The text quoted is the whole event, as the PostFilter plugins complete it (`FitError.Error`,
 `RunPostFilterPlugins`): DynamicResources finds "no new claims to deallocate", then
 DefaultPreemption's own FitError counts the nodes where preemption could help (NodePorts, and
-NodeResourcesFit unless a request exceeds the node's allocatable) as "No preemption victims found
-for incoming pod" and the others as "Preemption is not helpful for scheduling"; with
+NodeResourcesFit unless a request exceeds the node's allocatable) by what its dry run finds there
+("No preemption victims found for incoming pod" where no Pod has a lower priority, else the
+filter that still fails without them) and the others as "Preemption is not helpful for
+scheduling"; with
 `preemptionPolicy: Never` it says "not eligible due to preemptionPolicy=Never.". After a PreFilter
 rejection DynamicResources' PostFilter fails to read the state its own PreFilter never wrote
 (`getStateData`), and its error, "not found", ends the text.
 
+Preemption is predicted as DefaultPreemption's PostFilter makes it (`Evaluator.Preempt` in
+`pkg/scheduler/framework/preemption`, `SelectVictimsOnNode` and `PodEligibleToPreemptOthers` in
+`pkg/scheduler/framework/plugins/defaultpreemption`), with the Pod's priority from its
+PriorityClass (the Priority admission plugin: the built-in classes, the cluster's, a
+`globalDefault` one; see `invalid-priority`). On each node where preemption may help (host
+ports, or resources short but within the allocatable) every Pod of a lower priority is removed,
+the filters run again, and the Pods are given back, the most important first (`MoreImportantPod`:
+higher priority, then the earlier start), while the Pod still fits; the others are the victims.
+`pickOneNodeForPreemption` chooses the node (the lowest highest-priority victim, then the lowest
+sum of priorities, the fewest victims, the latest start); when nodes tie the message names them
+all, as the scheduler picks one in no fixed order. The Pod then gets FailedScheduling with the
+filters' text alone, the victims are deleted and the node is nominated: a warning names them. When
+no node has victims enough, the text quoted is the PostFilter's own FitError ("preemption: 0/3
+nodes are available: 1 Insufficient cpu, 2 Preemption is not helpful for scheduling."); a class
+with `preemptionPolicy: Never` makes it "not eligible". PodDisruptionBudgets are not read: the
+scheduler prefers victims and nodes that violate none.
+
 When the cluster state lacks the Pods of some nodes (a live run reads Pods only on the nodes the
-manifests name, unless a manifest the scheduler places asks for host ports), those nodes are
-compared with their allocatable alone, and the message says so.
-Preemption of lower-priority Pods is not predicted: the text assumes no Pod on the nodes where it
-could help has a lower priority than this one.
+manifests name, unless a manifest the scheduler places asks for host ports or names a
+PriorityClass), those nodes are compared with their allocatable alone, no preemption is predicted
+there, and the message says so.
 
 ## Why is this bad?
 The Pod stays Pending with a FailedScheduling event, forever or until the cluster changes. A
-workload rolls out nothing, or a Deployment update stalls with its new replicas Pending.
+workload rolls out nothing, or a Deployment update stalls with its new replicas Pending. A Pod
+that fits only by preemption deletes Pods of a lower priority, whose replacements may then stay
+Pending themselves.
 
 ## How to fix
 Follow the reasons: lower the requests or add capacity (Insufficient ...), fix the nodeSelector
@@ -76,6 +96,32 @@ _CLUSTER = """
           allocatable: {cpu: "4", memory: 8039064Ki, pods: "110"}
 """
 
+_BUSY_CLUSTER = (
+    _CLUSTER
+    + """
+      - apiVersion: v1
+        kind: Pod
+        metadata:
+          name: batch-7c9d4
+          namespace: jobs
+        spec:
+          nodeName: kind-worker
+          priority: 0
+          containers:
+            - name: crunch
+              image: busybox:1.37
+              resources:
+                requests: {cpu: "3"}
+        status:
+          phase: Running
+      - apiVersion: scheduling.k8s.io/v1
+        kind: PriorityClass
+        metadata:
+          name: business-critical
+        value: 100000
+"""
+)
+
 _DEPLOYMENT = """
     apiVersion: apps/v1
     kind: Deployment
@@ -109,6 +155,14 @@ RULE = Rule(
     examples=(
         Example("8 cpu on 4-cpu nodes", _DEPLOYMENT.replace("{cpu}", "8"), fails=True, cluster=_CLUSTER),
         Example("a request a worker can take", _DEPLOYMENT.replace("{cpu}", "1"), fails=False, cluster=_CLUSTER),
+        Example(
+            "a higher priority: the scheduler deletes a Pod to make room",
+            _DEPLOYMENT.replace("{cpu}", "2").replace(
+                "          nodeSelector:", "          priorityClassName: business-critical\n          nodeSelector:"
+            ),
+            fails=True,
+            cluster=_BUSY_CLUSTER,
+        ),
     ),
 )
 
