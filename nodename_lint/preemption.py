@@ -300,20 +300,15 @@ def _distance(requirements: list[_Requirement], pod: RunningPod) -> float:
     return found
 
 
-def _smaller(first: RunningPod, second: RunningPod) -> bool:
-    """smallerResourceRequest: memory, then cpu; true when equal."""
-    for resource in ("memory", "cpu"):
-        one, other = first.freed(resource), second.freed(resource)
-        if one != other:
-            return one < other
-    return True
-
-
 def _by_distance(pods: list[RunningPod], requirements: list[_Requirement]) -> tuple[list[RunningPod], bool]:
     """getPodsToPreemptByDistance: the closest Pod first until the requirements are met; (Pods, tie)
     where tie says a Pod of the same requests could have been taken instead (the kubelet's Pod order,
-    from its pod manager's map, decides)."""
+    from its pod manager's map, decides). Of two Pods as close, the one listed later replaces the
+    earlier unless it asks for more memory, or as much memory and more cpu (smallerResourceRequest);
+    the chosen Pod's place is taken by the last one, as Go's slice removal does."""
     pods = list(pods)
+    sizes = {id(pod): (pod.freed("memory"), pod.freed("cpu")) for pod in pods}
+    freed = {r.resource: {id(pod): pod.freed(r.resource) for pod in pods} for r in requirements}
     evict: list[RunningPod] = []
     tie = False
     while requirements:
@@ -321,24 +316,30 @@ def _by_distance(pods: list[RunningPod], requirements: list[_Requirement]) -> tu
             raise _NoSet(requirements)
         best_distance = float(len(requirements) + 1)
         best = 0
-        for index, pod in enumerate(pods):
-            distance = _distance(requirements, pod)
-            if distance < best_distance or (distance == best_distance and _smaller(pod, pods[best])):
+        distances = [0.0] * len(pods)
+        for requirement in requirements:  # admissionRequirementList.distance of every Pod, a requirement at a time
+            quantity, of = requirement.quantity, freed[requirement.resource]
+            for index, pod in enumerate(pods):
+                remaining = float(quantity - of[id(pod)])
+                if remaining > 0:
+                    share = remaining / float(quantity)
+                    distances[index] += share * share
+        for index, distance in enumerate(distances):
+            if distance < best_distance or (
+                distance == best_distance and sizes[id(pods[index])] <= sizes[id(pods[best])]
+            ):
                 best_distance, best = distance, index
         chosen = pods[best]
+        size = sizes[id(chosen)]
         tie = tie or any(
-            other is not chosen and _distance(requirements, other) == best_distance and _same_size(other, chosen)
-            for other in pods
+            index != best and distance == best_distance and sizes[id(pods[index])] == size
+            for index, distance in enumerate(distances)
         )
         requirements = _subtract(requirements, [chosen])
         evict.append(chosen)
         pods[best] = pods[-1]
         pods.pop()
     return evict, tie
-
-
-def _same_size(first: RunningPod, second: RunningPod) -> bool:
-    return _smaller(first, second) and _smaller(second, first)
 
 
 class _NoSet(Exception):
@@ -362,6 +363,13 @@ class Eviction:
     tie: bool = False  # another Pod of the same requests could be evicted instead of one named
     unmet: tuple[tuple[str, int], ...] = ()  # what is still missing with every evictable Pod gone
     candidates: int = 0  # how many Pods it may evict (Preemptable)
+    computed: bool = True  # False: more candidates than MAX_EVICTION_CANDIDATES, which Pods go is not computed
+
+
+# The kubelet admits at most its maxPods (110 by default); a state with more Pods on one node than this
+# gets the verdict (whether evicting is enough) but not the Pods evicted, whose choice costs
+# candidates x evictions steps.
+MAX_EVICTION_CANDIDATES = 1000
 
 
 def pods_to_evict(preemptor: Preemptor, found: list[Shortage], running: Sequence[RunningPod]) -> Eviction:
@@ -385,6 +393,9 @@ def pods_to_evict(preemptor: Preemptor, found: list[Shortage], running: Sequence
             unmet=tuple((r.resource, r.quantity) for r in unmet),
             candidates=len(best_effort) + len(burstable) + len(guaranteed),
         )
+    candidates = len(best_effort) + len(burstable) + len(guaranteed)
+    if candidates > MAX_EVICTION_CANDIDATES:  # the choice costs candidates x evictions: beyond any real node
+        return Eviction(candidates=candidates, computed=False)
     try:
         guaranteed_out, tie_g = _by_distance(guaranteed, _subtract(requirements, [*best_effort, *burstable]))
         burstable_out, tie_b = _by_distance(burstable, _subtract(requirements, [*best_effort, *guaranteed_out]))
@@ -466,6 +477,9 @@ def critical_admissions(
                 if until_rejected:
                     break
                 continue
+            if not eviction.computed:  # admitted, but what is left for the next replica is not known
+                found.append(KubeletAdmission([], short, eviction))
+                break
             gone = {pod.key for pod in eviction.evicts}
             running = [pod for pod in running if pod.key not in gone]
             if usage is not None:
@@ -536,16 +550,21 @@ def more_important(first: RunningPod, second: RunningPod) -> bool:
 
 
 def importance_order(pods: Sequence[RunningPod]) -> list[RunningPod]:
-    """sort.Slice(potentialVictims, MoreImportantPod): Go sorts up to 12 elements by insertion, which
-    this follows step by step (MoreImportantPod is not a strict order for Pods without a start time,
-    so the steps matter). Beyond 12 Go's pdqsort may order equally important Pods otherwise."""
-    ordered = list(pods)
-    for index in range(1, len(ordered)):
-        position = index
-        while position > 0 and more_important(ordered[position], ordered[position - 1]):
-            ordered[position], ordered[position - 1] = ordered[position - 1], ordered[position]
-            position -= 1
-    return ordered
+    """sort.Slice(potentialVictims, MoreImportantPod) as Go's insertion sort leaves up to 12 Pods
+    (MoreImportantPod is not a strict order for Pods without a start time, so the steps matter): by
+    priority, highest first; of one priority the started Pods by start time (equal times keep their
+    order), then the Pods without a start time in the reverse of their order, as each one moves before
+    the ones it meets. Beyond 12 Pods Go's pdqsort may order equally important Pods otherwise.
+    (tests/test_preemption.py compares this with the insertion sort step by step.)"""
+
+    def key(indexed: tuple[int, RunningPod]) -> tuple[int, int, float, int]:
+        index, pod = indexed
+        start = _start(pod)
+        if start is None:
+            return (-pod.priority, 1, 0.0, -index)
+        return (-pod.priority, 0, start.timestamp(), index)
+
+    return [pod for _, pod in sorted(enumerate(pods), key=key)]
 
 
 def select_victims(

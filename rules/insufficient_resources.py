@@ -285,6 +285,18 @@ def _critical_findings(
         where = name
     rejected = next((index for index, admission in enumerate(admissions) if not admission.admitted), None)
     before = admissions if rejected is None else admissions[:rejected]
+    uncounted = next((a for a in before if a.eviction is not None and not a.eviction.computed), None)
+    if uncounted is not None and uncounted.eviction is not None:
+        yield Violation(
+            at(uncounted.shortages[0].resource),
+            f"{noun} does not fit on {where} as it stands ({_lacks(uncounted.shortages)}), but {why}: the kubelet "
+            f"evicts some of the {uncounted.eviction.candidates} Pods there it may evict to admit it (too many to "
+            "compute which)" + counted,
+            fix=f"make room on {name} first, pick a node with room, or use a lower PriorityClass if the Pod need not "
+            "displace others",
+            severity="warning",
+        )
+        return
     evicting = [(a.shortages, a.eviction) for a in before if a.eviction is not None and a.eviction.evicts]
     if evicting:
         evicted = [pod for _, eviction in evicting for pod in eviction.evicts]

@@ -647,3 +647,91 @@ def test_a_snapshot_keeps_the_priority_classes_and_the_pods_preemption_weighs(tm
     # a and b (no start time) go; the mirror Pod, started, is given back first and fits
     assert "nominates node kind-worker and deletes default/b, default/a there" in outputs[0]
     assert outputs[0] == outputs[1]
+
+
+def test_the_importance_order_is_gos_insertion_sort() -> None:
+    """importance_order gives what sort.Slice's insertion sort makes of MoreImportantPod, step by step."""
+    from random import Random
+
+    from nodename_lint.preemption import more_important
+
+    def insertion_sort(pods: list[RunningPod]) -> list[RunningPod]:
+        ordered = list(pods)
+        for index in range(1, len(ordered)):
+            position = index
+            while position > 0 and more_important(ordered[position], ordered[position - 1]):
+                ordered[position], ordered[position - 1] = ordered[position - 1], ordered[position]
+                position -= 1
+        return ordered
+
+    rnd = Random(22)
+    starts = (None, "2026-03-01T10:00:00Z", "2026-03-01T09:00:00Z", "2026-03-02T00:00:00+00:00")
+    for _ in range(500):
+        pods = [
+            RunningPod(f"a/p{index}", rnd.choice((0, 0, 5, -1)), False, "Burstable", rnd.choice(starts), {})
+            for index in range(rnd.randrange(13))
+        ]
+        assert importance_order(pods) == insertion_sort(pods)
+
+
+# --- hostile states --------------------------------------------------------------------------------
+def test_a_priority_class_of_the_wrong_shape_is_the_files_error(tmp_path: Path) -> None:
+    state = tmp_path / "state.yaml"
+    items = [node(), {**priority_class("high", 1000), "value": "1e3"}]
+    state.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}, indent=1))
+    manifest = tmp_path / "probe.yaml"
+    manifest.write_text(json.dumps(probe(priorityClassName="high")))
+    result = run_cli(str(manifest), "--cluster-state", str(state))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "bad cluster state (items[1]): PriorityClass high: value is not a 32-bit integer" in result.stderr
+    assert f"{state}:" in result.stderr
+
+
+def test_a_damaged_snapshot_node_is_the_files_error_when_read(tmp_path: Path) -> None:
+    """A node's Pods for preemption are decoded when a rule first weighs them: damage there is the file's
+    error (exit 2, its name and the node), not a rule's internal error."""
+    dump, snapshot = tmp_path / "dump.json", tmp_path / "snapshot.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [node(), *FULL, *CLASS_OBJECTS]}))
+    assert run_cli("snapshot", "--cluster-state", str(dump), "-o", str(snapshot)).returncode == 0
+    text = snapshot.read_text()
+    assert '"Burstable"' in text
+    snapshot.write_text(text.replace('"Burstable"', "[[[5]]]", 1))
+    manifest = tmp_path / "probe.yaml"
+    manifest.write_text(json.dumps(probe(**CRITICAL)))
+    result = run_cli(str(manifest), "--cluster-state", str(snapshot))
+    assert result.returncode == 2 and "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert (
+        "not a valid nodename-lint cluster snapshot" in result.stderr
+        and "(the Pods of node 'kind-worker')" in result.stderr
+    )
+
+
+def test_annotations_nested_too_deeply_are_no_crash(tmp_path: Path) -> None:
+    """A dump's annotations stay raw until preemption reads them; nested deeply and not a mapping, they
+    make no mirror Pod, and no traceback."""
+    deep = bound("deep", cpu="3")
+    deep["metadata"]["annotations"] = "DEEP"
+    dump = tmp_path / "dump.json"
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": [node(), deep, *CLASS_OBJECTS]})
+    dump.write_text(text.replace('"DEEP"', "[" * 900 + "]" * 900))  # within what the state readers take
+    manifest = tmp_path / "probe.yaml"
+    manifest.write_text(json.dumps(probe(**CRITICAL)))
+    result = run_cli(str(manifest), "--cluster-state", str(dump), "--select", "insufficient-resources")
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert "the kubelet evicts default/deep to admit it" in result.stdout
+
+
+def test_too_many_pods_on_a_node_to_weigh_is_said_not_computed() -> None:
+    """getPodsToPreemptByDistance costs candidates x evictions steps: beyond MAX_EVICTION_CANDIDATES Pods the
+    verdict stays (the Pod is admitted) and the Pods evicted are not computed."""
+    from nodename_lint.preemption import MAX_EVICTION_CANDIDATES
+
+    many = [bound(f"p{index}", cpu="10m") for index in range(MAX_EVICTION_CANDIDATES + 1)]
+    state = load_state_text(json.dumps({"kind": "List", "items": [node(pods="5000"), *many]}), "s")
+    found = [
+        f
+        for f in lint_yaml(json.dumps(probe(cpu="3", **CRITICAL)), cluster=state)
+        if f.rule == "insufficient-resources"
+    ]
+    assert len(found) == 1 and found[0].severity == "warning"
+    assert f"evicts some of the {MAX_EVICTION_CANDIDATES + 1} Pods there it may evict" in found[0].message
