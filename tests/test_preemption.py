@@ -735,3 +735,33 @@ def test_too_many_pods_on_a_node_to_weigh_is_said_not_computed() -> None:
     ]
     assert len(found) == 1 and found[0].severity == "warning"
     assert f"evicts some of the {MAX_EVICTION_CANDIDATES + 1} Pods there it may evict" in found[0].message
+
+
+# --- live ------------------------------------------------------------------------------------------
+def test_a_live_run_reads_the_priority_classes_and_every_nodes_pods_for_preemption(tmp_path: Path) -> None:
+    """A manifest the scheduler places that names a PriorityClass may preempt on any node: the live run lists
+    the Pods of every node (one list) and the PriorityClasses, GET only, and names the victims."""
+    from tests.apiserver import TOKEN, ApiServer, cluster_entry, kind_cluster, write_kubeconfig
+    from tests.apiserver.server import BUILT_IN_PRIORITY_CLASSES
+
+    classes = [*BUILT_IN_PRIORITY_CLASSES, priority_class("business-critical", 1000000)]
+    deployment_text = json.dumps(
+        deployment(probe(node_name=None, cpu="3950m", priorityClassName="business-critical"), 1)
+    )
+    (tmp_path / "web.yaml").write_text(deployment_text)
+    with ApiServer(**kind_cluster(), priorityclasses=classes) as server:
+        kubeconfig = write_kubeconfig(
+            tmp_path / "kubeconfig",
+            clusters={"kind": cluster_entry(server.url, server.ca_pem)},
+            users={"kind": {"token": TOKEN}},
+            contexts={"kind": ("kind", "kind")},
+            current="kind",
+        )
+        result = run_cli(str(tmp_path / "web.yaml"), "--kubeconfig", str(kubeconfig), "--select", "no-node-fits")
+        calls = [(r.path, r.query.get("fieldSelector", "")) for r in server.requests]
+        methods = server.methods
+    assert methods == {"GET"}
+    assert ("/api/v1/pods", "status.phase!=Succeeded,status.phase!=Failed") in calls
+    assert ("/apis/scheduling.k8s.io/v1/priorityclasses", "") in calls
+    assert "priority 1000000 (PriorityClass business-critical)" in result.stdout
+    assert "the scheduler nominates node kind-worker2 and deletes kube-system/kindnet-8hn2v there" in result.stdout
