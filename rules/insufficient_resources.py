@@ -277,7 +277,7 @@ def _critical_findings(
 
     if obj.is_static_pod:
         why = "it is a static Pod, which the kubelet treats as critical"
-        noun = f"static Pod {obj.name}"
+        noun = f"static Pod {obj.shown_name}"
         where = f"{name} (--static-pod-node)"
     else:
         why = f"its {pod_priority(obj, cluster).text} makes it critical"

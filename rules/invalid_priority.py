@@ -112,7 +112,9 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     if not priority.refusal:
         return
     source = f" ({context.cluster.source})" if context.cluster is not None else ""
-    quoted = f'pods \\"{obj.name}\\" is forbidden: {priority.refusal}' if obj.is_pod else priority.refusal
+    # NewForbidden names the object as admission sees it: its name, before a generateName is filled in the prefix
+    named = obj.name or obj.generate_name or "Unknown"
+    quoted = f'pods \\"{named}\\" is forbidden: {priority.refusal}' if obj.is_pod else priority.refusal
     refused = f"the API server refuses {pods_noun(obj)}" + ("" if obj.is_pod else " (FailedCreate)")
     if priority.refused_at == ("priorityClassName",):
         known = ", ".join(sorted({*BUILT_IN_CLASSES, *(classes or {})}))

@@ -121,4 +121,5 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         f"{pods_noun(obj)} would be rejected by the kubelet on {name} with Evicted: {why}; {rejection_fate(obj)} "
         f'(kubelet: "Pod was rejected: {pressure_message(conditions)}"{order})',
         fix=fix,
+        cause=f"node {name}",
     )

@@ -129,6 +129,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
             f"and the Pod does not tolerate it; {rejection_fate(obj)}",
             fix=f"add a toleration for {listed} (without tolerationSeconds) if the Pod belongs there, "
             "or pick another node, or drop nodeName",
+            cause=f"node {name}, taint {listed}",
         )
     else:
         no_execute = [taint for taint in taints if taint.get("effect") == "NoExecute"]
@@ -141,6 +142,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
                 f"{noun} tolerates taint {listed} of {name} only for a while: the kubelet admits it, and the taint "
                 f"eviction controller evicts it {when} (tolerationSeconds)",
                 fix="drop tolerationSeconds from the toleration if the Pod must stay, or pick another node",
+                cause=f"node {name}, taint {listed}",
             )
     soft = untolerated(taints, tolerations, ("NoSchedule", "PreferNoSchedule"))
     if soft:
@@ -151,4 +153,5 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
             "reserved for other workloads",
             fix=f"add a toleration for {listed} if the Pod belongs there, else pick an untainted node or drop nodeName",
             severity="warning",
+            cause=f"node {name}, taint {listed}",
         )

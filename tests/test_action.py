@@ -216,6 +216,23 @@ def test_action_annotates_summarises_and_fails_on_errors(pull_request, tmp_path:
     ) in run.summary
 
 
+def test_the_sarif_file_is_never_written_through_a_symlink_of_the_pull_request(pull_request, tmp_path: Path):
+    """The example workflow's `sarif-file: nodename-lint.sarif` let a PR overwrite any file the runner can write."""
+    workspace, event = pull_request
+    home = tmp_path / "runner-home"
+    home.mkdir()
+    (home / ".bashrc").write_text("original\n", encoding="utf-8")
+    os.symlink(home / ".bashrc", workspace / "nodename-lint.sarif")
+    os.symlink(home, workspace / "results")
+    for sarif_file in ("nodename-lint.sarif", "results/.bashrc", "results/new/nodename-lint.sarif"):
+        run = run_action(workspace, tmp_path, event, paths="deploy", sarif_file=sarif_file)
+        assert run.exit_code == 2 and run.outputs["exit-code"] == "2", (sarif_file, run.stderr)
+        assert "is a symlink inside a repository, and nodename-lint never writes through one" in run.stderr
+        assert "Traceback" not in run.stderr and run.outputs.get("sarif-file", "") == ""
+        assert (home / ".bashrc").read_text(encoding="utf-8") == "original\n"
+        assert [path.name for path in home.iterdir()] == [".bashrc"], "no folder made through the link either"
+
+
 def test_only_changed_reports_the_files_of_the_pull_request(pull_request, tmp_path: Path):
     workspace, event = pull_request
     run = run_action(workspace, tmp_path, event, only_changed="true")
@@ -332,6 +349,7 @@ def test_example_workflow_uses_the_inputs_and_outputs_action_yml_declares():
     steps = workflow["jobs"]["lint"]["steps"]
     [lint] = [step for step in steps if step.get("uses", "").startswith("nodename-lint/nodename-lint@")]
     assert set(lint["with"]) <= set(action["inputs"])
+    assert "sarif-file" not in lint["with"], "the default, in RUNNER_TEMP, is outside the pull request's checkout"
     [upload] = [step for step in steps if step.get("uses", "").startswith("github/codeql-action/upload-sarif@")]
     assert upload["with"]["sarif_file"] == "${{ steps." + lint["id"] + ".outputs.sarif-file }}"
     assert "sarif-file" in action["outputs"]

@@ -33,6 +33,7 @@ from typing import Any
 
 import msgspec
 
+from ..safe_text import json_escaped
 from ..sources import UsageError
 from .records import NodeInfo, NodeUsage, PodPlace, PodTable, PriorityClassInfo, RunningPod, RuntimeClassInfo
 from .state import ClusterState
@@ -138,7 +139,7 @@ def snapshot_text(state: ClusterState, source: str) -> str:
         + ("\n}" if running else "}"),
         f'"unavailable":{encode(state.unavailable).decode()}',
     ]
-    return "{" + ",\n".join(fields) + "}\n"
+    return json_escaped("{" + ",\n".join(fields) + "}") + "\n"  # names from the API server: no raw bidi
 
 
 def load_snapshot(content: str | bytes, display: str) -> ClusterState:

@@ -232,10 +232,10 @@ def replica_count(obj: Manifest) -> int:
 def pods_noun(obj: Manifest, count: int | None = None) -> str:
     """How messages name the Pods of an object: "Pod bigcpu", "the 3 replicas of Deployment web"."""
     if obj.is_pod:
-        return f"Pod {obj.name}"
+        return f"Pod {obj.shown_name}"
     count = replica_count(obj) if count is None else count
     if obj.kind in ("Job", "CronJob"):
-        return f"the Pods of {obj.kind} {obj.name}"
+        return f"the Pods of {obj.kind} {obj.shown_name}"
     if obj.kind == "DaemonSet":
-        return f"the Pod of DaemonSet {obj.name}"
-    return f"the {count} replica{'s' if count != 1 else ''} of {obj.kind} {obj.name}"
+        return f"the Pod of DaemonSet {obj.shown_name}"
+    return f"the {count} replica{'s' if count != 1 else ''} of {obj.kind} {obj.shown_name}"

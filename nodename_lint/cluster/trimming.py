@@ -10,6 +10,9 @@ from typing import Any
 
 import msgspec
 
+from ..safe_text import json_escaped
+from ..writing import write_output
+
 
 # --- snapshot trimming: keep what the rules read, drop the rest ---------------------------------
 def _pick(source: Any, keys: Iterable[str]) -> dict[str, Any]:
@@ -152,7 +155,7 @@ def write_snapshot(snapshot: dict[str, Any], output: str | None, source: str) ->
     than a block-style dump, and a change to one object is a one-line diff in a snapshot branch.
     """
     if output and output.endswith(".json"):
-        text = json.dumps(snapshot, separators=(",", ":")) + "\n"
+        text = json.dumps(snapshot, separators=(",", ":")) + "\n"  # ensure_ascii: every non-ASCII escaped
     else:
         lines = [
             f"# nodename-lint snapshot of {source}; lint against it with --cluster-state FILE",
@@ -162,9 +165,8 @@ def write_snapshot(snapshot: dict[str, Any], output: str | None, source: str) ->
             "items:" if snapshot["items"] else "items: []",
         ]
         lines += [f"- {json.dumps(item, ensure_ascii=False, separators=(', ', ': '))}" for item in snapshot["items"]]
-        text = "\n".join(lines) + "\n"
+        text = json_escaped("\n".join(lines)) + "\n"  # values from the API server: no raw bidi override
     if output:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        write_output(output, text, "snapshot")
     else:
         sys.stdout.write(text)

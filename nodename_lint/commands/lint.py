@@ -11,7 +11,7 @@ import click
 from ..clitypes import complete_rule_ids
 from ..report import FORMATS
 from ..safe_text import silence_informational_notes
-from ..sources import UsageError
+from ..sources import UsageError, link_out_of_repository
 from .options import (
     EXIT_CLEAN,
     EXIT_FINDINGS,
@@ -218,7 +218,7 @@ def lint_command(
             jobs=jobs,
             text=TextOptions(quiet=quiet, statistics=statistics, show_source=show_source),
             static_pod_node=static_pod_node,
-            helm=HelmFlags(tuple(os.path.abspath(path) for path in helm_values), helm_release, helm_namespace),
+            helm=HelmFlags(values_from_flags(helm_values), helm_release, helm_namespace),
             limits=limits_from_flags(max_document_size, max_nodes),
         )
         if exit_zero and code == EXIT_FINDINGS:
@@ -227,6 +227,20 @@ def lint_command(
         report_usage_error(exc)
         code = EXIT_USAGE
     sys.exit(code)
+
+
+def values_from_flags(helm_values: tuple[str, ...]) -> tuple[str, ...]:
+    """--helm-values as absolute paths; a file reached through a symlink out of the repository holding it is
+    refused: the flag is the user's, but the link is the repository's (`values.yaml -> ~/.kube/config`)."""
+    for path in helm_values:
+        outside = link_out_of_repository(path)
+        if outside is not None:
+            raise UsageError(
+                f"--helm-values {path}: a symlink to {outside[0]}, outside the repository ({outside[1]}); "
+                "nodename-lint does not read it (a repository's links are as untrusted as its files): "
+                "give the file's own path"
+            )
+    return tuple(os.path.abspath(path) for path in helm_values)
 
 
 def limits_from_flags(max_document_size: int | None, max_nodes: int | None) -> Any:

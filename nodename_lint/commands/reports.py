@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from ..sources import UsageError
+from ..writing import check_output, write_output
 
 # Startup: every import inside a function of this module is deliberate (tests/test_imports.py): a
 # command loads only what it uses.
@@ -29,8 +30,12 @@ _DOCUMENT_FORMATS = ("json", "sarif")
 
 
 def check_destinations(formats: list[str], output: str | None, outputs: dict[str, str]) -> None:
-    """Refuse, before anything is linted, two reports in one file or a JSON/SARIF document mixed into stdout."""
+    """Refuse, before anything is linted, two reports in one file, a JSON/SARIF document mixed into stdout,
+    or a report file that a symlink of the repository leads to (writing.py)."""
     destinations = {name: outputs.get(name, output) for name in dict.fromkeys([*formats, *outputs])}
+    for name, file in destinations.items():
+        if file:
+            check_output(file, f"{name} report")
     files = [file for file in destinations.values() if file]
     shared = sorted({file for file in files if files.count(file) > 1})
     if shared:
@@ -79,11 +84,7 @@ def write_reports(
         if file is None:
             click.echo(report, nl=False, color=use_color)  # click strips ANSI codes off a terminal unless told
             continue
-        try:
-            with open(file, "w", encoding="utf-8") as handle:
-                handle.write(report)
-        except OSError as exc:
-            raise UsageError(f"{file}: cannot write the {name} report: {exc.strerror or exc}") from None
+        write_output(file, report, f"{name} report")  # never through a symlink of the repository
 
 
 def _use_color(flag: bool | None, output: str | None) -> bool:
