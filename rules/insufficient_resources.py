@@ -201,15 +201,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     if not exact:  # scalar resources: Go map order
         reason = f"one of {', '.join(s.kubelet_reason for s in found)} (the kubelet checks these in no fixed order)"
     reason += first
-    if replicas == 1:
-        head = f"{pods_noun(obj)} would be rejected by the kubelet on {name} with {reason}"
-    elif admitted == 0:
-        head = f"none of {pods_noun(obj)} fits on {name}: each would be rejected by the kubelet with {reason}"
-    else:
-        head = (
-            f"only {admitted} of {pods_noun(obj)} fit on {name}: replica {admitted + 1} would be rejected by the "
-            f"kubelet with {reason}"
-        )
+    head = _rejected(pods_noun(obj), name, name, replicas, admitted, reason)
     others = "the Pods already there" + (f" and the first {admitted} replicas" if admitted else "")
     if resource == "pods":
         detail = f"the node already runs {shortage.used} of the {shortage.capacity} Pods it allows"
@@ -322,16 +314,7 @@ def _critical_findings(
         return  # admitted, or rejected for another reason that its own rule reports
     rejection = admissions[rejected]
     eviction = rejection.eviction
-    reason = UNEXPECTED_ADMISSION_ERROR
-    if replicas == 1:
-        head = f"{noun} would be rejected by the kubelet on {where} with {reason}"
-    elif rejected == 0:
-        head = f"none of {noun} fits on {name}: each would be rejected by the kubelet with {reason}"
-    else:
-        head = (
-            f"only {rejected} of {noun} fit on {name}: replica {rejected + 1} would be rejected by the kubelet "
-            f"with {reason}"
-        )
+    head = _rejected(noun, where, name, replicas, rejected, UNEXPECTED_ADMISSION_ERROR)
     known = cluster.usage(name) is not None and eviction is not None and bool(eviction.message)
     if known and eviction is not None:
         resource, missing = eviction.unmet[0]
@@ -395,3 +378,15 @@ def _amount(resource: str, amount: int) -> str:
 
     text = describe(resource, amount)
     return text if resource == "cpu" or text.endswith(resource) else f"{text} of {resource}"
+
+
+def _rejected(noun: str, where: str, name: str, replicas: int, admitted: int, reason: str) -> str:
+    """What the kubelet does with the Pods: "Pod x would be rejected ...", or how many replicas fit first."""
+    if replicas == 1:
+        return f"{noun} would be rejected by the kubelet on {where} with {reason}"
+    if admitted == 0:
+        return f"none of {noun} fits on {name}: each would be rejected by the kubelet with {reason}"
+    return (
+        f"only {admitted} of {noun} fit on {name}: replica {admitted + 1} would be rejected by the kubelet with "
+        f"{reason}"
+    )

@@ -33,8 +33,6 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import SHARED, SHARED_MISSING, unavailable
-from .differential.oracle import OracleError, build
 from .differential.run import Run, differential_run
 
 CASES = int(os.environ.get("NODENAME_ORACLE_CASES") or 2000)
@@ -70,16 +68,6 @@ EXPECTED_OUTCOMES = {
     "scheduler nominates",
     "refused by the Priority admission plugin",
 }
-
-
-@pytest.fixture(scope="module")
-def oracle() -> Path:
-    if not SHARED.is_dir():
-        pytest.skip(SHARED_MISSING)
-    try:
-        return build(SHARED)
-    except OracleError as exc:
-        unavailable(f"the k8s oracle could not be built: {exc}")
 
 
 @pytest.fixture(scope="module")

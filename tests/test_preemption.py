@@ -28,11 +28,12 @@ from nodename_lint.preemption import (
 )
 from nodename_lint.scheduling import Shortage, evictable_requests
 
-from .conftest import SHARED, SHARED_MISSING, lint_yaml, run_cli, unavailable
+from .conftest import lint_yaml, run_cli
 from .differential.compare import _claims, scheduler_event
-from .differential.generator import admitted
-from .differential.oracle import OracleError, build, run_batch
+from .differential.generator import BUILT_IN_CLASSES, admitted
+from .differential.oracle import run_batch
 from .differential.preemption import kubelet_evictions, scheduler_nomination
+from .test_oracle_regressions import _pod_of, deployment
 
 CLASSES = {
     "high": PriorityClassInfo(1000),
@@ -263,24 +264,8 @@ class Case:
         return lint_yaml(json.dumps(self.manifest), cluster=state, static_pod=self.static, static_pod_node=node)
 
     def oracle_request(self) -> dict[str, Any]:
-        pod = self.manifest
-        if pod["kind"] != "Pod":
-            template = pod["spec"]["template"]
-            pod = {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {"name": "probe", **template["metadata"]},
-                "spec": template["spec"],
-            }
         classes = {c["metadata"]["name"]: (c["value"], False, c["preemptionPolicy"]) for c in self.classes}
-        pod = admitted(
-            pod,
-            {
-                "system-node-critical": (2000001000, False, "PreemptLowerPriority"),
-                "system-cluster-critical": (2000000000, False, "PreemptLowerPriority"),
-                **classes,
-            },
-        )
+        pod = admitted(_pod_of(self.manifest), {**BUILT_IN_CLASSES, **classes})
         if self.static:  # the kubelet's own copy of a static Pod: no API, no priority resolved, source file
             pod = copy.deepcopy(self.manifest)
             pod["metadata"]["annotations"] = {"kubernetes.io/config.source": "file"}
@@ -289,19 +274,6 @@ class Case:
         if self.mode == "kubelet-replicas":
             request["replicas"] = self.manifest["spec"]["replicas"]
         return request
-
-
-def deployment(pod: dict[str, Any], replicas: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "probe", "namespace": "default"},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": "probe"}},
-            "template": {"metadata": {"labels": {"app": "probe"}}, "spec": pod["spec"]},
-        },
-    }
 
 
 FULL = [bound("a", cpu="1500m"), bound("b", cpu="1500m"), bound("c", cpu="500m", priority=1000)]
@@ -535,16 +507,6 @@ def test_nodename_lint_says_it(case: Case) -> None:
             assert not messages, messages
         for text in says:
             assert text in messages, f"{rule}: {messages}"
-
-
-@pytest.fixture(scope="module")
-def oracle() -> Path:
-    if not SHARED.is_dir():
-        pytest.skip(SHARED_MISSING)
-    try:
-        return build(SHARED)
-    except OracleError as exc:
-        unavailable(f"the k8s oracle could not be built: {exc}")
 
 
 @pytest.fixture(scope="module")
