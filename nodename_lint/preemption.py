@@ -179,10 +179,23 @@ def is_static_or_mirror(annotations: Mapping[str, Any]) -> bool:
     return MIRROR_ANNOTATION in annotations or (source is not None and source != "api")
 
 
+def running_priority(pod: PodInfo, classes: Mapping[str, PriorityClassInfo] | None) -> int:
+    """stored_priority of a Pod of the state, read from its spec as loaded (a dump's structs stay structs)."""
+    loaded = pod.loaded_spec
+    if loaded.__class__ is dict:
+        return stored_priority(loaded, classes)
+    named = getattr(loaded, "priorityClassName", None)
+    fields = {
+        "priority": getattr(loaded, "priority", None),
+        "priorityClassName": named if named.__class__ is str else "",
+    }
+    return stored_priority(fields, classes)
+
+
 def running_pod(pod: PodInfo, classes: Mapping[str, PriorityClassInfo] | None) -> RunningPod:
     """A non-terminated Pod of the state as the kubelet's and the scheduler's preemption weigh it."""
+    priority = running_priority(pod, classes)
     spec = pod.spec
-    priority = stored_priority(spec, classes)
     requests = pod_requests(spec, lenient=True)
     evictable = evictable_requests(spec)
     qos = pod.qos_class if pod.qos_class in QOS_CLASSES else qos_class(spec)
@@ -670,9 +683,12 @@ def scheduler_preemption(
     nodes: Mapping[str, NodeInfo],
     helpful: Iterable[str],
     running: Callable[[str], list[RunningPod] | None],
+    lowest: Callable[[str], int | None],
 ) -> SchedulerPreemption:
     """Evaluator.Preempt for a Pod no node fits: `helpful` are the nodes whose filters failed with
-    Unschedulable (findCandidates' potential nodes), `running` the Pods of a node (None: not known)."""
+    Unschedulable (findCandidates' potential nodes), `running` the Pods of a node (None: not known),
+    `lowest` the lowest priority among them (None: no Pod or not known), which settles most nodes
+    without weighing their Pods."""
     if priority.policy == PREEMPT_NEVER:
         return SchedulerPreemption(not_eligible=True)
     wanted_ports = host_ports(spec, default_from_host_network=True)
@@ -680,6 +696,10 @@ def scheduler_preemption(
     statuses: dict[str, list[str]] = {}
     unknown = 0
     for name in helpful:
+        least = lowest(name)
+        if least is not None and priority.value is not None and least >= priority.value:
+            statuses[name] = [NO_VICTIMS]  # SelectVictimsOnNode's first answer: no Pod of a lower priority
+            continue
         pods = running(name)
         if pods is None or priority.value is None:
             unknown += 1

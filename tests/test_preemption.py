@@ -611,6 +611,48 @@ def test_a_snapshot_keeps_the_priority_classes_and_the_pods_preemption_weighs(tm
     assert outputs[0] == outputs[1]
 
 
+@pytest.mark.parametrize("form", ["json", "yaml"])  # a dump's typed structs, and plain values
+def test_only_nodes_with_a_pod_of_lower_priority_are_weighed_for_preemption(
+    form: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SelectVictimsOnNode answers "No preemption victims" for a node with no Pod of a lower priority
+    before it weighs anything: the Pods of such a node are never made RunningPods (of a big cluster of
+    priority-0 Pods, a priority-0 Pod that fits nowhere weighed all of them), and the answer is the same."""
+    import yaml
+
+    from nodename_lint import preemption
+
+    items = [
+        node("n1"),
+        node("n2"),
+        bound("low", "n1", cpu="1500m"),
+        bound("mid", "n1", cpu="2", priority=1000),
+        bound("high", "n2", cpu="3", priority=1000),
+        *CLASS_OBJECTS,
+    ]
+    listed = {"apiVersion": "v1", "kind": "List", "items": items}
+    weighed: list[str] = []
+    real_running_pod = preemption.running_pod
+
+    def counted(pod: Any, classes: Any) -> RunningPod:
+        weighed.append(f"{pod.namespace}/{pod.name}")
+        return real_running_pod(pod, classes)
+
+    monkeypatch.setattr(preemption, "running_pod", counted)
+
+    def says(spec: dict[str, Any]) -> str:
+        text = json.dumps(listed) if form == "json" else yaml.safe_dump(listed)
+        state = load_state_text(text, "S")
+        found = lint_yaml(json.dumps(probe(node_name=None, cpu="2", **spec)), rules=["no-node-fits"], cluster=state)
+        assert len(found) == 1, found
+        return found[0].message
+
+    assert "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod." in says({})
+    assert weighed == []  # priority 0: no node holds a Pod below it
+    assert "the scheduler nominates node n1 and deletes default/low there" in says({"priorityClassName": "high"})
+    assert sorted(weighed) == ["default/low", "default/mid"]  # n2 holds only Pods of priority 1000
+
+
 def test_the_importance_order_is_gos_insertion_sort() -> None:
     """importance_order gives what sort.Slice's insertion sort makes of MoreImportantPod, step by step."""
     from random import Random

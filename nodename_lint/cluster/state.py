@@ -89,6 +89,7 @@ class ClusterState:
     _no_fit: dict[str, NoNodeFits | None] = field(default_factory=dict, repr=False)
     _running: dict[str, list[RunningPod]] = field(default_factory=dict, repr=False)
     _running_source: Callable[[str], list[RunningPod]] | None = field(default=None, repr=False)  # a snapshot's
+    _lowest: dict[str, int | None] = field(default_factory=dict, repr=False)
     _preemption: dict[str, SchedulerPreemption] = field(default_factory=dict, repr=False)
 
     def has(self, data: str) -> bool:
@@ -165,6 +166,22 @@ class ClusterState:
             running = self._pods_by_node().get(node, [])
             cached = self._running[node] = _frozen(lambda: [running_pod(pod, self.priority_classes) for pod in running])
         return cached
+
+    def lowest_priority(self, node: str) -> int | None:
+        """The lowest priority of the non-terminated Pods on `node` (None: no Pod, or not known), read
+        without weighing each Pod whole: most nodes of a cluster hold no Pod a given Pod may preempt."""
+        if not self.pods_known_on(node):
+            return None
+        if node not in self._lowest:
+            if self._running_source is not None:
+                priorities = [pod.priority for pod in self.running_pods(node) or ()]
+            else:
+                from ..preemption import running_priority
+
+                classes = self.priority_classes
+                priorities = [running_priority(pod, classes) for pod in self._pods_by_node().get(node, ())]
+            self._lowest[node] = min(priorities, default=None)
+        return self._lowest[node]
 
     def set_running_source(self, source: Callable[[str], list[RunningPod]]) -> None:
         """Where running_pods reads a node's Pods from, when the state holds them already weighed (a snapshot)."""
@@ -251,7 +268,7 @@ class ClusterState:
         if key not in self._preemption:
             nodes = self.nodes or {}
             self._preemption[key] = scheduler_preemption(
-                spec, requests, priority, nodes, verdict.helpful, self.running_pods
+                spec, requests, priority, nodes, verdict.helpful, self.running_pods, self.lowest_priority
             )
         return self._preemption[key]
 
