@@ -214,7 +214,7 @@ class Linter:
             return ""
         cluster = self.context.cluster
         if cluster is None:
-            return "no cluster state (use --cluster-state FILE, or --context/--live for a live cluster)"
+            return "no cluster state (--cluster-state FILE or --context NAME)"
         missing = sorted(need for need in rule.needs if not cluster.has(need))
         return "; ".join(cluster.why_missing(need) for need in missing)
 

@@ -187,7 +187,7 @@ def test_nodes_only_state_skips_the_rules_that_need_more(tmp_path):
     manifest.write_text(pod("ghost", "kind-wroker"), encoding="utf-8")
     result = run_cli(str(manifest), "--cluster-state", str(nodes_only))
     assert result.returncode == 1 and "error[unknown-node]" in result.stdout
-    skipped = [line for line in result.stdout.splitlines() if line.startswith("Skipped")]
+    skipped = [line for line in result.stdout.splitlines() if " skipped: " in line]
     assert len(skipped) == 2, skipped
     assert any("nodename-immutable" in line and "has no pods" in line for line in skipped)
     assert any("static-pod-missing-namespace" in line and "has no namespaces" in line for line in skipped)

@@ -30,12 +30,13 @@ _DOCUMENT_FORMATS = ("json", "sarif")
 
 
 def check_destinations(formats: list[str], output: str | None, outputs: dict[str, str]) -> None:
-    """Refuse, before anything is linted, two reports in one file, a JSON/SARIF document mixed into stdout,
-    or a report file that a symlink of the repository leads to (writing.py)."""
+    """Refuse, before anything is linted, a report file that cannot be written or that a symlink of the
+    repository leads to (writing.py), two reports in one file, or a JSON/SARIF document mixed into stdout."""
     destinations = {name: outputs.get(name, output) for name in dict.fromkeys([*formats, *outputs])}
     for name, file in destinations.items():
         if file:
             check_output(file, f"{name} report")
+            _check_writable(name, file)
     files = [file for file in destinations.values() if file]
     shared = sorted({file for file in files if files.count(file) > 1})
     if shared:
@@ -52,6 +53,20 @@ def check_destinations(formats: list[str], output: str | None, outputs: dict[str
             f"one after the other, and {documents[0]} must be alone to be read: "
             f"send it to a file with --output-{documents[0]} FILE"
         )
+
+
+def _check_writable(name: str, file: str) -> None:
+    """A report file whose folder is missing, or that is a folder, fails the run before it starts, not after."""
+    folder = os.path.dirname(os.path.abspath(file))
+    if not os.path.isdir(folder):
+        problem = "its folder does not exist" if not os.path.exists(folder) else "its folder is not a folder"
+    elif os.path.isdir(file):
+        problem = "it is a folder"
+    elif not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(file) and not os.access(file, os.W_OK)):
+        problem = "permission denied"
+    else:
+        return
+    raise UsageError(f"{file}: cannot write the {name} report: {problem}")
 
 
 def write_reports(

@@ -16,7 +16,7 @@ from .options import EXIT_USAGE, cluster_from_file, live_from_flags, live_option
 # command loads only what it uses.
 
 
-@click.command("snapshot")
+@click.command("snapshot", short_help="Save a cluster's state for --cluster-state.")
 @live_options
 @click.option(
     "--cluster-state",

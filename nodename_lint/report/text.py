@@ -168,8 +168,15 @@ def summary_line(result: RunResult) -> str:
 
 
 def skipped_lines(result: RunResult) -> list[str]:
-    """One line per reason: which rules did not run and why."""
+    """One short line per reason: how many rules did not run and why (the machine formats name each rule)."""
     by_reason: dict[str, list[str]] = {}
     for rule, reason in result.skipped_rules.items():
         by_reason.setdefault(reason, []).append(rule)
-    return [f"Skipped {', '.join(rules)}: {reason}." for reason, rules in by_reason.items()]
+    return [
+        f"{', '.join(rules) if len(rules) <= _NAMED_SKIPS else f'{len(rules)} cluster rules'} skipped: {reason}"
+        for reason, rules in by_reason.items()
+    ]
+
+
+# A reason that stops more rules than this gives their count, not their names.
+_NAMED_SKIPS = 3
