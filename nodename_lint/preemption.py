@@ -377,6 +377,7 @@ class Eviction:
     unmet: tuple[tuple[str, int], ...] = ()  # what is still missing with every evictable Pod gone
     candidates: int = 0  # how many Pods it may evict (Preemptable)
     computed: bool = True  # False: more candidates than MAX_EVICTION_CANDIDATES, which Pods go is not computed
+    pods_known: bool = True  # False (and not computed): the node's Pods are counted but not held one by one
 
 
 # The kubelet admits at most its maxPods (110 by default); a state with more Pods on one node than this
@@ -459,8 +460,11 @@ def critical_admissions(
     the next, a Pod it evicts is gone for the next (killPodFunc waits for it to stop), a rejected copy
     changes nothing.
 
-    `running` None: the node's Pods are not known; a shortage then means the request exceeds the
-    allocatable, which no eviction can make up for. `until_rejected`: stop after the first rejection.
+    `running` None: the node's Pods are not known one by one. With `usage` None too a shortage means
+    the request exceeds the allocatable, which no eviction can make up for; with `usage` known (the
+    webhook's watched state keeps only the sums) so does a request beyond the allocatable, and any other
+    shortage is settled by Pods not known: admitted if they free enough, not computed.
+    `until_rejected`: stop after the first rejection.
     """
     usage = NodeUsage(usage.pods, dict(usage.requested)) if usage else None
     running = list(running) if running is not None else None
@@ -482,6 +486,10 @@ def critical_admissions(
             continue
         eviction = None
         if short:
+            if running is None and usage is not None and all(s.requested <= s.capacity for s in short):
+                # the Pods on the node are counted, not known: whether evicting them is enough is not known
+                found.append(KubeletAdmission([], short, Eviction(computed=False, pods_known=False)))
+                break
             # without the node's Pods a shortage means a request beyond the allocatable: no eviction makes
             # up for it, and the amounts the kubelet would print are not known
             eviction = pods_to_evict(preemptor, short, running) if running is not None else Eviction(exact=False)

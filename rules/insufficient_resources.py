@@ -42,7 +42,8 @@ static Pod or its priority is at least 2000000000: `priorityClassName: system-no
   running pods found to reclaim resources: [(res: cpu, q: 1000), ]").
 
 For a critical template's replicas, each admission counts the Pods the earlier ones evicted as
-gone. Static Pods are checked against the node named with `--static-pod-node NAME` (the node
+gone. The webhook's watched state counts each node's Pods without their priorities: there the
+warning says the kubelet evicts lower-priority Pods or rejects the Pod, not which. Static Pods are checked against the node named with `--static-pod-node NAME` (the node
 whose kubelet reads the folder).
 
 Quantities are read exactly as apimachinery does, and added up exactly (`Quantity.Add`): a Pod's
@@ -279,11 +280,18 @@ def _critical_findings(
     before = admissions if rejected is None else admissions[:rejected]
     uncounted = next((a for a in before if a.eviction is not None and not a.eviction.computed), None)
     if uncounted is not None and uncounted.eviction is not None:
+        outcome = (
+            f"the kubelet evicts some of the {uncounted.eviction.candidates} Pods there it may evict to admit it (too "
+            "many to compute which)"
+            if uncounted.eviction.pods_known
+            else f"the kubelet evicts Pods that are not critical and of a lower priority to admit it, or rejects it "
+            f"with {UNEXPECTED_ADMISSION_ERROR} if they do not free enough (the cluster state {cluster.source} counts "
+            f"the Pods on {name} but does not hold them one by one)"
+        )
         yield Violation(
             at(uncounted.shortages[0].resource),
-            f"{noun} does not fit on {where} as it stands ({_lacks(uncounted.shortages)}), but {why}: the kubelet "
-            f"evicts some of the {uncounted.eviction.candidates} Pods there it may evict to admit it (too many to "
-            "compute which)" + counted,
+            f"{noun} does not fit on {where} as it stands ({_lacks(uncounted.shortages)}), but {why}: {outcome}"
+            + counted,
             fix=f"make room on {name} first, pick a node with room, or use a lower PriorityClass if the Pod need not "
             "displace others",
             severity="warning",

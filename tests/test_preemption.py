@@ -769,3 +769,34 @@ def test_a_live_run_reads_the_priority_classes_and_every_nodes_pods_for_preempti
     assert ("/apis/scheduling.k8s.io/v1/priorityclasses", "") in calls
     assert "priority 1000000 (PriorityClass business-critical)" in result.stdout
     assert "the scheduler nominates node kind-worker2 and deletes kube-system/kindnet-8hn2v there" in result.stdout
+
+
+# --- the webhook's watched state ------------------------------------------------------------------------
+def test_the_webhooks_state_counts_the_pods_but_does_not_say_which_go() -> None:
+    """The webhook keeps each node's Pods as sums (cluster/watched.py), without their priorities: a critical
+    Pod that needs evictions is neither said to evict nothing (UnexpectedAdmissionError) nor to evict named
+    Pods; a request beyond the allocatable is still rejected, as no eviction makes room for it."""
+    from nodename_lint.cluster.watched import KEEP, PodSums, WatchedState, pod_entry
+
+    state = WatchedState(source="context kind-kind")
+    state.install("nodes", [KEEP["nodes"](node())])
+    state.install("pods", PodSums())
+    for pod in FULL:
+        state.apply("pods", False, pod_entry(pod))
+
+    def says(cpu: str) -> list[tuple[str, str]]:
+        found = lint_yaml(json.dumps(probe(cpu=cpu, **CRITICAL)), rules=["insufficient-resources"], cluster=state)
+        return [(f.severity, f.message) for f in found]
+
+    [(severity, message)] = says("2")
+    assert severity == "warning"
+    assert (
+        "does not fit on kind-worker as it stands (it requests 2 cpu and 500m cpu of 4 cpu allocatable is free), but "
+        "its priority 2000000000 (PriorityClass system-cluster-critical) makes it critical: the kubelet evicts Pods "
+        "that are not critical and of a lower priority to admit it, or rejects it with UnexpectedAdmissionError if "
+        "they do not free enough (the cluster state context kind-kind counts the Pods on kind-worker but does not "
+        "hold them one by one)"
+    ) in message
+    [(severity, message)] = says("5")
+    assert severity == "error" and "UnexpectedAdmissionError" in message
+    assert "no eviction makes room for a request larger than the allocatable" in message
