@@ -42,9 +42,10 @@ static Pod or its priority is at least 2000000000: `priorityClassName: system-no
   running pods found to reclaim resources: [(res: cpu, q: 1000), ]").
 
 For a critical template's replicas, each admission counts the Pods the earlier ones evicted as
-gone. The webhook's watched state counts each node's Pods without their priorities: there the
-warning says the kubelet evicts lower-priority Pods or rejects the Pod, not which. Static Pods are checked against the node named with `--static-pod-node NAME` (the node
-whose kubelet reads the folder).
+gone. Static Pods are checked against the node named with `--static-pod-node NAME` (the node
+whose kubelet reads the folder). The webhook's watched state counts each node's Pods without
+their priorities: there the warning says the kubelet evicts lower-priority Pods or rejects the
+Pod, not which.
 
 Quantities are read exactly as apimachinery does, and added up exactly (`Quantity.Add`): a Pod's
 total is rounded up once (cpu to millicores, the rest to whole units), as `PodRequests` and

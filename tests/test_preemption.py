@@ -30,7 +30,7 @@ from nodename_lint.scheduling import Shortage, evictable_requests
 
 from .conftest import lint_yaml, run_cli
 from .differential.compare import _claims, scheduler_event
-from .differential.generator import BUILT_IN_CLASSES, admitted
+from .differential.generator import BUILT_IN_CLASSES, admitted, priority_class_object
 from .differential.oracle import run_batch
 from .differential.preemption import kubelet_evictions, scheduler_nomination
 from .test_oracle_regressions import _pod_of, deployment
@@ -233,13 +233,7 @@ def probe(
 
 
 def priority_class(name: str, value: int, policy: str = "PreemptLowerPriority") -> dict[str, Any]:
-    return {
-        "apiVersion": "scheduling.k8s.io/v1",
-        "kind": "PriorityClass",
-        "metadata": {"name": name},
-        "value": value,
-        "preemptionPolicy": policy,
-    }
+    return priority_class_object(name, (value, False, policy))
 
 
 CRITICAL = {"priorityClassName": "system-cluster-critical"}
