@@ -1,8 +1,8 @@
 """What every rule may read of an object's Pod spec, offline or against a cluster.
 
 The boundary: an offline rule (no `needs`) runs in a run that loads no cluster code, so it may
-import this module, `model`, `rule` and (in a fixer) `fix.edits`, never `scheduling`, `quantity` or
-`cluster/` (tests/test_cluster_rules.py). A reader that an offline rule and the cluster code both
+import this module, `model`, `rule` and (in a fixer) `fix.edits`, never `scheduling`, `quantity`,
+`preemption` or `cluster/` (tests/test_cluster_rules.py). A reader that an offline rule and the cluster code both
 need lives here, once: the pinned node, paths inside the spec, the required node affinity's terms
 and the node names they allow, how messages name an object's Pods, name validation.
 """
