@@ -62,8 +62,8 @@ _SSD = "matchExpressions: [{key: disktype, operator: In, values: [ssd]}]"
 RULE = Rule(
     id="nodename-with-node-affinity",
     severity="warning",
-    summary="A Pod sets spec.nodeName and a required node affinity: the scheduler never sees the affinity, "
-    "and the kubelet rejects the Pod with NodeAffinity if the node does not match.",
+    summary="spec.nodeName with a required node affinity: the scheduler never sees the affinity; the kubelet "
+    "rejects the Pod (NodeAffinity) if the node does not match.",
     doc=__doc__,
     supersedes=frozenset({"nodename-on-pod"}),
     superseded_by=frozenset({"node-selector-mismatch", "nodename-in-template"}),
