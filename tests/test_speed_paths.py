@@ -1,0 +1,56 @@
+"""What keeps linting close to the YAML floor (docs/performance.md), pinned as behaviour, not timed."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+from nodename_lint.engine import Linter
+from nodename_lint.registry import all_rules
+from nodename_lint.rule import Context
+from nodename_lint.sources import Source
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web-{i}
+  labels: {{{labels}}}
+spec:
+  template:
+    spec:
+      containers:
+        - name: c
+          image: nginx
+"""
+
+
+def _linter() -> Linter:
+    return Linter(dict.fromkeys(all_rules()), Context(cluster=None))
+
+
+def test_no_garbage_collection_runs_while_sources_are_linted(tmp_path: Path) -> None:
+    """The cyclic GC stays paused across sources: re-enabled after each one, its next allocation ran a
+    collection over the young objects, the last document's whole node tree among them."""
+    sources = []
+    for i in range(20):
+        labels = ", ".join(f"k{n}: v{n}" for n in range(600))  # a document of more than 1,200 nodes
+        path = tmp_path / f"m{i}.yaml"
+        path.write_text(DEPLOYMENT.format(i=i, labels=labels))
+        sources.append(Source(str(path)))
+    linter = _linter()
+    collections: list[int] = []
+
+    def record(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.collect()
+    gc.callbacks.append(record)
+    try:
+        run = linter.lint_sources(sources)
+    finally:
+        gc.callbacks.remove(record)
+    assert run.files == 20 and run.objects == 20
+    assert len(collections) <= 1, collections  # the one after the run, when the GC is enabled again
+    assert gc.isenabled()
