@@ -3,7 +3,10 @@
 - read-only: every request goes through `ApiConnection._send`, which can only send GET;
 - bounded: each request ends within --request-timeout from connecting to its last byte, a reply
   stops at --max-response-bytes, 429/5xx are retried a bounded number of times, and a list restarts
-  at most once after 410 Gone;
+  at most once after 410 Gone; a run reads at most MAX_PAGES pages and MAX_OBJECTS objects, and
+  decodes at most MAX_VALUES JSON values (a reply at most one per VALUE_BYTES of the size cap), so a
+  server that hands out `continue` tokens forever or packs an object into every three bytes ends
+  the run with a message instead of filling memory (ReadBudget);
 - no credential ever reaches the output: every message built from an exception goes through the
   Redactor, which knows every secret of the kubeconfig.
 """
@@ -41,17 +44,79 @@ MAX_BACKOFF = 2.0  # seconds; also caps a server's Retry-After
 USER_AGENT = f"nodename-lint/{__version__} (kubernetes-client/python)"
 Decode = Callable[[bytes], dict[str, Any]]  # a reply's JSON with only some fields, e.g. trimming.decode_node_page
 _DICT_REPR = re.compile(r"/?\{(?:[^{}]|\{[^{}]*\})*\}")
+# What one run reads at most, whatever the server answers. Kubernetes' own scale limits are 5,000
+# nodes and 150,000 Pods; a lint names at most one Pod list per pinned node.
+MAX_PAGES = 10_000  # list pages (requests with `limit`), all lists of the run together
+MAX_OBJECTS = 1_000_000  # list items, all lists together
+MAX_VALUES = 500_000_000  # JSON values decoded (about 20 bytes each in an API server's replies)
+VALUE_BYTES = 16  # a reply may hold one JSON value per this many bytes of --max-response-bytes
 
 
 @dataclass(frozen=True)
 class LiveOptions:
-    """How to reach the cluster, as given on the command line."""
+    """How to reach the cluster, as given on the command line (the budgets are not options)."""
 
     kubeconfig: str | None = None
     context: str | None = None
     in_cluster: bool = False
     request_timeout: float = DEFAULT_TIMEOUT
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    max_pages: int = MAX_PAGES
+    max_objects: int = MAX_OBJECTS
+    max_values: int = MAX_VALUES
+
+
+class ReadBudget:
+    """What the rest of the run may still read from the server: pages, objects, decoded JSON values.
+
+    Shared by the threads of one connection. A decoded value costs 50 to 100 bytes of memory: a
+    reply of 234 MB of `{},` decodes to 78 million dicts (over 4 GB), so a reply's values are
+    counted on its bytes before it is decoded.
+    """
+
+    def __init__(self, options: LiveOptions, host: str) -> None:
+        self.host = host
+        self.pages, self.objects, self.values = options.max_pages, options.max_objects, options.max_values
+        self.reply_values = max(1, options.max_response_bytes // VALUE_BYTES)
+        self.max_pages, self.max_objects, self.max_values = self.pages, self.objects, self.values
+        self.lock = threading.Lock()
+
+    def decode(self, body: bytes, what: str) -> None:
+        """Take a reply's JSON values (at most: every value but the first follows `[`, `{` or `,`)."""
+        values = 1 + body.count(b"[") + body.count(b"{") + body.count(b",")
+        if values > self.reply_values:
+            raise ClusterUnavailable(
+                f"the API server at {self.host} sent {len(body):,} bytes holding up to {values:,} JSON values for "
+                f"{what}, more than {self.reply_values:,} (one per {VALUE_BYTES} bytes of --max-response-bytes): "
+                "decoded, such a reply would take gigabytes of memory; the cluster state cannot be read"
+            )
+        with self.lock:
+            self.values -= values
+            left = self.values
+        if left < 0:
+            raise ClusterUnavailable(
+                f"the API server at {self.host} sent more than {self.max_values:,} JSON values in this run "
+                f"(at {what}): nodename-lint decodes no more in one run; the cluster state cannot be read"
+            )
+
+    def page(self, items: int, what: str) -> None:
+        """Take one list page of ITEMS objects."""
+        with self.lock:
+            self.pages -= 1
+            self.objects -= items
+            pages, objects = self.pages, self.objects
+        if pages < 0:
+            raise ClusterUnavailable(
+                f"the API server at {self.host} sent more than {self.max_pages:,} list pages in this run "
+                f"(at {what}, each with a `continue` token for the next): nodename-lint reads no more pages "
+                "in one run; the cluster state cannot be read"
+            )
+        if objects < 0:
+            raise ClusterUnavailable(
+                f"the API server at {self.host} listed more than {self.max_objects:,} objects in this run "
+                f"(at {what}; Kubernetes itself supports 150,000 Pods and 5,000 nodes): nodename-lint reads "
+                "no more in one run; the cluster state cannot be read"
+            )
 
 
 # --- the connection -------------------------------------------------------------------------------
@@ -115,6 +180,7 @@ class ApiConnection:
         # the client's REST layer: its urllib3 pool carries the Configuration's TLS settings and proxy
         self.pool = rest.RESTClientObject(configuration).pool_manager
         self.runners = _Runners()
+        self.budget = ReadBudget(options, self.host)
 
     def _redact_in_cluster(self) -> None:
         from kubernetes.config.incluster_config import SERVICE_TOKEN_FILENAME
@@ -141,6 +207,7 @@ class ApiConnection:
             attempt += 1
         what = _describe(path, query)
         if 200 <= status < 300:
+            self.budget.decode(body, what)
             try:
                 data = _decode(body, decode)
             except ValueError as exc:  # JSONDecodeError, or UnicodeDecodeError for bytes that are not UTF-8
@@ -244,7 +311,9 @@ class ApiConnection:
             try:
                 while True:
                     page = self._get(path, query, decode)
-                    page_items = (item for item in page.get("items") or [] if isinstance(item, dict))
+                    listed = page.get("items") or []
+                    self.budget.page(len(listed) if isinstance(listed, list) else 0, _describe(path, query))
+                    page_items = (item for item in listed if isinstance(item, dict))
                     items.extend(map(keep, page_items) if keep else page_items)
                     token = (page.get("metadata") or {}).get("continue")
                     if not token:

@@ -29,6 +29,7 @@ from typing import Any
 
 import msgspec
 
+from ..safe_text import json_escaped
 from ..sources import UsageError
 from .records import NodeInfo, NodeUsage, PodPlace, PodTable, RuntimeClassInfo
 from .state import ClusterState
@@ -121,7 +122,7 @@ def snapshot_text(state: ClusterState, source: str) -> str:
         f'"runtimeClasses":{encode(state.runtime_classes).decode()}',
         f'"unavailable":{encode(state.unavailable).decode()}',
     ]
-    return "{" + ",\n".join(fields) + "}\n"
+    return json_escaped("{" + ",\n".join(fields) + "}") + "\n"  # names from the API server: no raw bidi
 
 
 def load_snapshot(content: str | bytes, display: str) -> ClusterState:

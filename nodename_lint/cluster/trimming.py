@@ -10,6 +10,9 @@ from typing import Any
 
 import msgspec
 
+from ..safe_text import json_escaped
+from ..writing import write_output
+
 
 # --- snapshot trimming: keep what the rules read, drop the rest ---------------------------------
 def _pick(source: Any, keys: Iterable[str]) -> dict[str, Any]:
@@ -21,12 +24,17 @@ def _pick(source: Any, keys: Iterable[str]) -> dict[str, Any]:
 def trim_node(node: dict[str, Any]) -> dict[str, Any]:
     status = node.get("status") or {}
     conditions = [_pick(c, ("type", "status")) for c in status.get("conditions") or [] if isinstance(c, dict)]
+    node_info = _pick(status.get("nodeInfo"), ("operatingSystem",))
     return {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": _pick(node.get("metadata"), ("name", "labels")),
         "spec": _pick(node.get("spec"), ("taints", "unschedulable")),
-        "status": {**_pick(status, ("allocatable",)), **({"conditions": conditions} if conditions else {})},
+        "status": {
+            **_pick(status, ("allocatable",)),
+            **({"conditions": conditions} if conditions else {}),
+            **({"nodeInfo": node_info} if node_info else {}),
+        },
     }
 
 
@@ -45,9 +53,14 @@ class _NodeCondition(msgspec.Struct, gc=False):
     status: Any = None
 
 
+class _NodeSystemInfo(msgspec.Struct, gc=False):
+    operatingSystem: Any = None
+
+
 class _NodeStatus(msgspec.Struct, gc=False):
     allocatable: Any = None
     conditions: list[_NodeCondition] | None = None
+    nodeInfo: _NodeSystemInfo | None = None
 
 
 class _Node(msgspec.Struct, gc=False):
@@ -86,6 +99,7 @@ def _node_object(node: _Node) -> dict[str, Any]:
             "conditions": None
             if status.conditions is None
             else [{"type": c.type, "status": c.status} for c in status.conditions],
+            "nodeInfo": None if status.nodeInfo is None else {"operatingSystem": status.nodeInfo.operatingSystem},
         },
     }
 
@@ -135,7 +149,7 @@ def write_snapshot(snapshot: dict[str, Any], output: str | None, source: str) ->
     than a block-style dump, and a change to one object is a one-line diff in a snapshot branch.
     """
     if output and output.endswith(".json"):
-        text = json.dumps(snapshot, separators=(",", ":")) + "\n"
+        text = json.dumps(snapshot, separators=(",", ":")) + "\n"  # ensure_ascii: every non-ASCII escaped
     else:
         lines = [
             f"# nodename-lint snapshot of {source}; lint against it with --cluster-state FILE",
@@ -145,9 +159,8 @@ def write_snapshot(snapshot: dict[str, Any], output: str | None, source: str) ->
             "items:" if snapshot["items"] else "items: []",
         ]
         lines += [f"- {json.dumps(item, ensure_ascii=False, separators=(', ', ': '))}" for item in snapshot["items"]]
-        text = "\n".join(lines) + "\n"
+        text = json_escaped("\n".join(lines)) + "\n"  # values from the API server: no raw bidi override
     if output:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        write_output(output, text, "snapshot")
     else:
         sys.stdout.write(text)

@@ -110,8 +110,10 @@ class Fault:
     never answer), "truncate" (promise more bytes than sent, then close), "malformed" (200 with a
     body that is not JSON), "not-utf8" (200 with JSON bytes that are not UTF-8), "gone" (410 Expired, only for
     requests that carry a continue token), "drip" (the real reply, one byte per second), "endless" (a chunked
-    200 that never ends). `retry_after` replaces the Retry-After header of a status fault; `message` its
-    Status message.
+    200 that never ends), "endless-continue" (the list's first page, `copies` times over, with a new continue
+    token on every page: a list that never ends), "dense" (a 200 list whose `items` are `size` bytes of `{},`:
+    small on the wire, a Python object every three bytes once decoded). `retry_after` replaces the
+    Retry-After header of a status fault; `message` its Status message.
     """
 
     action: str
@@ -120,6 +122,8 @@ class Fault:
     continue_only: bool = False
     retry_after: str | None = None
     message: str | None = None
+    copies: int = 1
+    size: int = 0
 
     def matches(self, request: Request) -> bool:
         if self.times <= 0 or not request.path.startswith(self.path):
@@ -584,6 +588,22 @@ class _Handler(BaseHTTPRequestHandler):
             return True
         if action == "gone":
             self._send(410, json.dumps(status_body(410, "Expired", EXPIRED_CONTINUE)).encode())
+            return True
+        if action == "dense":
+            items = b",".join([b"{}"] * max(1, fault.size // 3))
+            self._send(200, b'{"kind":"List","apiVersion":"v1","metadata":{},"items":[' + items + b"]}")
+            return True
+        if action == "endless-continue":
+            first = Request(
+                request.method,
+                request.path,
+                {k: v for k, v in request.query.items() if k != "continue"},
+                request.authorization,
+            )
+            page = json.loads(self.server.api.respond(first)[1])
+            page["items"] = page.get("items", []) * fault.copies
+            page["metadata"]["continue"] = base64.urlsafe_b64encode(str(time.monotonic_ns()).encode()).decode()
+            self._send(200, json.dumps(page).encode())
             return True
         try:
             code, body = self.server.api.respond(request)
