@@ -211,7 +211,9 @@ def pod(index: int, node_index: int, shape: Shape, rng: random.Random) -> dict[s
     terminated = rng.random() < shape.terminated_share
     names = [app, "istio-proxy", "log-shipper"][: shape.containers]
     init = names[2:] if len(names) > 2 else []
-    containers = [container(name, rng, rng.random() < shape.host_port_share and i == 0) for i, name in enumerate(names[:2])]
+    containers = [
+        container(name, rng, rng.random() < shape.host_port_share and i == 0) for i, name in enumerate(names[:2])
+    ]
     spec: dict[str, Any] = {
         "containers": containers,
         "dnsPolicy": "ClusterFirst",
@@ -225,8 +227,8 @@ def pod(index: int, node_index: int, shape: Shape, rng: random.Random) -> dict[s
         "serviceAccountName": "default",
         "terminationGracePeriodSeconds": 30,
         "tolerations": [
-            {"effect": "NoExecute", "key": "node.kubernetes.io/not-ready", "operator": "Exists", "tolerationSeconds": 300},
-            {"effect": "NoExecute", "key": "node.kubernetes.io/unreachable", "operator": "Exists", "tolerationSeconds": 300},
+            {"effect": "NoExecute", "key": f"node.kubernetes.io/{key}", "operator": "Exists", "tolerationSeconds": 300}
+            for key in ("not-ready", "unreachable")
         ],
         "volumes": [
             {
@@ -348,7 +350,8 @@ def manifest(index: int, shape: Shape, nodes: int, rng: random.Random) -> str:
         affinity = (
             "      affinity:\n        nodeAffinity:\n          requiredDuringSchedulingIgnoredDuringExecution:\n"
             "            nodeSelectorTerms:\n              - matchExpressions:\n"
-            "                  - {key: node.kubernetes.io/instance-type, operator: In, values: [m6i.4xlarge, c6i.4xlarge]}\n"
+            "                  - {key: node.kubernetes.io/instance-type, operator: In,\n"
+            "                     values: [m6i.4xlarge, c6i.4xlarge]}\n"
             if index % 3 == 0
             else ""
         )
