@@ -748,6 +748,7 @@ def scheduler_rejection(
     usage: Callable[[], NodeUsage | None],
     wanted_ports: list[tuple[Path, HostPort]] | None = None,
     ports: Callable[[], dict[HostPort, str] | None] | None = None,
+    tolerations: list[Any] | None = None,
 ) -> FilterFailure | None:
     """Why the default scheduler's filters reject `node` (None when it fits).
 
@@ -755,9 +756,11 @@ def scheduler_rejection(
     NodePorts, NodeResourcesFit (`fitsRequest`: every short resource, `Unresolvable` when the request
     exceeds the allocatable). `usage` and `ports` are called only when the node passes the filters
     before them: summing the Pods of a node is the costly part, and most nodes of a big cluster never
-    need it. `wanted_ports` are the Pod's host ports (host_ports with defaulting).
+    need it. `wanted_ports` are the Pod's host ports (host_ports with defaulting); `tolerations`
+    its admitted_tolerations, given when the caller asks about many nodes.
     """
-    tolerations = admitted_tolerations(spec)
+    if tolerations is None:
+        tolerations = admitted_tolerations(spec)
     if node.unschedulable and not any(
         tolerates(t, {"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"}) for t in tolerations
     ):

@@ -23,6 +23,7 @@ from ..scheduling import (
     AFFINITY_CONFLICT,
     HostPort,
     absent_nodes_reason,
+    admitted_tolerations,
     host_ports,
     prefilter_node_names,
     running_pods_requests,
@@ -187,6 +188,7 @@ class ClusterState:
         )
         counts: dict[str, int] = {}
         unknown_usage = may_help = 0
+        tolerations = admitted_tolerations(spec)  # the same for every node (a third of the loop, per node)
         for node in candidates:
             rejection = scheduler_rejection(
                 spec,
@@ -195,6 +197,7 @@ class ClusterState:
                 partial(self.usage, node.name),
                 wanted_ports,
                 partial(self.ports_in_use, node.name),
+                tolerations,
             )
             if rejection is None:
                 return None
