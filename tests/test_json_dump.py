@@ -37,7 +37,7 @@ def _dump(items: list[Any], kind: str = "List") -> bytes:
 
 
 _CONTAINER_FIELDS = ("resources", "ports", "restartPolicy")
-_SPEC_FIELDS = ("nodeName", "overhead", "resources", "hostNetwork")
+_SPEC_FIELDS = ("nodeName", "overhead", "resources", "hostNetwork", "priority", "priorityClassName")
 
 
 def _read_by_rules(spec: dict[str, Any]) -> dict[str, Any]:
@@ -65,6 +65,8 @@ def _as_data(state: ClusterState) -> dict[str, Any]:
         "namespaces": state.namespaces,
         "pods": pods if state.pods is not None else None,
         "runtime_classes": state.runtime_classes,
+        "priority_classes": state.priority_classes,
+        "running": {name: state.running_pods(name) for name in nodes},  # annotations, start, QoS, priority
         "unavailable": state.unavailable,
         "pod_nodes": state.pod_nodes,
         "by_node": {node: [(p.namespace, p.name) for p in pods] for node, pods in state._pods_by_node().items()},
@@ -117,6 +119,15 @@ def _rich_cluster() -> list[dict[str, Any]]:
             item["spec"]["resources"] = {"requests": {"cpu": "3"}, "limits": {"cpu": "4", "memory": "1Gi"}}
         if index % 37 == 0:
             item["spec"]["initContainers"] = None
+        if index % 3 == 0:  # what preemption reads: priority, mirror annotations, start time, QoS class
+            item["spec"]["priority"] = rng.choice([0, 1000, 2000000000])
+            item["spec"]["priorityClassName"] = "batch-high"
+            item["metadata"]["annotations"] = rng.choice(
+                [{"kubernetes.io/config.mirror": "x", "kubernetes.io/config.source": "file"}, {"note": "y"}, None]
+            )
+            if "status" in item:
+                item["status"]["startTime"] = f"2026-01-01T00:00:{index % 60:02d}Z"
+                item["status"]["qosClass"] = rng.choice(["Burstable", "BestEffort"])
         items.append(item)
     items.append({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {"x": [1]}})
     items.append(
@@ -127,6 +138,16 @@ def _rich_cluster() -> list[dict[str, Any]]:
             "overhead": {"podFixed": {"cpu": "250m"}},
         }
     )
+    items.append(
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "batch-high"},
+            "value": 1000,
+            "globalDefault": False,
+            "preemptionPolicy": "Never",
+        }
+    )
     return items
 
 
@@ -135,6 +156,10 @@ def test_a_rich_dump_reads_the_same_both_ways() -> None:
     assert fast is not None
     assert _as_data(fast) == _as_data(generic)
     assert fast.runtime_classes and "kata" in fast.runtime_classes  # the comparison covers every kind
+    assert fast.priority_classes and fast.priority_classes["batch-high"].preemption_policy == "Never"
+    running = [pod for name in fast.nodes or () for pod in fast.running_pods(name) or ()]
+    assert any(pod.critical and pod.priority < 2000000000 for pod in running)  # a mirror Pod
+    assert any(pod.start_time for pod in running) and {pod.qos for pod in running} >= {"BestEffort", "Burstable"}
 
 
 @pytest.mark.parametrize(
