@@ -24,6 +24,7 @@ from ..scheduling import (
     AFFINITY_CONFLICT,
     HostPort,
     absent_nodes_reason,
+    admitted_tolerations,
     host_ports,
     running_pods_requests,
     scheduler_rejection,
@@ -233,6 +234,7 @@ class ClusterState:
         )
         counts: dict[str, int] = {}
         unknown_usage = may_help = 0
+        tolerations = admitted_tolerations(spec)  # the same for every node (a third of the loop, per node)
         helpful: list[str] = []
         for node in candidates:
             rejection = scheduler_rejection(
@@ -242,6 +244,7 @@ class ClusterState:
                 partial(self.usage, node.name),
                 wanted_ports,
                 partial(self.ports_in_use, node.name),
+                tolerations,
             )
             if rejection is None:
                 return None
