@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..safe_text import printable_path
 from . import CHART_FILE, Origin, Rendering, RenderOptions, RenderProblem, helm_child, joined
-from .chart_copy import ChartCopy, chart_folders, prepare
+from .chart_copy import ChartCopy, chart_folders, declaring_file, prepare
 from .kustomize import repository_boundary
 from .sandbox import COPY_MAX_BYTES, Budget, CopyRefused, Outcome, TooBig, Worker, read_regular, run
 from .template_lines import TemplateDocument, find_line, outline, pick_document
@@ -154,7 +154,7 @@ def render_chart(folder: str, display: str, options: RenderOptions, default_name
             else:
                 rendered = _render_binary(copy_folder, scratch, values, release, namespace, budget)
         except _MissingDependencies as missing:
-            rendering.problems.append(_missing_dependencies_problem(missing.names, display))
+            rendering.problems.append(_missing_dependencies_problem(missing.names, folder, display))
             return rendering
         except _OverBudget as exc:
             rendering.problems.append(_over_budget_problem(str(exc), display, budget, values_note))
@@ -376,15 +376,18 @@ def _over_budget_problem(limit: str, display: str, budget: Budget, values_note: 
     )
 
 
-def _missing_dependencies_problem(names: list[str], display: str) -> RenderProblem:
-    listed = ", ".join(names)
+def _missing_dependencies_problem(names: list[str], folder: str, display: str) -> RenderProblem:
+    """Helm names a dependency once per alias (memcached, memcached, memcached): each name is said once."""
+    unique = list(dict.fromkeys(names))
+    declared_in = declaring_file(folder, unique)
     return RenderProblem(
         RULE,
-        joined(display, CHART_FILE),
+        joined(display, declared_in),
         1,
         1,
-        f"the chart was not checked: its dependencies {listed} are declared in Chart.yaml but missing in "
-        f"its charts/ folder, so Helm refuses to render or install it; `helm dependency build {display}` fetches them",
+        f"the chart was not checked: its dependencies {', '.join(unique)} are declared in {declared_in} but "
+        "missing in its charts/ folder, so Helm refuses to render or install it; "
+        f"`helm dependency build {display}` fetches them",
         f"run `helm dependency build {display}` before nodename-lint (or vendor the dependencies in charts/)",
         severity="warning",
     )

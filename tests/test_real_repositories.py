@@ -1,0 +1,73 @@
+"""Minimal reproductions of what the sweep over public repositories found (issue 23's verification).
+
+Each test rebuilds, in a few files, the shape of a real repository that gave a false alarm, a silent
+skip or a misplaced finding (docs/real-repositories.md has the sweep and its table); none of them
+reads those repositories or the network.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nodename_lint.render.helm import write_chart
+
+from .test_helm import (
+    LIBRARY_FILES,
+    PINNED_POD_TEMPLATE,
+    commit_all,
+    findings,
+    lint_json,
+    make_chart,
+)
+
+
+def v1_chart_with_requirements(folder: Path, repository: str) -> Path:
+    """linkerd2's charts: `apiVersion: v1`, dependencies in requirements.yaml (Helm 2's place for them)."""
+    return make_chart(
+        folder,
+        files={
+            "Chart.yaml": "apiVersion: v1\nname: app\nversion: 0.1.0\n",
+            "requirements.yaml": f"dependencies:\n- name: lib\n  version: 0.1.0\n  repository: {repository}\n",
+            "templates/pod.yaml": PINNED_POD_TEMPLATE,
+        },
+    )
+
+
+def test_file_dependencies_in_requirements_yaml_are_copied_too(tmp_path: Path):
+    # linkerd2: linkerd2-cni, linkerd-viz, linkerd-multicluster... declare `file://../partials` in
+    # requirements.yaml; Helm reads it as Chart.yaml's dependencies for an apiVersion v1 chart
+    write_chart(str(tmp_path / "charts" / "partials"), LIBRARY_FILES, name="lib")
+    v1_chart_with_requirements(tmp_path / "charts" / "app", "file://../partials")
+    commit_all(tmp_path)
+    report, stderr = lint_json("charts/app", cwd=tmp_path)
+    assert [(f["rule"], f["file"], f["line"]) for f in findings(report)] == [
+        ("nodename-on-pod", "charts/app/templates/pod.yaml", 6)
+    ], stderr
+
+
+def test_a_missing_dependency_of_requirements_yaml_is_reported_at_requirements_yaml(tmp_path: Path):
+    v1_chart_with_requirements(tmp_path / "app", "https://charts.example.invalid")
+    commit_all(tmp_path)
+    report, _ = lint_json("app", cwd=tmp_path)
+    [warning] = findings(report)
+    where = (warning["rule"], warning["severity"], warning["file"])
+    assert where == ("helm-render", "warning", "app/requirements.yaml")
+    assert "its dependencies lib are declared in requirements.yaml but missing" in warning["message"]
+
+
+def test_a_dependency_declared_twice_under_two_aliases_is_named_once(tmp_path: Path):
+    # grafana's enterprise-metrics: memcached three times (three aliases) was listed "memcached, memcached, memcached"
+    make_chart(
+        tmp_path / "app",
+        files={
+            "Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n"
+            + "".join(
+                f"  - name: memcached\n    alias: {alias}\n    version: 0.1.0\n    repository: https://x.invalid\n"
+                for alias in ("chunks", "results", "metadata")
+            ),
+        },
+    )
+    commit_all(tmp_path)
+    report, _ = lint_json("app", cwd=tmp_path)
+    [warning] = findings(report)
+    assert "its dependencies memcached are declared" in warning["message"]
