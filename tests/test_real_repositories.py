@@ -71,3 +71,41 @@ def test_a_dependency_declared_twice_under_two_aliases_is_named_once(tmp_path: P
     report, _ = lint_json("app", cwd=tmp_path)
     [warning] = findings(report)
     assert "its dependencies memcached are declared" in warning["message"]
+
+
+REQUIRED_ADDRESS = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: canary
+data:
+  address: {{ required "'lokiAddress' must be set" .Values.lokiAddress }}
+"""
+FAIL_WITHOUT_TOKEN = """\
+{{- if not .Values.token }}
+{{- fail "Either tokenSecretName or insecureTokenValue must be provided" }}
+{{- end }}
+"""
+
+
+def test_a_chart_that_asks_for_values_is_not_checked_rather_than_broken(tmp_path: Path):
+    # grafana's loki-canary and pdc-agent, linkerd-control-plane, opentelemetry-collector, postgres-exporter:
+    # with their own values.yaml they stop at a `required` or `fail` of theirs; the chart is right, it
+    # needs the user's values. It was an error saying "fix the template".
+    make_chart(tmp_path / "canary", files={"templates/canary.yaml": REQUIRED_ADDRESS})
+    make_chart(tmp_path / "agent", files={"templates/NOTES.txt": FAIL_WITHOUT_TOKEN}, name="agent")
+    commit_all(tmp_path)
+    report, _ = lint_json(".", cwd=tmp_path)
+    placed = sorted((f["file"], f["line"], f["severity"]) for f in findings(report, "helm-render"))
+    assert placed == [("agent/templates/NOTES.txt", 2, "warning"), ("canary/templates/canary.yaml", 6, "warning")]
+    canary = next(f for f in findings(report) if f["file"].startswith("canary"))
+    assert "the chart was not checked" in canary["message"] and "'lokiAddress' must be set" in canary["message"]
+    assert "--helm-values FILE" in canary["fix"] and "fix the template" not in canary["fix"]
+    assert report["summary"]["errors"] == 0
+
+    # values the run gives that still fail the chart's check: helm install with them fails, an error
+    (tmp_path / "prod.yaml").write_text("other: 1\n", encoding="utf-8")
+    report, _ = lint_json("canary", "--helm-values", "prod.yaml", cwd=tmp_path)
+    [error] = findings(report, "helm-render")
+    assert (error["severity"], error["file"], error["line"]) == ("error", "canary/templates/canary.yaml", 6)
+    assert "'lokiAddress' must be set" in error["message"] and "set the values" in error["fix"]

@@ -43,6 +43,8 @@ _HELM_POSITION = re.compile(
     re.MULTILINE,
 )
 _SPACES = re.compile(r"\s+")
+# A template's `required` or `fail` call, as Helm's engine words it (cleanupExecError): the chart's own message
+_CHART_CHECK = re.compile(r"execution error at \([^()\s]+\): (.*)", re.DOTALL)
 _SOURCE_COMMENT = re.compile(r"^# Source: (.+)$", re.MULTILINE)
 MAX_CHART_BYTES = COPY_MAX_BYTES  # a chart (or values file) bigger than this is not one someone reviews
 MAX_TEMPLATE_BYTES = COPY_MAX_BYTES
@@ -161,7 +163,13 @@ def render_chart(folder: str, display: str, options: RenderOptions, default_name
             return rendering
         except _RenderFailed as failure:
             rendering.problems.append(
-                _failure_problem(str(failure).replace(copy_folder, display), chart, display, values_note)
+                _failure_problem(
+                    str(failure).replace(copy_folder, display),
+                    chart,
+                    display,
+                    values_note,
+                    values_given=bool(values_files),
+                )
             )
             return rendering
         for name, text in rendered.items():
@@ -335,8 +343,15 @@ def split_template_output(stream: str) -> dict[str, str]:
     return rendered
 
 
-def _failure_problem(message: str, chart: ChartCopy, display: str, values_note: str) -> RenderProblem:
-    """A helm-render finding at the template and line Helm names, else at Chart.yaml."""
+def _failure_problem(
+    message: str, chart: ChartCopy, display: str, values_note: str, *, values_given: bool
+) -> RenderProblem:
+    """A helm-render finding at the template and line Helm names, else at Chart.yaml.
+
+    A chart's own check (`required`, `fail`: Helm's "execution error at (...)") that stops a render with
+    the chart's values.yaml alone is a chart asking for values (grafana's loki-canary, linkerd's control
+    plane), not a broken one: a warning that it was not checked. With values the run gives, it is an error.
+    """
     file, line, column = joined(display, CHART_FILE), 1, 1
     match = _HELM_POSITION.search(message)
     if match:
@@ -353,13 +368,28 @@ def _failure_problem(message: str, chart: ChartCopy, display: str, values_note: 
     # Helm 4 writes its message over several indented lines; one line of words reads better in every
     # report than escaped line ends (and no text of it can start a line of its own)
     readable = _SPACES.sub(" ", message).strip()
+    chart_check = _CHART_CHECK.match(readable)
+    if chart_check and not values_given:
+        return RenderProblem(
+            RULE,
+            file,
+            line,
+            column,
+            f"the chart was not checked: with its own values.yaml it stops at its own check ({values_note}), "
+            f"so it needs values from you before Helm renders anything: {chart_check.group(1)}",
+            f"give the values it asks for: --helm-values FILE, or per chart in .nodename-lint.yaml "
+            f"(helm: {{{display}: {{values: [FILE]}}}})",
+            severity="warning",
+        )
     return RenderProblem(
         RULE,
         file,
         line,
         column,
         f"Helm cannot render this chart ({values_note}), so none of it can be installed: {readable}",
-        "fix the template or the values at the position Helm names",
+        "set the values the chart's check asks for"
+        if chart_check
+        else "fix the template or the values at the position Helm names",
     )
 
 
