@@ -7,6 +7,7 @@ reads those repositories or the network.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from nodename_lint.render.helm import write_chart
@@ -109,3 +110,45 @@ def test_a_chart_that_asks_for_values_is_not_checked_rather_than_broken(tmp_path
     [error] = findings(report, "helm-render")
     assert (error["severity"], error["file"], error["line"]) == ("error", "canary/templates/canary.yaml", 6)
     assert "'lokiAddress' must be set" in error["message"] and "set the values" in error["fix"]
+
+
+def test_a_value_named_schema_declared_in_the_values_schema_is_kept(tmp_path: Path):
+    # DataDog's private-action-runner: values.yaml sets `$schema:` for editors, values.schema.json declares it
+    # under `properties` and allows nothing else; the screen took the property for the keyword and removed it,
+    # and the chart failed its own schema ("additional properties '$schema' not allowed")
+    schema = {
+        "$schema": "https://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "$schema": {"type": "string"},
+            "$ref": {"type": "string"},
+            "zone": {"type": "string"},
+            "pod": {"$ref": "#/definitions/$schema"},
+        },
+        "definitions": {"$schema": {"type": "object"}},
+    }
+    make_chart(
+        tmp_path / "runner",
+        values="$schema: ./values.schema.json\n$ref: kept\nzone: a\npod: {}\n",
+        files={
+            "values.schema.json": json.dumps(schema),
+            "templates/pod.yaml": PINNED_POD_TEMPLATE.replace('{{ include "lib.name" . }}', "runner"),
+        },
+    )
+    commit_all(tmp_path)
+    report, stderr = lint_json("runner", cwd=tmp_path)
+    assert [f["rule"] for f in findings(report)] == ["nodename-on-pod"], report["findings"]
+    assert "not followed" not in stderr
+
+
+def test_the_schemas_under_a_property_named_ref_are_still_screened(tmp_path: Path):
+    from nodename_lint.render.chart_copy import screen_schema
+
+    path = tmp_path / "values.schema.json"
+    hostile = {"$ref": "http://127.0.0.1:9/x.json"}
+    schema = {"properties": {"$ref": hostile, "$schema": {"items": hostile}}, "$defs": {"$ref": hostile}}
+    path.write_text(json.dumps(schema), encoding="utf-8")
+    assert len(screen_schema(str(path))) == 3
+    kept = json.loads(path.read_text(encoding="utf-8"))
+    assert kept == {"properties": {"$ref": {}, "$schema": {"items": {}}}, "$defs": {"$ref": {}}}

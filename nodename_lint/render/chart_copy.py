@@ -34,6 +34,12 @@ SCHEMA_FILE = "values.schema.json"
 _REFERENCE_KEYS = ("$ref", "$dynamicRef", "$recursiveRef")
 # The drafts Helm's JSON Schema library carries itself (it fetches any other meta-schema).
 _KNOWN_DRAFTS = re.compile(r"^https?://json-schema\.org/(?:draft-0[3467]/schema|draft/20(?:19-09|20-12)/schema)#?$")
+# Keywords whose value maps names to schemas: a key there (a value named `$schema` or `$ref`) is a name, not
+# a keyword, as JSON Schema libraries read it (gojsonschema, santhosh-tekuri/jsonschema: only its values are
+# schemas), so it is kept; the schemas it maps to are screened like any other.
+_NAMED_SUBSCHEMAS = frozenset(
+    ("properties", "patternProperties", "definitions", "$defs", "dependentSchemas", "dependencies")
+)
 _TGZ_IN_CHARTS = re.compile(r"(?:^|/)charts/[^/]+\.tgz$")
 MAX_DEPENDENCY_DEPTH = 8
 
@@ -287,7 +293,11 @@ def _screen(node: Any, notes: list[str]) -> None:
             if "$schema" in item and not (isinstance(schema, str) and _KNOWN_DRAFTS.match(schema)):
                 del item["$schema"]
                 notes.append(f"$schema {_shown(schema)} not followed (not a published JSON Schema draft)")
-            stack.extend(item.values())
+            for key, value in item.items():
+                if key in _NAMED_SUBSCHEMAS and isinstance(value, dict):
+                    stack.extend(value.values())  # its keys name properties or definitions, not keywords
+                else:
+                    stack.append(value)
 
 
 def _shown(value: Any) -> str:
