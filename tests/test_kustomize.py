@@ -193,20 +193,16 @@ def test_legacy_strategic_merge_and_json6902_fields_and_a_pinned_base(tmp_path: 
     assert names == {"old-web", "old-debug"}
 
 
-def test_a_file_the_kustomization_does_not_list_is_named_in_a_note_not_linted_on_its_own(tmp_path: Path):
-    # no `kubectl apply` applies it (test_real_repositories: gatekeeper's commented-out patches); in a
-    # subfolder, or beside a kustomization that does not build, it is linted on its own
-    unlisted = "apiVersion: v1\nkind: Pod\nmetadata: {name: u}\nspec: {nodeName: Bad_Node}\n"
-    write(tmp_path, {**BASE, "base/unlisted.yaml": unlisted, "base/more/unlisted.yaml": unlisted})
-    findings, stderr = lint(tmp_path, "base")
-    assert places(findings) == [
-        ("base/more/unlisted.yaml", 4, 8, "invalid-node-name"),
-        ("base/more/unlisted.yaml", 4, 8, "nodename-on-pod"),
-    ]
-    assert "base/unlisted.yaml: not linted on its own: it lies beside the kustomization base" in stderr
-    write(tmp_path, {"base/kustomization.yaml": "resources:\n  - missing.yaml\n"})
+def test_a_file_the_kustomization_does_not_list_is_still_linted_on_its_own(tmp_path: Path):
+    write(
+        tmp_path,
+        {**BASE, "base/unlisted.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: u}\nspec: {nodeName: Bad_Node}\n"},
+    )
     findings, _ = lint(tmp_path, "base")
-    assert ("base/unlisted.yaml", 4, 8, "invalid-node-name") in places(findings)
+    assert places(findings) == [
+        ("base/unlisted.yaml", 4, 8, "invalid-node-name"),
+        ("base/unlisted.yaml", 4, 8, "nodename-on-pod"),
+    ]
 
 
 def test_a_changed_patch_file_builds_its_kustomization(tmp_path: Path):
