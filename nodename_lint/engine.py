@@ -88,26 +88,6 @@ class _Unparsed:
         )
 
 
-def _beside_unused(result: FileResult, built: list[FileResult], run: RunResult) -> bool:
-    """Whether RESULT is a file beside a kustomization file whose build succeeded without reading it.
-
-    `kubectl apply -k` never applies it and `kubectl apply -f` on that folder stops at the kustomization
-    file, so it is no manifest of its own: a patch left out of the list (gatekeeper's kubebuilder layout,
-    `# - manager_auth_proxy_patch.yaml`), whose own `namespace: system` the overlay would replace. A note
-    names a file that holds objects."""
-    folder = os.path.dirname(os.path.realpath(result.source.path))
-    owner = next((other for other in built if other.built_from and os.path.dirname(other.entry) == folder), None)
-    if owner is None:
-        return False
-    if result.objects:
-        run.notes.append(
-            f"{result.source.display}: not linted on its own: it lies beside the kustomization "
-            f"{owner.source.display}, whose build does not use it, so neither `kubectl apply -k` nor "
-            "`kubectl apply -f` on that folder applies it"
-        )
-    return True
-
-
 @dataclass
 class ParsedSource:
     """A source read and parsed once and held whole: a live run collects what its objects name,
@@ -632,11 +612,7 @@ class Linter:
                 static_by_folder.setdefault(os.path.dirname(pod.path), []).append(pod)
         # A kustomization's patches and resources are reported as built (with the overlay's names and
         # namespace), not also on their own; a base that an overlay of the run builds, only as built there.
-        kept += [
-            result
-            for result in plain
-            if os.path.realpath(result.source.path) not in built_from and not _beside_unused(result, built, run)
-        ]
+        kept += [result for result in plain if os.path.realpath(result.source.path) not in built_from]
         for result in built:
             if result.entry not in read_by_others:
                 kept.append(result)

@@ -8,12 +8,10 @@ reads those repositories or the network.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 from nodename_lint.render.helm import write_chart
 
-from .conftest import unavailable
 from .test_helm import (
     LIBRARY_FILES,
     PINNED_POD_TEMPLATE,
@@ -22,7 +20,6 @@ from .test_helm import (
     lint_json,
     make_chart,
 )
-from .test_kustomize import write
 
 
 def v1_chart_with_requirements(folder: Path, repository: str) -> Path:
@@ -155,35 +152,3 @@ def test_the_schemas_under_a_property_named_ref_are_still_screened(tmp_path: Pat
     assert len(screen_schema(str(path))) == 3
     kept = json.loads(path.read_text(encoding="utf-8"))
     assert kept == {"properties": {"$ref": {}, "$schema": {"items": {}}}, "$defs": {"$ref": {}}}
-
-
-def test_a_file_beside_a_kustomization_that_its_build_does_not_use_is_not_linted_on_its_own(tmp_path: Path):
-    # gatekeeper's config/default (kubebuilder): `namespace: gatekeeper-system`, and patches commented out of
-    # its list (`# - manager_auth_proxy_patch.yaml`) that name `namespace: system`: with a cluster state, each
-    # was a phantom missing-namespace for a namespace the overlay replaces, and a nodeName in one a finding
-    if not (shutil.which("kustomize") or shutil.which("kubectl")):
-        unavailable("neither kustomize nor kubectl (with kustomize) is on PATH: .ci/run installs kubectl")
-    pinned = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: system\nspec:\n  nodeName: bad_node\n"
-    write(
-        tmp_path,
-        {
-            "config/default/kustomization.yaml": "namespace: gatekeeper-system\nresources:\n  - pod.yaml\n"
-            "# patches:\n# - unused_patch.yaml\n",
-            "config/default/pod.yaml": pinned.format(name="used"),
-            "config/default/unused_patch.yaml": pinned.format(name="unused"),
-            "config/default/nested/other.yaml": pinned.format(name="nested"),  # not beside it: still linted
-            "config/loose/pod.yaml": pinned.format(name="loose"),
-        },
-    )
-    commit_all(tmp_path)
-    report, _ = lint_json("config", cwd=tmp_path)
-    places = sorted((f["file"], f["object"]["name"]) for f in findings(report, "invalid-node-name"))
-    assert places == [
-        ("config/default/nested/other.yaml", "nested"),
-        ("config/default/pod.yaml", "used"),
-        ("config/loose/pod.yaml", "loose"),
-    ]
-    assert any(
-        note.startswith("config/default/unused_patch.yaml: not linted on its own: it lies beside the kustomization")
-        for note in report["summary"]["notes"]
-    ), report["summary"]["notes"]
