@@ -10,8 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from nodename_lint.render.helm import write_chart
 
+from .conftest import require_tool
 from .test_helm import (
     LIBRARY_FILES,
     PINNED_POD_TEMPLATE,
@@ -20,6 +23,7 @@ from .test_helm import (
     lint_json,
     make_chart,
 )
+from .test_helm_sealed import HELM_INSTALL
 
 
 def v1_chart_with_requirements(folder: Path, repository: str) -> Path:
@@ -152,3 +156,29 @@ def test_the_schemas_under_a_property_named_ref_are_still_screened(tmp_path: Pat
     assert len(screen_schema(str(path))) == 3
     kept = json.loads(path.read_text(encoding="utf-8"))
     assert kept == {"properties": {"$ref": {}, "$schema": {"items": {}}}, "$defs": {"$ref": {}}}
+
+
+@pytest.mark.parametrize("engine", ["sdk", "binary"])
+def test_a_deprecated_chart_that_asks_for_values_says_so_with_either_engine(tmp_path: Path, engine: str):
+    # grafana's loki-canary is deprecated: `helm template` writes "WARNING: This chart is deprecated" before
+    # its "Error: execution error at (...)", and with the helm binary the chart was an error quoting both
+    env: dict[str, str] = {}
+    if engine == "binary":
+        require_tool("helm", HELM_INSTALL)
+        blocker = tmp_path / "no-helm-python"
+        blocker.mkdir()
+        (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['helm_python'] = None\n")
+        env = {"PYTHONPATH": str(blocker)}
+    make_chart(
+        tmp_path / "canary",
+        files={
+            "Chart.yaml": "apiVersion: v2\nname: canary\nversion: 0.1.0\ndeprecated: true\n",
+            "templates/canary.yaml": REQUIRED_ADDRESS,
+        },
+    )
+    report, _ = lint_json("canary", cwd=tmp_path, env=env)
+    [warning] = findings(report, "helm-render")
+    assert (warning["severity"], warning["file"], warning["line"]) == ("warning", "canary/templates/canary.yaml", 6)
+    assert warning["message"].endswith(
+        "so it needs values from you before Helm renders anything: 'lokiAddress' must be set"
+    ), warning["message"]

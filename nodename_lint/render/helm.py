@@ -319,7 +319,7 @@ def _render_binary(
     if outcome.limit:
         raise _OverBudget(outcome.limit)
     if outcome.returncode != 0:
-        message = outcome.stderr.strip().removeprefix("Error: ")
+        message = _helm_error(outcome.stderr)
         missing = _MISSING_IN_CHARTS.search(message)
         if missing:
             raise _MissingDependencies([name.strip() for name in missing.group(1).split(",") if name.strip()])
@@ -327,6 +327,17 @@ def _render_binary(
     rendered = split_template_output(outcome.stdout.decode("utf-8", "replace"))
     # as the library renders them: without the `# Source:` line (the origin already names the template)
     return {name: _SOURCE_COMMENT.sub("", text, count=1) for name, text in rendered.items()}
+
+
+def _helm_error(stderr: str) -> str:
+    """What `helm template` says went wrong: its `Error: ...`, without the warnings before it (`WARNING: This
+    chart is deprecated`) nor its advice after (`Use --debug flag to render out invalid YAML`)."""
+    text = stderr.strip()
+    start = text.find("Error: ")
+    if start > 0 and text[:start].endswith("\n"):
+        text = text[start:]
+    text = text.removeprefix("Error: ")
+    return text.removesuffix("Use --debug flag to render out invalid YAML").rstrip()
 
 
 def split_template_output(stream: str) -> dict[str, str]:
