@@ -84,7 +84,7 @@ class _Unparsed:
         first = self.first
         result.notes.append(
             f"{result.source.display}:{first.line}:{first.column}: skipped a file that is not a Kubernetes manifest: "
-            f"it does not parse ({first.message}) and names no apiVersion or kind"
+            f"it does not parse ({first.message}) and names no kind or Kubernetes apiVersion"
         )
 
 
