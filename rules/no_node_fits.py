@@ -67,7 +67,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from nodename_lint.model import Manifest, Path
-from nodename_lint.podspec import spec_path
+from nodename_lint.podspec import pods_noun, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
 
 if TYPE_CHECKING:  # startup: offline runs never load the cluster code
@@ -181,7 +181,7 @@ _FIXES = {
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.targets import admitted_spec, pod_priority, pods_noun, runtime_overhead
+    from nodename_lint.cluster.targets import admitted_spec, pod_priority, runtime_overhead
     from nodename_lint.preemption import postfilter_text
     from nodename_lint.scheduling import (
         AFFINITY_REASON,
@@ -261,7 +261,6 @@ def _preempting(
     obj: Manifest, path: Path, event: str, priority: Priority, outcome: SchedulerPreemption, note: str
 ) -> Violation:
     """The scheduler makes room by preemption: it deletes Pods of a lower priority and nominates the node."""
-    from nodename_lint.cluster.targets import pods_noun
     from nodename_lint.preemption import pod_names
 
     choices = outcome.nominated

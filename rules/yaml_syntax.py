@@ -32,6 +32,7 @@ RULE = Rule(
     severity="error",
     summary="A document cannot be parsed as YAML: kubectl cannot apply it and the kubelet skips it.",
     doc=__doc__,
+    not_audited="it is about a file's text, and an object read from the API has none",
     examples=(
         Example(
             "an unrendered Helm template",

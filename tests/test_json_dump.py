@@ -282,3 +282,35 @@ def test_a_state_nested_too_deeply_is_a_clear_error(tmp_path: Path, text: str, m
     path.write_text(text)
     with pytest.raises(UsageError, match=message):
         load_state_file(str(path))
+
+
+def test_a_dumps_pods_of_one_spec_are_summed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Pod with init containers, overhead or pod-level resources takes the full PodRequests; a JSON
+    dump's Pods are looked up by what it reads of them (`_Spec.requests_key`), so the replicas of a
+    workload are summed once, with the same usage as the generic reader's."""
+    from nodename_lint import scheduling
+
+    rng = random.Random(26)
+    items: list[Any] = [node(0)]
+    for index in range(60):
+        item = pod(index, 1, rng)
+        spec = item["spec"]
+        spec["containers"][0]["resources"] = {"requests": {"cpu": "100m"}, "limits": {"memory": "64Mi"}}
+        spec["containers"][0]["env"] = [{"name": "POD", "value": f"p{index}"}]  # not read: not in the key
+        spec["initContainers"] = [{"name": "init", "resources": {"requests": {"cpu": f"{1 + index % 2}"}}}]
+        if index % 3 == 0:
+            spec["initContainers"][0]["restartPolicy"] = "Always"
+        items.append(item)
+    calls: list[Any] = []
+
+    def counted(spec: dict[str, Any], **options: Any) -> dict[str, int]:
+        calls.append(spec)
+        return pod_requests(spec, **options)
+
+    pod_requests = scheduling.pod_requests
+    monkeypatch.setattr(scheduling, "pod_requests", counted)
+    monkeypatch.setattr(scheduling, "_RUNNING_REQUESTS", {}, raising=False)
+    fast, generic = _both_ways(_dump(items))
+    assert fast is not None
+    assert fast.usage("node-00000") == generic.usage("node-00000")
+    assert len(calls) == 60 + 4  # the generic reader's 60 Pods, the dump's 4 distinct specs

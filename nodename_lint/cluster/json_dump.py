@@ -60,6 +60,19 @@ class _Container(msgspec.Struct, gc=False, omit_defaults=True):
 _Containers = list[_Container] | None | msgspec.UnsetType
 
 
+class _SpecRequests(msgspec.Struct, gc=False, omit_defaults=True):
+    """What pod_requests reads of a Pod's spec (not its node or host network), encoded as _Spec.requests_key:
+    the containers whole (their ports too, which only split the key: the Pods of one workload share them)."""
+
+    containers: Any = msgspec.UNSET
+    initContainers: Any = msgspec.UNSET
+    overhead: Any = msgspec.UNSET
+    resources: Any = msgspec.UNSET
+
+
+_ENCODE_KEY = msgspec.json.Encoder().encode
+
+
 class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
     """The spec of any kind, with the fields a Pod's or a Node's record reads: a Pod's spec is kept
     as it is until a rule reads it (records.PodInfo.spec makes it plain values); unset stays absent."""
@@ -74,6 +87,11 @@ class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
     priorityClassName: Any = msgspec.UNSET
     taints: Any = msgspec.UNSET  # Node
     unschedulable: Any = msgspec.UNSET  # Node
+
+    def requests_key(self) -> bytes:
+        """What pod_requests reads of this spec, encoded: Pods with the same key have the same requests
+        (scheduling._running_pod_requests memoizes them by it)."""
+        return _ENCODE_KEY(_SpecRequests(self.containers, self.initContainers, self.overhead, self.resources))
 
     def plain_container_requests(self) -> list[Any] | None:
         """records.plain_container_requests of this spec, read from the structs (no plain values made)."""

@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..podspec import required_node_names
 from ..scheduling import (
     AFFINITY_CONFLICT,
     HostPort,
     absent_nodes_reason,
+    admitted_tolerations,
     host_ports,
-    prefilter_node_names,
     running_pods_requests,
     scheduler_rejection,
 )
@@ -225,7 +226,7 @@ class ClusterState:
         required `matchFields` `metadata.name` term names; the others count as absent ("node(s)
         didn't satisfy plugin(s) [NodeAffinity]"), and terms naming no common node fail at once."""
         nodes = self.nodes or {}
-        names = prefilter_node_names(spec)
+        names = required_node_names(spec)  # NodeAffinity's PreFilter
         if names is not None and not names:
             return NoNodeFits({}, 0, AFFINITY_CONFLICT)
         candidates = (
@@ -233,6 +234,7 @@ class ClusterState:
         )
         counts: dict[str, int] = {}
         unknown_usage = may_help = 0
+        tolerations = admitted_tolerations(spec)  # the same for every node (a third of the loop, per node)
         helpful: list[str] = []
         for node in candidates:
             rejection = scheduler_rejection(
@@ -242,6 +244,7 @@ class ClusterState:
                 partial(self.usage, node.name),
                 wanted_ports,
                 partial(self.ports_in_use, node.name),
+                tolerations,
             )
             if rejection is None:
                 return None

@@ -1,4 +1,6 @@
-"""What the cluster rules share: the node a manifest pins its Pods to, and how many Pods land there."""
+"""What the cluster rules share: the node a manifest pins its Pods to (or a static Pod's node), the
+spec as admission leaves it, the kubelet's reasons there. How messages name the Pods and their fate
+is podspec's (pods_noun, rejection_fate): offline rules word them the same way."""
 
 from __future__ import annotations
 
@@ -13,16 +15,6 @@ from .state import ClusterState
 if TYPE_CHECKING:
     from ..preemption import KubeletAdmission, Preemptor, Priority
     from ..scheduling import HostPort
-
-# Where each controller keeps the number of Pods it runs at once.
-_REPLICA_FIELDS = {
-    "Deployment": ("spec", "replicas"),
-    "ReplicaSet": ("spec", "replicas"),
-    "StatefulSet": ("spec", "replicas"),
-    "ReplicationController": ("spec", "replicas"),
-    "Job": ("spec", "parallelism"),
-    "CronJob": ("spec", "jobTemplate", "spec", "parallelism"),
-}
 
 
 def pinned_target(obj: Manifest, context: Context) -> tuple[str, NodeInfo | None, ClusterState] | None:
@@ -209,33 +201,3 @@ def other_pods_ports(obj: Manifest, node: str, cluster: ClusterState) -> dict[Ho
         return in_use
     itself = f"{obj.namespace}/{obj.name}-{node}" if obj.is_static_pod else f"{obj.namespace}/{obj.name}"
     return {port: holder for port, holder in in_use.items() if holder != itself}
-
-
-def rejection_fate(obj: Manifest) -> str:
-    """What follows a kubelet rejection: a Pod stays Failed; a controller keeps replacing it."""
-    if obj.is_pod:
-        return "the Pod goes to Failed and is never retried or moved"
-    return "rejected Pods go to Failed and the controller keeps creating replacements that fail the same way"
-
-
-def replica_count(obj: Manifest) -> int:
-    """How many Pods of the object run at once (1 for a Pod or a DaemonSet's one node)."""
-    path = _REPLICA_FIELDS.get(obj.kind)
-    if path is None:
-        return 1
-    value = obj.get(path)
-    if value is None:
-        return 1
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 1
-
-
-def pods_noun(obj: Manifest, count: int | None = None) -> str:
-    """How messages name the Pods of an object: "Pod bigcpu", "the 3 replicas of Deployment web"."""
-    if obj.is_pod:
-        return f"Pod {obj.shown_name}"
-    count = replica_count(obj) if count is None else count
-    if obj.kind in ("Job", "CronJob"):
-        return f"the Pods of {obj.kind} {obj.shown_name}"
-    if obj.kind == "DaemonSet":
-        return f"the Pod of DaemonSet {obj.shown_name}"
-    return f"the {count} replica{'s' if count != 1 else ''} of {obj.kind} {obj.shown_name}"
