@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -147,6 +148,37 @@ def test_wall_time_ends_a_child_that_sleeps(tmp_path: Path):
     outcome = run(python("import time; time.sleep(60)"), Budget(wall_seconds=1), cwd=str(tmp_path))
     assert outcome.limit == "took longer than 1 s (wall time)"
     assert time.monotonic() - start < 10
+
+
+def test_a_child_does_not_outlive_a_run_killed_from_outside(tmp_path: Path):
+    """A CI timeout that kills nodename-lint (SIGKILL: no cleanup runs) ends its renderer too."""
+    pid_file = tmp_path / "child.pid"
+    child = tmp_path / "child.py"
+    child.write_text(f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)\n")
+    script = (
+        "import sys\nfrom nodename_lint.render.sandbox import Budget, run\n"
+        f"run([sys.executable, {str(child)!r}], Budget(wall_seconds=60), cwd={str(tmp_path)!r})\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = int(pid_file.read_text())
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child), "the renderer outlived the killed run"
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for init counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_memory_ends_the_child_with_a_clear_limit(tmp_path: Path):

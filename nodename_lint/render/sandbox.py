@@ -65,6 +65,7 @@ COPY_MAX_FILES = 20_000
 
 DEAD_PROXY = "http://127.0.0.1:9"  # port 9 (discard) is closed: every proxied connection is refused
 _CLONE_NEWNET = 0x40000000
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
 _CLONE_NEWUSER = 0x10000000
 _MEMORY_WORDS = ("out of memory", "cannot allocate memory", "memoryerror", "failed to reserve")
 
@@ -342,10 +343,13 @@ def closed_environment(home: str) -> dict[str, str]:
 
 def _limiter(budget: Budget, cpu_hard_margin: int | None) -> Callable[[], None]:
     """The function the child runs between fork and exec: limits, and no network where the kernel allows."""
-    unshare = _unshare_function()
+    unshare = _libc_function("unshare")
+    prctl = _libc_function("prctl")
     cpu_hard = resource.RLIM_INFINITY if cpu_hard_margin is None else budget.cpu_seconds + cpu_hard_margin
 
     def limit() -> None:
+        if prctl is not None:  # a run killed from outside (a CI timeout) takes its renderer with it
+            prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         resource.setrlimit(resource.RLIMIT_CPU, (budget.cpu_seconds, cpu_hard))
         resource.setrlimit(resource.RLIMIT_DATA, (budget.memory_bytes, budget.memory_bytes))
@@ -355,9 +359,9 @@ def _limiter(budget: Budget, cpu_hard_margin: int | None) -> Callable[[], None]:
     return limit
 
 
-def _unshare_function() -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
+def _libc_function(name: str) -> ctypes._CFuncPtr | None:  # type: ignore[name-defined]
     try:
-        return ctypes.CDLL(None, use_errno=True).unshare
+        return getattr(ctypes.CDLL(None, use_errno=True), name)
     except (OSError, AttributeError):
         return None
 
