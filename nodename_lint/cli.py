@@ -17,6 +17,7 @@ from .commands.lint import lint_command
 from .commands.lsp import lsp_command
 from .commands.rules import rules_command
 from .commands.snapshot import snapshot_command
+from .commands.webhook import webhook_command
 
 
 class DefaultToLint(click.Group):
@@ -60,7 +61,15 @@ def main() -> None:
     """
 
 
-for _command in (lint_command, audit_command, snapshot_command, lsp_command, rules_command, explain_command):
+for _command in (
+    lint_command,
+    audit_command,
+    snapshot_command,
+    webhook_command,
+    lsp_command,
+    rules_command,
+    explain_command,
+):
     main.add_command(_command)
 
 

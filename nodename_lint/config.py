@@ -55,6 +55,14 @@ def config_schema(rule_ids: list[str]) -> dict[str, Any]:
             # a DNS-1123 label, as the API requires: the live mode puts it into request paths
             "namespace": {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 63},
             "fail-on": {"enum": list(SEVERITIES)},
+            "webhook": {  # `nodename-lint webhook`: which findings deny a request, which come back as warnings
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "deny": {"type": "array", "items": {"enum": rule_ids}, "uniqueItems": True},
+                    "warn-on": {"enum": list(SEVERITIES)},
+                },
+            },
             "helm": {  # chart folder (relative to this file) -> how to render it
                 "type": "object",
                 "additionalProperties": {
@@ -83,6 +91,8 @@ class Config:
     namespace: str | None = None
     fail_on: Severity | None = None
     helm_charts: list[tuple[str, ChartSettings]] = field(default_factory=list)  # real chart folder -> settings
+    webhook_deny: list[str] | None = None  # the rules whose errors deny an admission request (None: the default)
+    webhook_warn_on: Severity | None = None  # the lowest severity returned as an admission warning
 
 
 def config_for(path: str) -> str | None:
@@ -145,7 +155,14 @@ def load_config(path: str | None, rule_ids: list[str]) -> Config:
     if problems:
         raise UsageError("\n".join(f"{path}:{line}: {message}" for line, message in problems))
     base = os.path.dirname(os.path.abspath(path))
-    config = Config(path=path, namespace=data.get("namespace"), fail_on=data.get("fail-on"))
+    webhook = data.get("webhook") or {}
+    config = Config(
+        path=path,
+        namespace=data.get("namespace"),
+        fail_on=data.get("fail-on"),
+        webhook_deny=webhook.get("deny"),
+        webhook_warn_on=webhook.get("warn-on"),
+    )
     for rule_id, setting in (data.get("rules") or {}).items():
         config.rules[rule_id] = _severity(setting)
     for key in ("exclude", "static-pod-dirs"):
@@ -298,6 +315,10 @@ def _problems(error: Any, root: Any, rule_ids: list[str]) -> list[tuple[int, str
             f"invalid setting for rule {steps[1]}{did_you_mean(_scalar_text(error.instance), choices)}: "
             f"use one of {', '.join(choices)}, or {{severity: SEVERITY, enabled: true|false}}"
         )
+        return [(line, message)]
+    if steps[:2] == ["webhook", "deny"] and error.validator == "enum":
+        rule_id = str(error.instance)
+        message = f"unknown rule id {_quoted_key(rule_id)}{did_you_mean(rule_id, rule_ids)} (see `nodename-lint rules`)"
         return [(line, message)]
     if error.validator == "enum":
         choices = [str(choice) for choice in error.validator_value]

@@ -251,6 +251,39 @@ class Manifest:
         return self.document.line_offset + mark.line + 1, mark.column + 1
 
 
+_EMPTY_DOCUMENT = Document(index=0, line_offset=0, text="", root=None)
+_EMPTY_NODE = MappingNode("tag:yaml.org,2002:map", [])
+
+
+class PlainObject(Manifest):
+    """An object that comes from no file, as plain values (read from the API by `audit`, or sent by the
+    API server to the admission webhook): no line (locate() gives 0, 0), the same rules."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: dict[str, Any], api_version: str, kind: str, default_namespace: str) -> None:
+        super().__init__("", _EMPTY_DOCUMENT, _EMPTY_NODE, api_version, kind, default_namespace=default_namespace)
+        self.raw = raw
+
+    def get(self, path: Path) -> Any:
+        value: Any = self.raw
+        for step in path:
+            if isinstance(step, int):
+                value = value[step] if isinstance(value, list) and -len(value) <= step < len(value) else None
+            else:
+                value = value.get(step) if isinstance(value, dict) else None
+            if value is None:
+                return None
+        return value
+
+    def locate(self, path: Path) -> tuple[int, int]:
+        return 0, 0
+
+    def pod_spec_field(self, key: str) -> Any:
+        spec = self.pod_spec  # plain values already: nothing to save by reading one field
+        return spec.get(key) if spec else None
+
+
 def _pod_spec_node(obj: Manifest) -> tuple[bool, Node | None]:
     """(whether converting the object's Pod spec whole cannot fail (yamlnodes.converts_whole), its node)."""
     node: Node | None = obj.node

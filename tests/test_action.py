@@ -396,6 +396,7 @@ def test_example_workflow_uses_the_inputs_and_outputs_action_yml_declares():
     steps = workflow["jobs"]["lint"]["steps"]
     [lint] = [step for step in steps if step.get("uses", "").startswith("nodename-lint/nodename-lint@")]
     assert set(lint["with"]) <= set(action["inputs"])
+    assert all(" " not in line for line in lint["with"]["paths"].split("\n")), "paths: one per line, not spaces"
     assert "sarif-file" not in lint["with"], "the default, in RUNNER_TEMP, is outside the pull request's checkout"
     [upload] = [step for step in steps if step.get("uses", "").startswith("github/codeql-action/upload-sarif@")]
     assert upload["with"]["sarif_file"] == "${{ steps." + lint["id"] + ".outputs.sarif-file }}"

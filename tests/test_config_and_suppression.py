@@ -102,7 +102,7 @@ def test_every_config_mistake_is_reported_at_once_at_its_own_line(tmp_path):
         "nodename-lint: cfg.yaml:4: unknown rule id 'unknown-nodes' (did you mean 'unknown-node'?) "
         "(see `nodename-lint rules`)",
         "nodename-lint: cfg.yaml:5: unknown key 'exlude' in the top level (did you mean 'exclude'?); "
-        "the keys are rules, exclude, static-pod-dirs, namespace, fail-on, helm",
+        "the keys are rules, exclude, static-pod-dirs, namespace, fail-on, webhook, helm",
         "nodename-lint: cfg.yaml:6: invalid value for fail-on: use one of error, warning, info",
     ]
 

@@ -12,6 +12,7 @@ import msgspec
 
 from ..safe_text import json_escaped
 from ..writing import write_output
+from .json_dump import _Spec as PodSpec  # the fields of a Pod's spec a node's usage reads
 
 
 # --- snapshot trimming: keep what the rules read, drop the rest ---------------------------------
@@ -101,6 +102,49 @@ def _node_object(node: _Node) -> dict[str, Any]:
             else [{"type": c.type, "status": c.status} for c in status.conditions],
             "nodeInfo": None if status.nodeInfo is None else {"operatingSystem": status.nodeInfo.operatingSystem},
         },
+    }
+
+
+class _PodMetadata(msgspec.Struct, gc=False):
+    name: Any = None
+    namespace: Any = None
+
+
+class _PodStatus(msgspec.Struct, gc=False):
+    phase: Any = None
+
+
+class _Pod(msgspec.Struct, gc=False):
+    metadata: _PodMetadata | None = None
+    spec: PodSpec | None = None
+    status: _PodStatus | None = None
+
+
+class _PodPage(msgspec.Struct, gc=False):
+    metadata: Any = None
+    items: list[_Pod] | None = None
+
+
+_POD_PAGE = msgspec.json.Decoder(_PodPage)
+
+
+def decode_pod_page(body: bytes) -> dict[str, Any]:
+    """A page of a Pod list with only what a node's usage reads (name, namespace, node, phase, the
+    containers' resources and ports, overhead): the rest (managedFields, env, volumes, statuses) is
+    skipped by msgspec without being built, so a page of big Pods never sits in memory as objects.
+
+    Raises msgspec.DecodeError (ValidationError) for a page of another shape, which is then decoded whole.
+    """
+    page = _POD_PAGE.decode(body)
+    return {"metadata": page.metadata, "items": [_pod_object(pod) for pod in page.items or ()]}
+
+
+def _pod_object(pod: _Pod) -> dict[str, Any]:
+    metadata, status = pod.metadata, pod.status
+    return {
+        "metadata": None if metadata is None else {"name": metadata.name, "namespace": metadata.namespace},
+        "spec": None if pod.spec is None else msgspec.to_builtins(pod.spec),
+        "status": None if status is None else {"phase": status.phase},
     }
 
 
