@@ -273,6 +273,32 @@ def test_template_text_is_read_from_the_private_copy_only(tmp_path: Path, engine
 # --- a Chart.yaml hides nothing ------------------------------------------------------------------------
 
 
+def test_names_the_copy_leaves_out_reach_no_report_raw(tmp_path: Path):
+    """A chart's untracked file named `un<LF>::warning::x<0xff>` and a tracked link named `l<LF>::error::y` to
+    /etc/passwd: the notes naming them wrote the 0xff byte as it is into the text report (not UTF-8 any more);
+    every name is written as printable_path writes it, in every format."""
+    repo = tmp_path / "repo"
+    make_chart(repo / "chart", values="replicas: 1\nnode: worker-1\n")
+    os.symlink("/etc/passwd", os.fsencode(repo / "chart" / "templates") + b"/l\n::error::link")
+    commit_all(repo)
+    (Path(os.fsdecode(os.fsencode(repo / "chart") + b"/un\n::warning::untracked\xff"))).write_text("x")
+    for fmt in ("text", "json", "sarif", "github", "markdown"):
+        done = subprocess.run(
+            [sys.executable, "-m", "nodename_lint", "chart", "--format", fmt],
+            cwd=repo,
+            capture_output=True,
+            timeout=120,
+            env={**os.environ, "NO_COLOR": "1"},
+            check=False,
+        )
+        assert done.returncode == 1 and b"Traceback" not in done.stderr, done.stderr  # the chart's pinned template
+        for output in (done.stdout, done.stderr):
+            text = output.decode("utf-8")  # strict: no raw byte of a name
+            assert not any(line.startswith(("::warning::untracked", "::error::link")) for line in text.splitlines())
+        shown = done.stdout.decode() + done.stderr.decode()
+        assert "un\\x0a::warning::untracked\\xff" in shown.replace("\\\\", "\\"), (fmt, shown)
+
+
 def test_a_chart_yaml_at_the_root_does_not_hide_the_manifests_beside_it(tmp_path: Path):
     (tmp_path / "Chart.yaml").write_text("apiVersion: v2\nname: hide\nversion: 0.1.0\n")
     (tmp_path / "deploy").mkdir()
