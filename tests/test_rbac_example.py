@@ -20,6 +20,8 @@ POD = (
 
 CORE = {"nodes", "namespaces", "pods"}
 RUNTIME_CLASSES = ("node.k8s.io", "runtimeclasses")
+PRIORITY_CLASSES = ("scheduling.k8s.io", "priorityclasses")
+OPTIONAL = {"runtimeclasses", "priorityclasses"}  # no rule is skipped without them; the run says what it lacks
 WORKLOADS = {
     ("apps", "deployments"),
     ("apps", "statefulsets"),
@@ -42,7 +44,7 @@ def test_the_role_is_read_only() -> None:
     grants = {
         (group, resource) for rule in role["rules"] for group in rule["apiGroups"] for resource in rule["resources"]
     }
-    assert grants == {("", resource) for resource in CORE} | WORKLOADS | {RUNTIME_CLASSES}
+    assert grants == {("", resource) for resource in CORE} | WORKLOADS | {RUNTIME_CLASSES, PRIORITY_CLASSES}
 
 
 def test_the_role_is_enough_for_every_rule_and_for_snapshot(
@@ -78,6 +80,18 @@ def test_the_role_is_enough_for_audit(api_server: ApiServer, kubeconfig: Path) -
     assert summary["skipped_rules"] == [] and not any("not audited" in note for note in summary["notes"])
 
 
+def test_priorityclasses_are_needed_for_their_values(tmp_path: Path, api_server: ApiServer, kubeconfig: Path) -> None:
+    """No rule is skipped without them: the built-in classes are known, other ones are not resolved, and the run
+    says so."""
+    api_server.allowed = granted() - {("list", "priorityclasses")}
+    (tmp_path / "pod.yaml").write_text(POD)
+    result = run_cli(str(tmp_path / "pod.yaml"), "--kubeconfig", str(kubeconfig), "--format", "json")
+    assert json.loads(result.stdout)["summary"]["skipped_rules"] == []
+    assert "PriorityClasses are not known" in result.stderr and "grant list on priorityclasses" in result.stderr
+    snapshot = run_cli("snapshot", "--kubeconfig", str(kubeconfig))
+    assert snapshot.returncode == 2 and "refused to list priorityclasses" in snapshot.stderr
+
+
 def test_runtimeclasses_are_needed_for_their_overhead(tmp_path: Path, api_server: ApiServer, kubeconfig: Path) -> None:
     """No rule is skipped without them, but the overhead goes uncounted, and the run says so."""
     api_server.allowed = granted() - {("list", "runtimeclasses")}
@@ -89,7 +103,7 @@ def test_runtimeclasses_are_needed_for_their_overhead(tmp_path: Path, api_server
     assert snapshot.returncode == 2 and "refused to list runtimeclasses" in snapshot.stderr
 
 
-@pytest.mark.parametrize("missing", sorted(grant for grant in granted() if grant[1] != "runtimeclasses"))
+@pytest.mark.parametrize("missing", sorted(grant for grant in granted() if grant[1] not in OPTIONAL))
 def test_every_grant_is_needed_by_audit(api_server: ApiServer, kubeconfig: Path, missing: tuple[str, str]) -> None:
     """A 403 on one resource: audit names it and what it skipped, and audits the rest (exit 0 or 1, not 2)."""
     api_server.allowed = granted() - {missing}

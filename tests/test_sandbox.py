@@ -127,6 +127,21 @@ def test_cpu_time_ends_the_child_with_a_clear_limit(tmp_path: Path):
     assert outcome.limit == "used more than 2 s of CPU time"
 
 
+def test_a_child_ended_by_sigxcpu_is_over_its_cpu_budget_whatever_its_cpu_time_reads(tmp_path: Path):
+    # only the CPU limit sends SIGXCPU; the sweep saw a helper end so and reported as a chart Helm cannot render
+    outcome = run(python("import os, signal; os.kill(os.getpid(), signal.SIGXCPU)"), SMALL, cwd=str(tmp_path))
+    assert outcome.limit == "used more than 2 s of CPU time"
+    worker = Worker(
+        python("import os, signal, sys\nsys.stdin.readline()\nos.kill(os.getpid(), signal.SIGXCPU)"),
+        SMALL,
+        str(tmp_path),
+    )
+    try:
+        assert worker.ask(b"go").limit == "used more than 2 s of CPU time"
+    finally:
+        worker.close()
+
+
 def test_wall_time_ends_a_child_that_sleeps(tmp_path: Path):
     start = time.monotonic()
     outcome = run(python("import time; time.sleep(60)"), Budget(wall_seconds=1), cwd=str(tmp_path))

@@ -28,6 +28,7 @@ from .objects import (
     name_of,
     node_from_object,
     pod_from_object,
+    priority_class_from_object,
     runtime_class_from_object,
     state_from_kinds,
 )
@@ -39,7 +40,7 @@ try:
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
-_KINDS = ("Node", "Namespace", "Pod", "RuntimeClass")  # the kinds a state file is read for
+_KINDS = ("Node", "Namespace", "Pod", "RuntimeClass", "PriorityClass")  # the kinds a state file is read for
 
 _NO_KEY = object()
 
@@ -350,6 +351,7 @@ def _load_state_text(text: str, source: str) -> ClusterState:
             [name_of(namespace, "Namespace")[1] for namespace in by_kind["Namespace"]],
             [pod_from_object(pod) for pod in by_kind["Pod"]],
             [runtime_class_from_object(runtime_class) for runtime_class in by_kind["RuntimeClass"]],
+            [priority_class_from_object(priority_class) for priority_class in by_kind["PriorityClass"]],
         )
     except StateError as exc:
         found = next(((d, i) for d, i, item in items if item is exc.obj), None)  # the error path may be slow

@@ -6,11 +6,15 @@ Pod's spec so that the run can sum each node's requests; the snapshot holds the 
 It is JSON, one record per line (a change to one node is a one-line diff), made only of the
 cluster model (records.py, state.py), so a field added there travels without a change here:
 
-    {"format": "nodename-lint.io/cluster-snapshot", "version": 1, "source": "context prod",
+    {"format": "nodename-lint.io/cluster-snapshot", "version": 3, "source": "context prod",
      "nodes": [NodeInfo, ...],               every public field of records.NodeInfo
      "usage": {"node": NodeUsage, ...},       every node whose Pods are known: Pod count, summed requests
      "ports": {"node": [["0.0.0.0", "TCP", 8080, "ns/pod"], ...]},   host ports in use, and by which Pod
      "runtimeClasses": {"name": RuntimeClassInfo, ...},
+     "priorityClasses": {"name": PriorityClassInfo, ...},   or null when the source did not list them
+     "running": {"node": [[key, priority, critical, qos, startTime, requests, evictable, ports], ...]},
+                                              every node whose Pods are known: its Pods as preemption weighs
+                                              them (records.RunningPod), in the state's order
      "namespaces": ["default", ...],
      "pods": {"namespace": {"name": ["node", "phase"], ...}, ...},   every Pod (node and phase may be null)
      "podNodes": null,                        or the nodes whose Pods are all known (a partial state)
@@ -31,14 +35,16 @@ import msgspec
 
 from ..safe_text import json_escaped
 from ..sources import UsageError
-from .records import NodeInfo, NodeUsage, PodPlace, PodTable, RuntimeClassInfo
+from .records import NodeInfo, NodeUsage, PodPlace, PodTable, PriorityClassInfo, RunningPod, RuntimeClassInfo
 from .state import ClusterState
 
 FORMAT = "nodename-lint.io/cluster-snapshot"
-VERSION = 2  # 2: Pods keyed by namespace and name (1: a list of rows)
+VERSION = 3  # 3: PriorityClasses and each node's Pods for preemption (2: Pods keyed by namespace and name)
 _HEAD = re.compile(r'\A\s*\{\s*"format"\s*:\s*"' + re.escape(FORMAT) + '"')
 
 PortRow = tuple[str, str, int, str]  # hostIP, protocol, hostPort (scheduling.HostPort), "namespace/name" of the Pod
+# records.RunningPod as an array: key, priority, critical, qos, start_time, requests, evictable, ports
+RunningRow = tuple[str, int, bool, str, str | None, dict[str, int], dict[str, int] | None, list[tuple[str, str, int]]]
 
 
 class _Header(msgspec.Struct):
@@ -46,7 +52,10 @@ class _Header(msgspec.Struct):
     version: int
 
 
-class _Snapshot(msgspec.Struct, rename={"pod_nodes": "podNodes", "runtime_classes": "runtimeClasses"}):
+class _Snapshot(
+    msgspec.Struct,
+    rename={"pod_nodes": "podNodes", "runtime_classes": "runtimeClasses", "priority_classes": "priorityClasses"},
+):
     format: str
     version: int
     source: str
@@ -57,6 +66,8 @@ class _Snapshot(msgspec.Struct, rename={"pod_nodes": "podNodes", "runtime_classe
     pods: dict[str, msgspec.Raw] | None  # namespace -> its Pods, decoded when read (records.PodTable)
     pod_nodes: list[str] | None
     runtime_classes: dict[str, RuntimeClassInfo] | None
+    priority_classes: dict[str, PriorityClassInfo] | None
+    running: dict[str, msgspec.Raw]  # node -> its RunningRows, decoded when read
     unavailable: dict[str, str]
 
 
@@ -77,10 +88,12 @@ def snapshot_text(state: ClusterState, source: str) -> str:
     nodes = state.nodes
     usage: dict[str, NodeUsage] = {}
     ports: dict[str, list[PortRow]] = {}
+    running: dict[str, list[RunningRow]] = {}
     for name in nodes or ():
         summed, in_use = state.usage(name), state.ports_in_use(name)
         if summed is not None:
             usage[name] = summed
+            running[name] = [_running_row(pod) for pod in state.running_pods(name) or ()]
         if in_use:
             ports[name] = [(*port, holder) for port, holder in sorted(in_use.items())]
     pods: dict[str, dict[str, PodPlace]] | None = None
@@ -120,6 +133,10 @@ def snapshot_text(state: ClusterState, source: str) -> str:
         f'"pods":{keyed(pods)}',
         f'"podNodes":{encode(None if state.pod_nodes is None else sorted(state.pod_nodes)).decode()}',
         f'"runtimeClasses":{encode(state.runtime_classes).decode()}',
+        f'"priorityClasses":{encode(state.priority_classes).decode()}',
+        '"running":{'
+        + ",".join(f"\n{encode(name).decode()}:{encode(rows).decode()}" for name, rows in running.items())
+        + ("\n}" if running else "}"),
         f'"unavailable":{encode(state.unavailable).decode()}',
     ]
     return json_escaped("{" + ",\n".join(fields) + "}") + "\n"  # names from the API server: no raw bidi
@@ -141,7 +158,7 @@ def load_snapshot(content: str | bytes, display: str) -> ClusterState:
         for node in snapshot.nodes:
             _reset_private(node, private)
             nodes[node.name] = node
-    unknown = sorted((set(snapshot.usage) | set(snapshot.ports)) - set(nodes or ()))
+    unknown = sorted((set(snapshot.usage) | set(snapshot.ports) | set(snapshot.running)) - set(nodes or ()))
     if unknown:
         raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: usage of unknown node {unknown[0]!r}")
     state = ClusterState(
@@ -152,7 +169,9 @@ def load_snapshot(content: str | bytes, display: str) -> ClusterState:
         unavailable=snapshot.unavailable,
         pod_nodes=None if snapshot.pod_nodes is None else frozenset(snapshot.pod_nodes),
         runtime_classes=snapshot.runtime_classes,
+        priority_classes=snapshot.priority_classes,
     )
+    state.set_running_source(partial(_node_running, display, snapshot.running))
     known = [name for name in nodes or () if state.pods_known_on(name)]
     state.set_node_summaries(
         {name: snapshot.usage.get(name) or NodeUsage(0, {}) for name in known},
@@ -165,6 +184,37 @@ def load_snapshot(content: str | bytes, display: str) -> ClusterState:
 
 
 _NAMESPACE_PODS = msgspec.json.Decoder(dict[str, PodPlace])
+_RUNNING = msgspec.json.Decoder(list[RunningRow])
+
+
+def _running_row(pod: RunningPod) -> RunningRow:
+    return (
+        pod.key,
+        pod.priority,
+        pod.critical,
+        pod.qos,
+        pod.start_time,
+        pod.requests,
+        pod.evictable,
+        list(pod.ports),
+    )
+
+
+def _node_running(display: str, running: dict[str, msgspec.Raw], node: str) -> list[RunningPod]:
+    """The Pods of one node of a snapshot as preemption weighs them, decoded when first read."""
+    rows = running.get(node)
+    if rows is None:
+        return []
+    try:
+        decoded = _RUNNING.decode(rows)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise UsageError(
+            f"{display}: not a valid nodename-lint cluster snapshot: {_problem(exc)} (the Pods of node {node!r})"
+        ) from None
+    return [
+        RunningPod(key, priority, critical, qos, start, requests, evictable, tuple(ports))
+        for key, priority, critical, qos, start, requests, evictable, ports in decoded
+    ]
 
 
 def _namespace_pods(display: str, namespace: str, pods: msgspec.Raw) -> dict[str, PodPlace]:

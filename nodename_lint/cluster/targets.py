@@ -1,4 +1,6 @@
-"""What the cluster rules share: the node a manifest pins its Pods to, and how many Pods land there."""
+"""What the cluster rules share: the node a manifest pins its Pods to (or a static Pod's node), the
+spec as admission leaves it, the kubelet's reasons there. How messages name the Pods and their fate
+is podspec's (pods_noun, rejection_fate): offline rules word them the same way."""
 
 from __future__ import annotations
 
@@ -11,17 +13,8 @@ from .records import NodeInfo, NodeUsage, RuntimeClassInfo
 from .state import ClusterState
 
 if TYPE_CHECKING:
+    from ..preemption import KubeletAdmission, Preemptor, Priority
     from ..scheduling import HostPort
-
-# Where each controller keeps the number of Pods it runs at once.
-_REPLICA_FIELDS = {
-    "Deployment": ("spec", "replicas"),
-    "ReplicaSet": ("spec", "replicas"),
-    "StatefulSet": ("spec", "replicas"),
-    "ReplicationController": ("spec", "replicas"),
-    "Job": ("spec", "parallelism"),
-    "CronJob": ("spec", "jobTemplate", "spec", "parallelism"),
-}
 
 
 def pinned_target(obj: Manifest, context: Context) -> tuple[str, NodeInfo | None, ClusterState] | None:
@@ -111,14 +104,69 @@ def admitted_spec(obj: Manifest, cluster: ClusterState) -> dict[str, Any]:
     return merged
 
 
+def pod_priority(obj: Manifest, cluster: ClusterState) -> Priority:
+    """The priority the Priority admission plugin gives the object's Pods (preemption.resolve_priority)."""
+    from ..preemption import resolve_priority
+
+    return resolve_priority(obj.pod_spec or {}, cluster.priority_classes)
+
+
+def kubelet_preemptor(obj: Manifest, cluster: ClusterState) -> Preemptor:
+    """The object's Pod as the kubelet's critical Pod admission sees it (critical or not, its priority)."""
+    from ..preemption import preemptor_for
+
+    return preemptor_for(
+        obj.pod_spec or {}, f"{obj.namespace}/{obj.name}", pod_priority(obj, cluster), static=obj.is_static_pod
+    )
+
+
+def critical_admissions(
+    obj: Manifest, node: NodeInfo, cluster: ClusterState, replicas: int, *, until_rejected: bool = False
+) -> list[KubeletAdmission] | None:
+    """What the kubelet does with each of the first `replicas` Pods of a critical object on `node`
+    (preemption.critical_admissions: it may evict other Pods to admit them); None when the Pod is not
+    critical, and the kubelet reports its failures as they are."""
+    from ..preemption import critical_admissions as admissions
+    from ..scheduling import RequestError, pod_requests
+
+    preemptor = kubelet_preemptor(obj, cluster)
+    if not preemptor.critical:
+        return None
+    spec = admitted_spec(obj, cluster)
+    overhead = runtime_overhead(obj, cluster)[0]
+    try:
+        requests = pod_requests(spec, overhead=overhead)
+    except RequestError:
+        requests = {}
+    return admissions(
+        spec,
+        requests,
+        node,
+        cluster.usage(node.name),
+        cluster.running_pods(node.name),
+        other_pods_ports(obj, node.name, cluster),
+        preemptor,
+        replicas,
+        labels=pod_labels(obj),
+        static=obj.is_static_pod,
+        overhead=overhead,
+        until_rejected=until_rejected,
+    )
+
+
 def admission_reasons(obj: Manifest, node: NodeInfo, cluster: ClusterState, replicas_before: int = 0) -> list[str]:
     """The kubelet's admission failures for the object's Pod on `node`, in the kubelet's order.
 
     `replicas_before`: for a replica of a pinned template, how many of its siblings the kubelet
-    admitted before it; their requests and host ports count as the other Pods' do.
+    admitted before it; their requests and host ports count as the other Pods' do. For a critical
+    Pod, what the kubelet reports after its critical Pod admission (no resource shortage: it evicts,
+    or fails with UnexpectedAdmissionError).
     """
     from ..scheduling import RequestError, add_into, host_ports, kubelet_reasons, pod_requests
 
+    critical = critical_admissions(obj, node, cluster, replicas_before + 1)
+    if critical is not None:
+        return critical[-1].reasons
     spec = admitted_spec(obj, cluster)
     overhead = runtime_overhead(obj, cluster)[0]
     usage = cluster.usage(node.name)
@@ -153,33 +201,3 @@ def other_pods_ports(obj: Manifest, node: str, cluster: ClusterState) -> dict[Ho
         return in_use
     itself = f"{obj.namespace}/{obj.name}-{node}" if obj.is_static_pod else f"{obj.namespace}/{obj.name}"
     return {port: holder for port, holder in in_use.items() if holder != itself}
-
-
-def rejection_fate(obj: Manifest) -> str:
-    """What follows a kubelet rejection: a Pod stays Failed; a controller keeps replacing it."""
-    if obj.is_pod:
-        return "the Pod goes to Failed and is never retried or moved"
-    return "rejected Pods go to Failed and the controller keeps creating replacements that fail the same way"
-
-
-def replica_count(obj: Manifest) -> int:
-    """How many Pods of the object run at once (1 for a Pod or a DaemonSet's one node)."""
-    path = _REPLICA_FIELDS.get(obj.kind)
-    if path is None:
-        return 1
-    value = obj.get(path)
-    if value is None:
-        return 1
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 1
-
-
-def pods_noun(obj: Manifest, count: int | None = None) -> str:
-    """How messages name the Pods of an object: "Pod bigcpu", "the 3 replicas of Deployment web"."""
-    if obj.is_pod:
-        return f"Pod {obj.shown_name}"
-    count = replica_count(obj) if count is None else count
-    if obj.kind in ("Job", "CronJob"):
-        return f"the Pods of {obj.kind} {obj.shown_name}"
-    if obj.kind == "DaemonSet":
-        return f"the Pod of DaemonSet {obj.shown_name}"
-    return f"the {count} replica{'s' if count != 1 else ''} of {obj.kind} {obj.shown_name}"

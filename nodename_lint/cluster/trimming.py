@@ -164,17 +164,23 @@ def trim_pod(pod: dict[str, Any]) -> dict[str, Any]:
         listed = [_pick(c, fields) for c in spec.get(key) or [] if isinstance(c, dict)]
         return {key: listed} if listed else {}
 
+    metadata = pod.get("metadata")
+    annotations = _pick(metadata.get("annotations") if isinstance(metadata, dict) else None, _PREEMPTION_ANNOTATIONS)
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": _pick(pod.get("metadata"), ("name", "namespace")),
+        "metadata": {**_pick(metadata, ("name", "namespace")), **({"annotations": annotations} if annotations else {})},
         "spec": {
-            **_pick(spec, ("nodeName", "overhead", "resources")),
+            **_pick(spec, ("nodeName", "overhead", "resources", "priority", "priorityClassName")),
             **containers("initContainers", ("name", "resources", "restartPolicy", "ports")),
             **containers("containers", ("name", "resources", "ports")),
         },
-        "status": _pick(pod.get("status"), ("phase",)),
+        "status": _pick(pod.get("status"), ("phase", "startTime", "qosClass")),
     }
+
+
+# what preemption reads of a Pod's annotations: whether it is a static Pod's mirror (kubelettypes.IsCriticalPod)
+_PREEMPTION_ANNOTATIONS = ("kubernetes.io/config.mirror", "kubernetes.io/config.source")
 
 
 def trim_runtime_class(runtime_class: dict[str, Any]) -> dict[str, Any]:

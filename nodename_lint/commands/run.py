@@ -233,6 +233,11 @@ def _read_cluster(live_cluster: Any, wanted: Any, notes: list[str]) -> Any:
         cluster = kept_until_exit(live_cluster.state_for(wanted))
     if "runtime_classes" in cluster.unavailable:
         notes.append(f"RuntimeClass overhead is not counted: {cluster.unavailable['runtime_classes']}")
+    if "priority_classes" in cluster.unavailable:
+        notes.append(
+            "PriorityClasses are not known (only the built-in system-node-critical and system-cluster-critical): "
+            f"{cluster.unavailable['priority_classes']}"
+        )
     return cluster
 
 

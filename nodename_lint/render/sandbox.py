@@ -592,7 +592,11 @@ class _Exchange:
         returncode = self.process.returncode if self.process.returncode is not None else -signal.SIGKILL
         stderr = self.stderr.decode("utf-8", "replace")
         limit = self.limit
-        if not limit and returncode in (-signal.SIGXCPU, -signal.SIGKILL) and cpu >= self.cpu_limit - 0.5:
+        # SIGXCPU comes from the CPU limit set here only: the budget, even when the CPU time read back falls
+        # short (the sweep saw "Helm's engine ended without an answer (signal 24)" on a loaded machine)
+        if not limit and (
+            returncode == -signal.SIGXCPU or (returncode == -signal.SIGKILL and cpu >= self.cpu_limit - 0.5)
+        ):
             limit = f"used more than {self.budget.cpu_seconds} s of CPU time"
         elif not limit and returncode != 0 and any(word in stderr.lower() for word in _MEMORY_WORDS):
             limit = f"needed more than {_size(self.budget.memory_bytes)} of memory"
