@@ -186,9 +186,12 @@ def render_chart(folder: str, display: str, options: RenderOptions, default_name
 def _copy_notes(rendering: Rendering, display: str, chart: ChartCopy) -> None:
     """What the copy left out and what it did not follow, one note per kind of entry."""
     rendering.notes.extend(f"{display}: {note}" for note in chart.notes)
-    rendering.notes.extend(f"{display}: {path}: left out of the render: {why}" for path, why in chart.left_out)
-    if chart.untracked:
-        shown = ", ".join(chart.untracked[:5]) + (
+    rendering.notes.extend(
+        f"{display}: {printable_path(path)}: left out of the render: {printable_path(why)}"
+        for path, why in chart.left_out
+    )
+    if chart.untracked:  # names of the work tree: any bytes (a text report wrote a name's 0xff as it is)
+        shown = ", ".join(map(printable_path, chart.untracked[:5])) + (
             f" and {len(chart.untracked) - 5} more" if len(chart.untracked) > 5 else ""
         )
         rendering.notes.append(
