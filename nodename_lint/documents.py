@@ -140,12 +140,61 @@ def iter_documents(
     With `split_lists`, a large block-style List (`kubectl get -A -o yaml`) comes as one document
     per item (see _list_items), so that its items are composed and linted one at a time.
     """
-    for index, (line_offset, text) in enumerate(_split(_whole_lines(blocks))):
+    index = 0
+    for line_offset, text in _split(_whole_lines(blocks)):
         shape = _list_items(text) if split_lists and len(text) >= SPLIT_LIST_CHARS else None
-        if shape is None:
-            yield compose(text, index, line_offset, limits)
-        else:
+        if shape is not None:
             yield from _compose_items(text, index, line_offset, shape, limits)
+            index += 1
+            continue
+        document = compose(text, index, line_offset, limits)
+        stream = json_stream(text) if document.error is not None else None
+        if stream is None:
+            yield document
+            index += 1
+            continue
+        for line, column, piece in stream:
+            yield compose(" " * column + piece, index, line_offset + line, limits)
+            index += 1
+
+
+# A JSON string, a bracket, or a run of anything else: the tokens json_stream counts brackets over.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]]|[^"{}\[\]]+')
+
+
+def json_stream(text: str) -> list[tuple[int, int, str]] | None:
+    """(line, column, text) of each object of a stream of JSON objects (JSON Lines, `jq -c` output),
+    or None when TEXT is not two or more of them.
+
+    kubectl reads such a file object by object (apimachinery's YAMLOrJSONDecoder takes a stream that
+    starts with `{` as JSON and decodes values until its end); as one YAML document it is a syntax
+    error. Brackets are counted outside strings here, in one linear pass; each object is composed
+    as YAML (JSON is YAML) afterwards, which reports what is wrong inside one.
+    """
+    pieces: list[tuple[int, int, str]] = []
+    position, line, line_start, depth, start = 0, 0, 0, 0, -1
+    while position < len(text):
+        token = _JSON_TOKEN.match(text, position)
+        if token is None:  # an unterminated string
+            return None
+        value = token.group()
+        if depth == 0 and value != "{":
+            if value.strip():
+                return None
+        elif value in "{[":
+            if depth == 0:
+                start = position
+            depth += 1
+        elif value in "}]":
+            depth -= 1
+            if depth == 0:
+                pieces.append((line, start - line_start, text[start : token.end()]))
+        newline = value.rfind("\n")
+        if newline >= 0:
+            line += value.count("\n")
+            line_start = position + newline + 1
+        position = token.end()
+    return pieces if depth == 0 and len(pieces) > 1 else None
 
 
 @contextmanager

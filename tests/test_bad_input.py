@@ -311,7 +311,6 @@ def test_a_big_document_under_the_limit_is_parsed(tmp_path):
 # each got a yaml-syntax error claiming the API server would refuse it.
 NOT_MANIFESTS = {
     "tsconfig.json": '{\n  // compiler options\n  "compilerOptions": {"target": "es2020", /* new */ "strict": 1}\n}\n',
-    "events.json": '{"level": "info", "msg": "started"}\n{"level": "warn", "msg": "slow"}\n',  # JSON Lines
     "dashboard.json": '// Grafana dashboard, by hand\n{\n  "title": "Nodes",\n  "panels": [{"type": "graph"}]\n}\n',
     "kubelet-config.json": (  # kubespray's Jinja templates
         '{\n{% if webhook %}\n  "authentication": {"webhook": {"enabled": true}},\n{% endif %}\n'
@@ -361,15 +360,55 @@ def test_files_that_are_not_manifests_are_skipped_with_a_note(tmp_path: Path) ->
         if "skipped a file that is not a Kubernetes manifest" in note
     }
     assert sorted(skipped) == sorted(NOT_MANIFESTS)
-    assert skipped["events.json"] == (
-        f"{tmp_path / 'events.json'}:2:1: skipped a file that is not a Kubernetes manifest: it does not parse "
-        "(did not find expected <document start>) and names no kind or Kubernetes apiVersion"
+    assert skipped["dashboard.json"] == (
+        f"{tmp_path / 'dashboard.json'}:3:10: skipped a file that is not a Kubernetes manifest: it does not parse "
+        "(mapping values are not allowed in this context) and names no kind or Kubernetes apiVersion"
     )
     assert "too large" in skipped["too-big.json"]
     # the same from stdin, and as text: a note, exit 0
     piped = run_cli("-", stdin=NOT_MANIFESTS["tsconfig.json"])
     assert piped.returncode == 0 and "yaml-syntax" not in piped.stdout
     assert "note: <stdin>:3:" in piped.stdout and "names no kind or Kubernetes apiVersion" in piped.stdout
+
+
+JSON_POD = '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "%s"}, "spec": {"nodeName": "%s"}}'
+
+
+def test_a_stream_of_json_objects_is_read_object_by_object_as_kubectl_reads_it(tmp_path: Path) -> None:
+    """JSON Lines and `jq -c '.items[]'` output: kubectl applies each object (apimachinery's YAMLOrJSONDecoder
+    decodes JSON values until the stream ends); as one YAML document it is a syntax error. Each object is
+    reported at its own line and column; a broken one is a yaml-syntax finding at its line; log lines are no
+    objects and no syntax error."""
+    files = {
+        "pods.json": "\n".join([JSON_POD % ("a", "Bad_A"), JSON_POD % ("b", "ok"), JSON_POD % ("c", "Bad_C")]) + "\n",
+        "same-line.json": JSON_POD % ("d", "ok") + " " + JSON_POD % ("e", "Bad_E") + "\n",
+        "broken.json": JSON_POD % ("f", "ok")
+        + '\n{"apiVersion": "v1", "kind": "Pod", "spec": {"nodeName": "a" "b"}}\n',
+        "events.json": '{"level": "info", "msg": "started {"}\n{"level": "warn", "msg": "slow \\" ]"}\n',
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    result = run_cli(str(tmp_path), "--format", "json", "--select", "invalid-node-name,yaml-syntax")
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    report = json.loads(result.stdout)
+    found = sorted((Path(f["file"]).name, f["rule"], f["line"], f["column"]) for f in report["findings"])
+    assert found == [
+        ("broken.json", "yaml-syntax", 2, 62),
+        ("pods.json", "invalid-node-name", 1, 73),
+        ("pods.json", "invalid-node-name", 3, 73),
+        ("same-line.json", "invalid-node-name", 1, 73 + len(JSON_POD % ("d", "ok")) + 1),
+    ]
+    assert report["summary"]["objects"] == 6 and not report["summary"]["notes"]
+
+
+def test_json_stream_cuts_in_one_linear_pass() -> None:
+    from nodename_lint.documents import json_stream
+
+    many = "{}" * 200_000 + '\n"' + "x" * 1_000_000  # an unterminated string at the end
+    started = time.monotonic()
+    assert json_stream(many) is None
+    assert len(json_stream("{}" * 200_000) or []) == 200_000
+    assert time.monotonic() - started < 5
 
 
 # --- paths --------------------------------------------------------------------------------------
