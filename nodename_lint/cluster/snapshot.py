@@ -6,13 +6,19 @@ Pod's spec so that the run can sum each node's requests; the snapshot holds the 
 It is JSON, one record per line (a change to one node is a one-line diff), made only of the
 cluster model (records.py, state.py), so a field added there travels without a change here:
 
-    {"format": "nodename-lint.io/cluster-snapshot", "version": 1, "source": "context prod",
+    {"format": "nodename-lint.io/cluster-snapshot", "version": 3, "source": "context prod",
      "nodes": [NodeInfo, ...],               every public field of records.NodeInfo
      "usage": {"node": NodeUsage, ...},       every node whose Pods are known: Pod count, summed requests
      "ports": {"node": [["0.0.0.0", "TCP", 8080, "ns/pod"], ...]},   host ports in use, and by which Pod
      "runtimeClasses": {"name": RuntimeClassInfo, ...},
      "namespaces": ["default", ...],
-     "pods": {"namespace": {"name": ["node", "phase"], ...}, ...},   every Pod (node and phase may be null)
+     "pods": {"namespace": {"name": ["node", "phase"], ...}, ...},   every Pod (node and phase may be null);
+                                              a controller's Pod adds its owner, the holder of its template
+                                              and an index into podRequests: ["node", "Running",
+                                              "ReplicaSet/web-5d8f7c9b6d", "ReplicaSet/web-5d8f7c9b6d", 0]
+     "podRequests": [{"cpu": 500}, ...],      the distinct effective requests of those Pods
+     "templates": {"namespace": {"ReplicaSet/web-5d8f7c9b6d": ["Deployment/web", "digest"], ...}, ...},
+                                              the Pod templates those Pods run (records.TemplateInfo), or null
      "podNodes": null,                        or the nodes whose Pods are all known (a partial state)
      "unavailable": {"pods": "why", ...}}     data the source could not give, and why
 
@@ -23,6 +29,7 @@ Another `version` is refused with a message saying how to write the file again.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from functools import partial
 from typing import Any
@@ -30,14 +37,26 @@ from typing import Any
 import msgspec
 
 from ..sources import UsageError
-from .records import NodeInfo, NodeUsage, PodPlace, PodTable, RuntimeClassInfo
+from .records import NodeInfo, NodeUsage, OwnerKey, PodTable, RuntimeClassInfo, TemplateInfo
 from .state import ClusterState
+from .templates import digest
 
 FORMAT = "nodename-lint.io/cluster-snapshot"
-VERSION = 2  # 2: Pods keyed by namespace and name (1: a list of rows)
+VERSION = 3  # 3: a controller's Pods with owner, template and requests (2: Pods keyed by namespace and name)
 _HEAD = re.compile(r'\A\s*\{\s*"format"\s*:\s*"' + re.escape(FORMAT) + '"')
 
 PortRow = tuple[str, str, int, str]  # hostIP, protocol, hostPort (scheduling.HostPort), "namespace/name" of the Pod
+
+
+class PodRow(msgspec.Struct, array_like=True, gc=False):
+    """One Pod of the table: `[node, phase]`, and for a controller's Pod `owner`, `template` (OwnerKeys)
+    and `requests` (an index into podRequests)."""
+
+    node: str | None
+    phase: str | None
+    owner: OwnerKey | None = None
+    template: OwnerKey | None = None
+    requests: int | None = None
 
 
 class _Header(msgspec.Struct):
@@ -45,7 +64,10 @@ class _Header(msgspec.Struct):
     version: int
 
 
-class _Snapshot(msgspec.Struct, rename={"pod_nodes": "podNodes", "runtime_classes": "runtimeClasses"}):
+class _Snapshot(
+    msgspec.Struct,
+    rename={"pod_nodes": "podNodes", "runtime_classes": "runtimeClasses", "pod_requests": "podRequests"},
+):
     format: str
     version: int
     source: str
@@ -54,6 +76,8 @@ class _Snapshot(msgspec.Struct, rename={"pod_nodes": "podNodes", "runtime_classe
     ports: dict[str, list[PortRow]]
     namespaces: list[str] | None
     pods: dict[str, msgspec.Raw] | None  # namespace -> its Pods, decoded when read (records.PodTable)
+    pod_requests: list[dict[str, int]]
+    templates: dict[str, dict[OwnerKey, tuple[OwnerKey | None, str]]] | None
     pod_nodes: list[str] | None
     runtime_classes: dict[str, RuntimeClassInfo] | None
     unavailable: dict[str, str]
@@ -82,18 +106,14 @@ def snapshot_text(state: ClusterState, source: str) -> str:
             usage[name] = summed
         if in_use:
             ports[name] = [(*port, holder) for port, holder in sorted(in_use.items())]
-    pods: dict[str, dict[str, PodPlace]] | None = None
-    if state.pods is not None:
-        pods = {}
-        for pod in sorted(state.pods, key=lambda pod: (pod.namespace, pod.name)):
-            pods.setdefault(pod.namespace, {})[pod.name] = (pod.node_name, pod.phase)
+    pods, pod_requests, templates = _pod_table(state)
 
     def listed(values: Any) -> str:
         if values is None:
             return "null"
         return "[" + ",".join("\n" + encode(value).decode() for value in values) + ("\n]" if values else "]")
 
-    def keyed(pods: dict[str, dict[str, PodPlace]] | None) -> str:
+    def keyed(pods: dict[str, dict[str, tuple[Any, ...]]] | None) -> str:
         if pods is None:
             return "null"
         namespaces = (
@@ -117,11 +137,52 @@ def snapshot_text(state: ClusterState, source: str) -> str:
         + ("\n}" if ports else "}"),
         f'"namespaces":{encode(None if state.namespaces is None else sorted(state.namespaces)).decode()}',
         f'"pods":{keyed(pods)}',
+        f'"podRequests":{listed(pod_requests)}',
+        f'"templates":{keyed(templates)}',
         f'"podNodes":{encode(None if state.pod_nodes is None else sorted(state.pod_nodes)).decode()}',
         f'"runtimeClasses":{encode(state.runtime_classes).decode()}',
         f'"unavailable":{encode(state.unavailable).decode()}',
     ]
     return "{" + ",\n".join(fields) + "}\n"
+
+
+def _pod_table(
+    state: ClusterState,
+) -> tuple[
+    dict[str, dict[str, tuple[Any, ...]]] | None,
+    list[dict[str, int]],
+    dict[str, dict[OwnerKey, tuple[OwnerKey | None, str]]] | None,
+]:
+    """The Pod table's rows, the distinct requests of the controllers' Pods, and the templates they run."""
+    from ..scheduling import running_pods_requests
+
+    if state.pods is None:
+        return None, [], None
+    pods: dict[str, dict[str, tuple[Any, ...]]] = {}
+    distinct: dict[str, int] = {}
+    requests: list[dict[str, int]] = []
+    used: set[tuple[str, OwnerKey]] = set()
+    for pod in sorted(state.pods, key=lambda pod: (pod.namespace, pod.name)):
+        row: tuple[Any, ...] = (pod.node_name, pod.phase)
+        if pod.owner is not None:
+            # as its node's usage summed it (a JSON dump's spec is not made plain values)
+            summed = pod.requests if pod.requests is not None else running_pods_requests((pod,))
+            key = json.dumps(summed, sort_keys=True)
+            if key not in distinct:
+                distinct[key] = len(requests)
+                requests.append(summed)
+            row = (*row, pod.owner, pod.template, distinct[key])
+            if pod.template is not None:
+                used.add((pod.namespace, pod.template))
+        pods.setdefault(pod.namespace, {})[pod.name] = row
+    if state.templates is None:
+        return pods, requests, None
+    templates: dict[str, dict[OwnerKey, tuple[OwnerKey | None, str]]] = {}
+    for namespace, key in sorted(used):
+        info = state.template(namespace, key)
+        if info is not None:
+            templates.setdefault(namespace, {})[key] = (info.workload, digest(info))
+    return pods, requests, templates
 
 
 def load_snapshot(content: str | bytes, display: str) -> ClusterState:
@@ -147,7 +208,15 @@ def load_snapshot(content: str | bytes, display: str) -> ClusterState:
         source=f"file {display}",
         nodes=nodes,
         namespaces=None if snapshot.namespaces is None else frozenset(snapshot.namespaces),
-        pods=None if snapshot.pods is None else PodTable(dict(snapshot.pods), partial(_namespace_pods, display)),
+        pods=None
+        if snapshot.pods is None
+        else PodTable(dict(snapshot.pods), partial(_namespace_pods, display), snapshot.pod_requests),
+        templates=None
+        if snapshot.templates is None
+        else {
+            namespace: {key: TemplateInfo(workload, digest) for key, (workload, digest) in held.items()}
+            for namespace, held in snapshot.templates.items()
+        },
         unavailable=snapshot.unavailable,
         pod_nodes=None if snapshot.pod_nodes is None else frozenset(snapshot.pod_nodes),
         runtime_classes=snapshot.runtime_classes,
@@ -163,10 +232,10 @@ def load_snapshot(content: str | bytes, display: str) -> ClusterState:
     return state
 
 
-_NAMESPACE_PODS = msgspec.json.Decoder(dict[str, PodPlace])
+_NAMESPACE_PODS = msgspec.json.Decoder(dict[str, PodRow])
 
 
-def _namespace_pods(display: str, namespace: str, pods: msgspec.Raw) -> dict[str, PodPlace]:
+def _namespace_pods(display: str, namespace: str, pods: msgspec.Raw) -> dict[str, PodRow]:
     """The Pods of one namespace of a snapshot's table, decoded when first read."""
     try:
         return _NAMESPACE_PODS.decode(pods)

@@ -29,7 +29,8 @@ from ..scheduling import (
     scheduler_rejections,
 )
 from .names import closest_node_names
-from .records import NodeInfo, NodeUsage, PodInfo, PodTable, RuntimeClassInfo
+from .records import NodeInfo, NodeUsage, OwnerKey, PodInfo, PodTable, RuntimeClassInfo, TemplateInfo
+from .templates import workload_of
 
 _Index = TypeVar("_Index")
 
@@ -74,6 +75,8 @@ class ClusterState:
     runtime_classes: dict[str, RuntimeClassInfo] | None = None  # by name
     unavailable: dict[str, str] = field(default_factory=dict)  # data kind -> why it is missing
     pod_nodes: frozenset[str] | None = None
+    # namespace -> "ReplicaSet/web-5d8f7c9b6d" (or a ControllerRevision) -> its Pod template; None: not known
+    templates: dict[str, dict[OwnerKey, TemplateInfo]] | None = None
     _by_node: dict[str, list[PodInfo]] | None = field(default=None, repr=False)
     _by_name: dict[str, dict[str, PodInfo]] | None = field(default=None, repr=False)  # namespace -> name -> Pod
     # the caches of the accessors below, private to this state
@@ -81,6 +84,8 @@ class ClusterState:
     _ports: dict[str, dict[HostPort, str]] = field(default_factory=dict, repr=False)
     _suggestions: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _no_fit: dict[str, NoNodeFits | None] = field(default_factory=dict, repr=False)
+    _controlled: dict[str, dict[OwnerKey, list[PodInfo]]] | None = field(default=None, repr=False)  # by namespace
+    _workloads: dict[str, dict[OwnerKey, list[tuple[list[PodInfo], bool]]]] | None = field(default=None, repr=False)
 
     def has(self, data: str) -> bool:
         """Whether one kind of data ("nodes", "namespaces", "pods", "live-pods", "runtime_classes") is known."""
@@ -154,6 +159,43 @@ class ClusterState:
             by_namespace.setdefault(pod.namespace, {})[pod.name] = pod
         return by_namespace
 
+    def controlled_pods(self, namespace: str) -> dict[OwnerKey, list[PodInfo]]:
+        """The non-terminated Pods of one namespace that are bound to a node, by their controller ("Kind/name").
+
+        Only that namespace's Pods are read (a snapshot's table decodes only it), once.
+        """
+        if self._controlled is None:
+            self._controlled = {}
+        found = self._controlled.get(namespace)
+        if found is None:
+            pods: Any
+            if isinstance(self.pods, PodTable):
+                pods = self.pods.in_namespace(namespace)
+            else:
+                if self._by_name is None:
+                    self._by_name = _frozen(self._index_by_name)
+                pods = self._by_name.get(namespace, {}).values()
+            found = self._controlled[namespace] = _frozen(partial(_by_controller, pods))
+        return found
+
+    def workload_pods(self, namespace: str, workload: OwnerKey) -> list[tuple[list[PodInfo], bool]]:
+        """The running Pods of a Deployment, StatefulSet or DaemonSet ("Kind/name"), by controller, each group
+        with whether it is certainly the workload's (templates.workload_of); indexed once per namespace."""
+        if self._workloads is None:
+            self._workloads = {}
+        index = self._workloads.get(namespace)
+        if index is None:
+            index = self._workloads[namespace] = {}
+            for owner, pods in self.controlled_pods(namespace).items():
+                found = workload_of(owner, self.template(namespace, owner))
+                if found is not None:
+                    index.setdefault(found[0], []).append((pods, found[1]))
+        return index.get(workload, [])
+
+    def template(self, namespace: str, key: OwnerKey) -> TemplateInfo | None:
+        """The Pod template a ReplicaSet or ControllerRevision ("Kind/name") holds, when the state has it."""
+        return (self.templates or {}).get(namespace, {}).get(key)
+
     def node_suggestions(self, name: str) -> tuple[str, ...]:
         """The existing node names a missing `name` most likely meant, best first (see closest_node_names)."""
         cached = self._suggestions.get(name)
@@ -208,3 +250,11 @@ class ClusterState:
         """Usage and host ports in use, summed elsewhere (a snapshot holds them, not the Pods' specs)."""
         self._usage.update(usage)
         self._ports.update(ports)
+
+
+def _by_controller(pods: Any) -> dict[OwnerKey, list[PodInfo]]:
+    found: dict[OwnerKey, list[PodInfo]] = {}
+    for pod in pods:
+        if pod.owner is not None and pod.node_name and not pod.is_terminated:
+            found.setdefault(pod.owner, []).append(pod)
+    return found

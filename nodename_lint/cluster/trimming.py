@@ -10,6 +10,8 @@ from typing import Any
 
 import msgspec
 
+from .templates import REVISION_LABEL, controller_reference, split_key
+
 
 # --- snapshot trimming: keep what the rules read, drop the rest ---------------------------------
 def _pick(source: Any, keys: Iterable[str]) -> dict[str, Any]:
@@ -106,10 +108,17 @@ def trim_pod(pod: dict[str, Any]) -> dict[str, Any]:
         listed = [_pick(c, fields) for c in spec.get(key) or [] if isinstance(c, dict)]
         return {key: listed} if listed else {}
 
+    metadata = pod.get("metadata") or {}
+    kept = _pick(metadata, ("name", "namespace"))
+    owner = controller_reference(metadata)
+    if owner is not None:  # what tells a workload's own Pods and the template they run (templates.pod_owner)
+        kind, name = split_key(owner)
+        kept["ownerReferences"] = [{"kind": kind, "name": name, "controller": True}]
+        kept["labels"] = _pick(metadata.get("labels"), (REVISION_LABEL,))
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": _pick(pod.get("metadata"), ("name", "namespace")),
+        "metadata": kept,
         "spec": {
             **_pick(spec, ("nodeName", "overhead", "resources")),
             **containers("initContainers", ("name", "resources", "restartPolicy", "ports")),
