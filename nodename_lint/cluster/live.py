@@ -10,18 +10,21 @@ output), connection (GET with bounds, retries and paging), errors (what went wro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from .connection import ApiConnection, LiveOptions
 from .errors import ClusterUnavailable, Forbidden
 from .state import ClusterState
+from .templates import holder_from_object
 from .trimming import decode_node_page, trim_pod
 
 if TYPE_CHECKING:
     from ..engine import ParsedSource
+    from .objects import Holder
 
 __all__ = ["ClusterUnavailable", "LiveCluster", "LiveOptions", "Referenced", "referenced"]
 
@@ -38,12 +41,15 @@ class Referenced:
     pods: set[tuple[str, str]] = field(default_factory=set)  # (namespace, name)
     # a Pod the scheduler places asks for host ports: the ports in use on every node matter
     every_node: bool = False
+    # (namespace, kind, name) of the Deployments, StatefulSets and DaemonSets: their running Pods' templates
+    workloads: set[tuple[str, str, str]] = field(default_factory=set)
 
     def update(self, other: Referenced) -> None:
         """Add what another group of manifests names."""
         self.nodes |= other.nodes
         self.pods |= other.pods
         self.every_node |= other.every_node
+        self.workloads |= other.workloads
 
 
 # --- what the rules need --------------------------------------------------------------------------
@@ -53,6 +59,7 @@ def referenced(parsed: Iterable[ParsedSource], default_namespace: str) -> Refere
     Only names the API server would accept are kept: anything else is reported by a rule, never requested.
     """
     from ..podspec import is_dns1123_label, is_dns1123_subdomain, pinned_node
+    from .templates import TEMPLATE_HOLDERS
 
     found = Referenced()
     for source in parsed:
@@ -71,6 +78,8 @@ def referenced(parsed: Iterable[ParsedSource], default_namespace: str) -> Refere
                     and is_dns1123_label(namespace)
                 ):  # else invalid-object-name reports it
                     found.pods.add((namespace, obj.name))
+                if obj.kind in TEMPLATE_HOLDERS and is_dns1123_subdomain(obj.name) and is_dns1123_label(namespace):
+                    found.workloads.add((namespace, obj.kind, obj.name))
             except Exception:  # an unreadable object is the lint run's to report
                 continue
     return found
@@ -124,10 +133,50 @@ class LiveCluster:
                 unavailable, "pods", lambda: self._pods(None if wanted.every_node else pod_nodes, sorted(wanted.pods))
             )
             runtime_classes = self._read(unavailable, "runtime_classes", lambda: conn.list_all(RUNTIME_CLASSES))
+            templates = None
+            if pods and wanted.workloads:
+                templates = self._read(unavailable, "templates", lambda: self._templates(pods, wanted.workloads))
         finally:
             conn.close()
         known = frozenset(pod_nodes) if pods is not None and not wanted.every_node else None
-        return self._state(nodes, namespaces, pods, known, unavailable, runtime_classes)
+        return self._state(nodes, namespaces, pods, known, unavailable, runtime_classes, templates)
+
+    def _templates(self, pods: list[dict[str, Any]], workloads: set[tuple[str, str, str]]) -> list[Holder]:
+        """The ReplicaSets and ControllerRevisions holding the templates of the linted workloads' running Pods,
+        each by name: their templates tell an unchanged manifest from a rollout (rollout.py)."""
+        from ..podspec import is_dns1123_label, is_dns1123_subdomain
+        from .templates import deployment_of_replicaset, pod_owner, split_key
+
+        deployments = {(namespace, name) for namespace, kind, name in workloads if kind == "Deployment"}
+        wanted: set[tuple[str, str]] = set()  # (namespace, "Kind/name")
+        for pod in pods:
+            metadata = pod.get("metadata") or {}
+            owner, template = pod_owner(metadata)
+            namespace = metadata.get("namespace") or "default"
+            if owner is None or template is None or not isinstance(namespace, str) or not is_dns1123_label(namespace):
+                continue
+            if not is_dns1123_subdomain(split_key(template)[1]):  # the API server's reply is untrusted too
+                continue
+            kind, name = split_key(owner)
+            if kind == "ReplicaSet":
+                if (namespace, deployment_of_replicaset(name)) in deployments:
+                    wanted.add((namespace, template))
+            elif (namespace, kind, name) in workloads:
+                wanted.add((namespace, template))
+        queries, kinds = [], []
+        for namespace, key in sorted(wanted):
+            kind, name = split_key(key)
+            resource = "replicasets" if kind == "ReplicaSet" else "controllerrevisions"
+            queries.append(
+                (f"/apis/apps/v1/namespaces/{_segment(namespace)}/{resource}", f"metadata.name={_name(name)}")
+            )
+            kinds.append(kind)
+        return [
+            holder
+            for kind, found in zip(kinds, self._parallel(queries), strict=True)
+            for holder in (_holder_of_kind(kind, None, obj) for obj in found)
+            if holder is not None
+        ]
 
     def whole_state(self) -> ClusterState:
         """Every node, namespace and non-terminated Pod: for a client that reads once and lints many
@@ -139,9 +188,28 @@ class LiveCluster:
             namespaces = self._read(unavailable, "namespaces", lambda: conn.list_all("/api/v1/namespaces"))
             pods = self._read(unavailable, "pods", lambda: conn.list_all("/api/v1/pods", NON_TERMINATED))
             runtime_classes = self._read(unavailable, "runtime_classes", lambda: conn.list_all(RUNTIME_CLASSES))
+            templates = self._read(unavailable, "templates", lambda: self._every_template(pods or []))
         finally:
             conn.close()
-        return self._state(nodes, namespaces, pods, None, unavailable, runtime_classes)
+        return self._state(nodes, namespaces, pods, None, unavailable, runtime_classes, templates)
+
+    def _every_template(self, pods: list[dict[str, Any]]) -> list[Holder]:
+        """The template of every ReplicaSet and ControllerRevision the Pods run, reduced to its digest as
+        each page arrives (the others, a Deployment's old ReplicaSets, are not digested)."""
+        from .templates import pod_owner
+
+        used = set()
+        for pod in pods:
+            metadata = pod.get("metadata") if isinstance(pod, dict) else None
+            if isinstance(metadata, dict):
+                template = pod_owner(metadata)[1]
+                if template is not None:
+                    used.add((metadata.get("namespace") or "default", template))
+        found: list[Holder] = []
+        for kind, resource in (("ReplicaSet", "replicasets"), ("ControllerRevision", "controllerrevisions")):
+            keep = partial(_holder_of_kind, kind, used)
+            found += [holder for holder in self.connection.list_all(f"/apis/apps/v1/{resource}", keep=keep) if holder]
+        return found
 
     def _state(
         self,
@@ -151,6 +219,7 @@ class LiveCluster:
         pod_nodes: frozenset[str] | None,
         unavailable: dict[str, str],
         runtime_classes: Any,
+        templates: list[Holder] | None,
     ) -> ClusterState:
         from .objects import StateError, state_from_objects
 
@@ -165,6 +234,7 @@ class LiveCluster:
                 pod_nodes=pod_nodes,
                 unavailable=unavailable or None,
                 runtime_classes=runtime_classes,
+                holders=templates,
             )
         except StateError as exc:
             raise ClusterUnavailable(
@@ -214,19 +284,30 @@ class LiveCluster:
             namespaces = conn.list_all("/api/v1/namespaces")
             pods = conn.list_all("/api/v1/pods", NON_TERMINATED, keep=trim_pod)  # trimmed as pages arrive
             runtime_classes = conn.list_all(RUNTIME_CLASSES)
+            templates = self._every_template(pods)
         except Forbidden as exc:
             raise ClusterUnavailable(f"cannot snapshot {self.source}: {exc.reason()}") from None
         finally:
             conn.close()
         try:
             return state_from_objects(
-                self.source, nodes=nodes, namespaces=namespaces, pods=pods, runtime_classes=runtime_classes
+                self.source,
+                nodes=nodes,
+                namespaces=namespaces,
+                pods=pods,
+                runtime_classes=runtime_classes,
+                holders=templates,
             )
         except StateError as exc:
             raise ClusterUnavailable(
                 f"the API server at {conn.host} returned an object nodename-lint cannot read "
                 f"({exc}); the cluster state cannot be trusted"
             ) from None
+
+
+def _holder_of_kind(kind: str, used: Container[tuple[str, str]] | None, obj: dict[str, Any]) -> Holder | None:
+    """holder_from_object of an item of a list, which carries no kind."""
+    return holder_from_object({**obj, "kind": kind}, used)
 
 
 def _segment(namespace: str) -> str:

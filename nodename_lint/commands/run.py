@@ -133,6 +133,11 @@ def run_lint(
             cluster = kept_until_exit(live_cluster.state_for(wanted))
         if "runtime_classes" in cluster.unavailable:
             notes.append(f"RuntimeClass overhead is not counted: {cluster.unavailable['runtime_classes']}")
+        if "templates" in cluster.unavailable:
+            notes.append(
+                "the Pods a workload already runs cannot be told from its new ones (its rollout is played as if "
+                f"its template changed): {cluster.unavailable['templates']}"
+            )
     progress = Progress(len(all_sources), enabled=not text.quiet)
     results: list[RunResult] = []
     complete: list[RunResult] = []  # before --changed-since: SARIF always holds every finding
