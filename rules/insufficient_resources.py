@@ -29,6 +29,13 @@ Quantities are read exactly as apimachinery does (cpu rounded up to millicores, 
 whole units). A request that is not a valid quantity is left to the API server, which rejects
 the manifest; this rule then skips the object.
 
+A pinned workload that already runs on the node is not counted against itself: the kubelet meets
+its new Pods only as its controller makes them (an unchanged template makes none; a Deployment's
+default maxSurge starts a new Pod beside the old ones, `ResolveFenceposts`; a StatefulSet recreates
+each Pod in its old one's place, `updateStatefulSet`; a DaemonSet replaces its Pod in place unless
+maxSurge is set). The message then says what the rollout does and which strategy lets it complete
+(docs/cluster-state.md, "A workload that already runs").
+
 ## Why is this bad?
 With `nodeName` the scheduler never checks resources, but the kubelet does on admission. The Pod
 goes straight to phase Failed with the reason in kubectl's STATUS column (`OutOfcpu`) and
@@ -114,6 +121,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         runtime_overhead,
     )
     from nodename_lint.quantity import describe
+    from nodename_lint.rollout import workload_rollout
     from nodename_lint.scheduling import (
         NATIVE_ORDER,
         RequestError,
@@ -134,8 +142,14 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         requests = pod_requests(spec, overhead=overhead)
     except RequestError:
         return
+    rollout = workload_rollout(obj, cluster)  # the workload's own running Pods: what the apply does with them
+    if rollout is not None:
+        if not rollout.blocks:
+            return
+        cluster = rollout.view
     usage = cluster.usage(name)
-    replicas = replica_count(obj)
+    replicas = rollout.to_place if rollout else replica_count(obj)
+    noun = rollout.noun(replicas) if rollout else pods_noun(obj)
     current = NodeUsage(usage.pods, dict(usage.requested)) if usage else NodeUsage(0, {})
     for admitted in range(min(replicas, 100_000)):  # noqa: B007  (read after the loop: how many fit)
         found = shortages(requests, node, current, kubelet=True)
@@ -158,12 +172,12 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
             return  # the critical Pod admission handler evicts other Pods to make room
         head = f"static Pod {obj.name} would be rejected by the kubelet on {name} (--static-pod-node) with {reason}"
     elif replicas == 1:
-        head = f"{pods_noun(obj)} would be rejected by the kubelet on {name} with {reason}"
+        head = f"{noun} would be rejected by the kubelet on {name} with {reason}"
     elif admitted == 0:
-        head = f"none of {pods_noun(obj)} fits on {name}: each would be rejected by the kubelet with {reason}"
+        head = f"none of {noun} fits on {name}: each would be rejected by the kubelet with {reason}"
     else:
         head = (
-            f"only {admitted} of {pods_noun(obj)} fit on {name}: replica {admitted + 1} would be rejected by the "
+            f"only {admitted} of {noun} fit on {name}: replica {admitted + 1} would be rejected by the "
             f"kubelet with {reason}"
         )
     others = "the Pods already there" + (f" and the first {admitted} replicas" if admitted else "")
@@ -208,4 +222,5 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # without the node's Pods the kubelet's "used" is unknown, so its message cannot be quoted
     exact = resource in ("pods", *NATIVE_ORDER) or len(found) == 1
     quote = f' (kubelet: "Pod was rejected: {shortage.kubelet_message}")' if usage is not None and exact else ""
-    yield Violation(path, f"{head}: {detail}; {fate}{quote}", fix=fix)
+    message = f"{head}: {detail}; {fate}{quote}"
+    yield Violation(path, rollout.explain(message) if rollout else message, fix=rollout.fix(fix) if rollout else fix)

@@ -21,6 +21,16 @@ manifests name, unless a manifest the scheduler places asks for host ports), tho
 compared with their allocatable alone, and the message says so.
 Preemption of lower-priority Pods is not predicted.
 
+A Deployment, StatefulSet or DaemonSet that already runs in the cluster is not counted against
+itself: its own Pods (ownerReferences through its ReplicaSets, or to the workload) are what the
+apply keeps or replaces. An unchanged Pod template (compared as the Deployment controller's
+`EqualIgnoreHash` does, with the ReplicaSet's or ControllerRevision's template) creates no Pod; a
+changed one is played as its controller rolls it out (`NewRSNewReplicas` and
+`reconcileOldReplicaSets` with `ResolveFenceposts`' rounding for a Deployment, `rolloutRecreate`,
+`updateStatefulSet`'s one-at-a-time replacement, the DaemonSet's `rollingUpdate` with maxSurge 0 by
+default), and a finding says when the rollout stalls and which strategy lets it complete (see
+docs/cluster-state.md, "A workload that already runs").
+
 ## Why is this bad?
 The Pod stays Pending with a FailedScheduling event, forever or until the cluster changes. A
 workload rolls out nothing, or a Deployment update stalls with its new replicas Pending.
@@ -83,6 +93,74 @@ _DEPLOYMENT = """
                   cpu: "{cpu}"
 """
 
+# The Deployment below already runs in this cluster (2 replicas of 3 cpu, one per worker): its
+# ReplicaSet, with the template as the API server stores it, and its Pods.
+_RUNNING = """
+    apiVersion: v1
+    kind: List
+    items:
+      - apiVersion: v1
+        kind: Node
+        metadata:
+          name: kind-worker
+          labels: {kubernetes.io/hostname: kind-worker, disktype: ssd}
+        status:
+          allocatable: {cpu: "4", memory: 8039064Ki, pods: "110"}
+      - apiVersion: v1
+        kind: Node
+        metadata:
+          name: kind-worker2
+          labels: {kubernetes.io/hostname: kind-worker2, disktype: ssd}
+        status:
+          allocatable: {cpu: "4", memory: 8039064Ki, pods: "110"}
+      - apiVersion: apps/v1
+        kind: ReplicaSet
+        metadata:
+          name: analytics-6f9d8c7b5
+          namespace: default
+          ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: analytics, controller: true}]
+        spec:
+          template:
+            metadata:
+              labels: {app: analytics, pod-template-hash: 6f9d8c7b5}
+            spec:
+              nodeSelector: {disktype: ssd}
+              containers:
+                - name: worker
+                  image: busybox:1.37
+                  imagePullPolicy: IfNotPresent
+                  resources: {requests: {cpu: "3"}}
+                  terminationMessagePath: /dev/termination-log
+                  terminationMessagePolicy: File
+              dnsPolicy: ClusterFirst
+              restartPolicy: Always
+              schedulerName: default-scheduler
+              securityContext: {}
+              terminationGracePeriodSeconds: 30
+      - apiVersion: v1
+        kind: Pod
+        metadata:
+          name: analytics-6f9d8c7b5-x7k2p
+          namespace: default
+          ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: analytics-6f9d8c7b5, controller: true}]
+        spec:
+          nodeName: kind-worker
+          containers:
+            - {name: worker, image: busybox:1.37, resources: {requests: {cpu: "3"}}}
+        status: {phase: Running}
+      - apiVersion: v1
+        kind: Pod
+        metadata:
+          name: analytics-6f9d8c7b5-q8w4z
+          namespace: default
+          ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: analytics-6f9d8c7b5, controller: true}]
+        spec:
+          nodeName: kind-worker2
+          containers:
+            - {name: worker, image: busybox:1.37, resources: {requests: {cpu: "3"}}}
+        status: {phase: Running}
+"""
+
 RULE = Rule(
     id="no-node-fits",
     severity="error",
@@ -93,6 +171,18 @@ RULE = Rule(
     examples=(
         Example("8 cpu on 4-cpu nodes", _DEPLOYMENT.replace("{cpu}", "8"), fails=True, cluster=_CLUSTER),
         Example("a request a worker can take", _DEPLOYMENT.replace("{cpu}", "1"), fails=False, cluster=_CLUSTER),
+        Example(
+            "the same Deployment, already running on both workers: applying it creates no Pod",
+            _DEPLOYMENT.replace("{cpu}", "3"),
+            fails=False,
+            cluster=_RUNNING,
+        ),
+        Example(
+            "a new image for it: the default rolling update starts a new Pod before deleting an old one, and none fits",
+            _DEPLOYMENT.replace("{cpu}", "3").replace("busybox:1.37", "busybox:1.38"),
+            fails=True,
+            cluster=_RUNNING,
+        ),
     ),
 )
 
@@ -112,6 +202,7 @@ _FIXES = {
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
     from nodename_lint.cluster.targets import admitted_spec, pods_noun, runtime_overhead
+    from nodename_lint.rollout import workload_rollout
     from nodename_lint.scheduling import (
         AFFINITY_REASON,
         PORTS_REASON,
@@ -132,7 +223,11 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         requests = pod_requests(spec, overhead=overhead)
     except RequestError:
         return
-    verdict = cluster.no_node_fits(admitted_spec(obj, cluster), requests)  # with the RuntimeClass's scheduling
+    rollout = workload_rollout(obj, cluster)  # the workload's own running Pods: what the apply does with them
+    if rollout is not None and not rollout.blocks:
+        return
+    room = rollout.view if rollout else cluster  # the cluster as the rollout leaves it
+    verdict = room.no_node_fits(admitted_spec(obj, cluster), requests)  # with the RuntimeClass's scheduling
     if verdict is None:
         return
     counts, unknown_usage, prefilter = verdict.reasons, verdict.unknown_usage, verdict.prefilter
@@ -155,9 +250,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     fixes = [fix for prefix, fix in _FIXES.items() if any(reason.startswith(prefix) for reason in counts)]
     if prefilter:
         fixes.append("the required node affinity terms name no common node: fix the matchFields metadata.name values")
-    yield Violation(
-        path,
-        f'no node of the cluster can take {pods_noun(obj)}: it stays Pending with FailedScheduling "{event}"'
-        f"{note}{counted}",
-        fix="; ".join(fixes) or "change the Pod's constraints",
-    )
+    fix = "; ".join(fixes) or "change the Pod's constraints"
+    noun = rollout.noun(1) if rollout else pods_noun(obj)
+    message = f'no node of the cluster can take {noun}: it stays Pending with FailedScheduling "{event}"{note}{counted}'
+    yield Violation(path, rollout.explain(message) if rollout else message, fix=rollout.fix(fix) if rollout else fix)

@@ -112,8 +112,16 @@ def admitted_spec(obj: Manifest, cluster: ClusterState) -> dict[str, Any]:
 
 
 def admission_reasons(obj: Manifest, node: NodeInfo, cluster: ClusterState) -> list[str]:
-    """The kubelet's admission failures for the object's Pod on `node`, in the kubelet's order."""
+    """The kubelet's admission failures for the object's Pod on `node`, in the kubelet's order.
+
+    For a workload that already runs Pods, the cluster as its rollout leaves it (rollout.py).
+    """
+    from ..rollout import workload_rollout
     from ..scheduling import kubelet_reasons
+
+    rollout = workload_rollout(obj, cluster)
+    if rollout is not None:
+        cluster = rollout.view
 
     return kubelet_reasons(
         admitted_spec(obj, cluster),
