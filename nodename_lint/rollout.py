@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
 
-from .cluster.records import NodeUsage, OwnerKey, PodInfo, TemplateInfo
+from .cluster.records import NodeUsage, OwnerKey, PodInfo
 from .cluster.state import ClusterState
 from .cluster.templates import SAVE_TEMPLATES, TEMPLATE_HOLDERS, owner_key, split_key, template_digest
 from .cluster.templates import digest as held_digest
@@ -556,26 +556,27 @@ def _own_pods(obj: Manifest, cluster: ClusterState) -> tuple[list[OwnPod], list[
     """The workload's running Pods, those taken for its own by a ReplicaSet's name only, and why the
     template some of them run is unknown ("" when it is known for all)."""
     namespace = obj.namespace or "default"
-    digest = ""
+    manifest = ""
     own: list[OwnPod] = []
     probable: list[str] = []
     unknown: set[str] = set()
-    templates: dict[OwnerKey, TemplateInfo | None] = {}
+    current: dict[OwnerKey | None, bool | None] = {}  # template key -> whether it is the manifest's
     for pods, certain in cluster.workload_pods(namespace, owner_key(obj.kind, obj.name)):
         for pod in pods:
             key = pod.template
-            if key is not None and key not in templates:
-                templates[key] = cluster.template(namespace, key)
-            template = templates.get(key) if key is not None else None
-            if template is not None and not digest:
-                digest = template_digest({"metadata": obj.pod_template_metadata, "spec": obj.pod_spec or {}})
-            if template is None:
-                unknown.add(_missing_holder(key, cluster))
+            if key not in current:
+                template = cluster.template(namespace, key) if key is not None else None
+                if template is None:
+                    unknown.add(_missing_holder(key, cluster))
+                    current[key] = None
+                else:
+                    if not manifest:
+                        manifest = template_digest({"metadata": obj.pod_template_metadata, "spec": obj.pod_spec or {}})
+                    current[key] = bool(manifest) and held_digest(template) == manifest
             if not certain:
                 probable.append(pod.name)
-            current = None if template is None else bool(digest) and held_digest(template) == digest
             assert pod.node_name is not None  # controlled_pods holds bound Pods only
-            own.append(OwnPod(pod, pod.node_name, current))
+            own.append(OwnPod(pod, pod.node_name, current[key]))
     return own, probable, "; ".join(sorted(unknown))
 
 

@@ -21,7 +21,7 @@ import msgspec
 from .objects import Holder, StateError, node_from_object, runtime_class_from_object, state_from_kinds
 from .records import TERMINATED_PHASES, OwnerKey, PodInfo, TemplateInfo
 from .state import ClusterState
-from .templates import HOLDER_KINDS, REVISION_LABEL, holder_from_object, owner_key, template_key, templates_in_use
+from .templates import HOLDER_KINDS, REVISION_LABEL, holder_from_object, owner_key, template_key
 
 _NULL = msgspec.Raw(b"null")
 
@@ -139,11 +139,13 @@ def state_from_json_dump(data: bytes | str, source: str) -> ClusterState | None:
             return None
         namespaces.append(name)
     holders: list[Holder] = []
-    used = templates_in_use(read.records)
+    used = read.templates
     for kind in HOLDER_KINDS:
         for item in others[kind]:
             metadata = item.metadata
-            if metadata is None or (metadata.namespace or "default", owner_key(kind, str(metadata.name))) not in used:
+            if metadata is None or owner_key(kind, str(metadata.name)) not in used.get(
+                metadata.namespace or "default", ()
+            ):
                 continue  # a Deployment's old ReplicaSets: not read
             if kind == "ReplicaSet" and item.spec is not None and item.spec.template != _NULL:
                 holder = _replicaset_holder(item, metadata, kind)  # its template's bytes, as they are
@@ -161,6 +163,7 @@ class _Read(NamedTuple):
     by_node: dict[str, list[PodInfo]]  # the non-terminated Pods
     by_namespace: dict[str, dict[str, PodInfo]]
     others: dict[str, list[_Item]]  # the items of the other kinds, by kind
+    templates: dict[str, set[OwnerKey]]  # templates.templates_in_use of the Pods
 
 
 def _read_items(items: list[_Item], implied: str) -> _Read | None:
@@ -175,6 +178,7 @@ def _read_items(items: list[_Item], implied: str) -> _Read | None:
     others: dict[str, list[_Item]] = {kind: [] for kind in ("Node", "Namespace", "RuntimeClass", *HOLDER_KINDS)}
     owners: dict[Any, OwnerKey] = {}  # the keys of the controllers, shared by their Pods
     replicasets: dict[Any, OwnerKey] = {}
+    in_use: dict[str, set[OwnerKey]] = {}
     for item in items:
         kind = implied if item.kind is msgspec.UNSET else item.kind
         if kind != "Pod":
@@ -205,6 +209,11 @@ def _read_items(items: list[_Item], implied: str) -> _Read | None:
                 record.owner = record.template = owner
             else:
                 _read_owner(record, metadata, references, owners)
+            if record.template is not None:
+                keys = in_use.get(namespace)
+                if keys is None:
+                    keys = in_use[namespace] = set()
+                keys.add(record.template)
         records.append(record)
         named = by_namespace.get(namespace)
         if named is None:
@@ -217,7 +226,7 @@ def _read_items(items: list[_Item], implied: str) -> _Read | None:
                 by_node[node] = [record]
             else:
                 found.append(record)
-    return _Read(records, by_node, by_namespace, others)
+    return _Read(records, by_node, by_namespace, others, in_use)
 
 
 def _read_owner(

@@ -10,7 +10,7 @@ output), connection (GET with bounds, retries and paging), errors (what went wro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -25,6 +25,7 @@ from .trimming import decode_node_page, trim_pod
 if TYPE_CHECKING:
     from ..engine import ParsedSource
     from .objects import Holder
+    from .templates import InUse
 
 __all__ = ["ClusterUnavailable", "LiveCluster", "LiveOptions", "Referenced", "referenced"]
 
@@ -198,13 +199,13 @@ class LiveCluster:
         each page arrives (the others, a Deployment's old ReplicaSets, are not digested)."""
         from .templates import pod_owner
 
-        used = set()
+        used: dict[str, set[str]] = {}  # templates_in_use of the Pods, read from the objects
         for pod in pods:
             metadata = pod.get("metadata") if isinstance(pod, dict) else None
             if isinstance(metadata, dict):
                 template = pod_owner(metadata)[1]
                 if template is not None:
-                    used.add((metadata.get("namespace") or "default", template))
+                    used.setdefault(metadata.get("namespace") or "default", set()).add(template)
         found: list[Holder] = []
         for kind, resource in (("ReplicaSet", "replicasets"), ("ControllerRevision", "controllerrevisions")):
             keep = partial(_holder_of_kind, kind, used)
@@ -305,7 +306,7 @@ class LiveCluster:
             ) from None
 
 
-def _holder_of_kind(kind: str, used: Container[tuple[str, str]] | None, obj: dict[str, Any]) -> Holder | None:
+def _holder_of_kind(kind: str, used: InUse | None, obj: dict[str, Any]) -> Holder | None:
     """holder_from_object of an item of a list, which carries no kind."""
     return holder_from_object({**obj, "kind": kind}, used)
 

@@ -29,7 +29,7 @@ from ..scheduling import (
     scheduler_rejections,
 )
 from .names import closest_node_names
-from .records import NodeInfo, NodeUsage, OwnerKey, PodInfo, PodTable, RuntimeClassInfo, TemplateInfo
+from .records import TERMINATED_PHASES, NodeInfo, NodeUsage, OwnerKey, PodInfo, PodTable, RuntimeClassInfo, TemplateInfo
 from .templates import workload_of
 
 _Index = TypeVar("_Index")
@@ -255,6 +255,11 @@ class ClusterState:
 def _by_controller(pods: Any) -> dict[OwnerKey, list[PodInfo]]:
     found: dict[OwnerKey, list[PodInfo]] = {}
     for pod in pods:
-        if pod.owner is not None and pod.node_name and not pod.is_terminated:
-            found.setdefault(pod.owner, []).append(pod)
+        owner = pod.owner
+        if owner is not None and pod.node_name and pod.phase not in TERMINATED_PHASES:
+            listed = found.get(owner)
+            if listed is None:
+                found[owner] = [pod]
+            else:
+                listed.append(pod)
     return found

@@ -32,7 +32,7 @@ import hashlib
 import json
 import math
 import sys
-from collections.abc import Container, Iterable
+from collections.abc import Container, Iterable, Mapping
 from typing import Any
 
 from ..quantity import QuantityError, parse_quantity
@@ -85,9 +85,19 @@ def template_key(owner: OwnerKey | None, revision: Any) -> OwnerKey | None:
     return None
 
 
-def templates_in_use(pods: Iterable[PodInfo]) -> set[tuple[str, OwnerKey]]:
-    """The (namespace, "Kind/name") of the templates the Pods run: the only holders worth reading."""
-    return {(pod.namespace, pod.template) for pod in pods if pod.template is not None}
+InUse = Mapping[str, Container[OwnerKey]]  # namespace -> the "Kind/name" of the templates its Pods run
+
+
+def templates_in_use(pods: Iterable[PodInfo]) -> dict[str, set[OwnerKey]]:
+    """The templates the Pods run, by namespace: the only holders worth reading."""
+    used: dict[str, set[OwnerKey]] = {}
+    for pod in pods:
+        if pod.template is not None:
+            keys = used.get(pod.namespace)
+            if keys is None:
+                keys = used[pod.namespace] = set()
+            keys.add(pod.template)
+    return used
 
 
 def pod_owner(metadata: Any) -> tuple[OwnerKey | None, OwnerKey | None]:
@@ -109,12 +119,10 @@ def deployment_of_replicaset(replicaset: str) -> str | None:
     return None
 
 
-def holder_from_object(
-    obj: Any, used: Container[tuple[str, OwnerKey]] | None = None
-) -> tuple[str, OwnerKey, TemplateInfo] | None:
+def holder_from_object(obj: Any, used: InUse | None = None) -> tuple[str, OwnerKey, TemplateInfo] | None:
     """(namespace, "Kind/name", the template) of a ReplicaSet or ControllerRevision object, None for
-    another object, one without a template, or one no Pod runs (`used`: the (namespace, key) of the
-    templates the Pods run; a Deployment keeps ten old ReplicaSets, and keeping them costs)."""
+    another object, one without a template, or one no Pod runs (`used`: templates_in_use; a
+    Deployment keeps ten old ReplicaSets, and keeping them costs)."""
     if not isinstance(obj, dict):
         return None
     kind = obj.get("kind")
@@ -125,7 +133,7 @@ def holder_from_object(
     namespace = metadata.get("namespace") or "default"
     if not isinstance(name, str) or not name or not isinstance(namespace, str):
         return None
-    if used is not None and (namespace, owner_key(kind, name)) not in used:
+    if used is not None and owner_key(kind, name) not in used.get(namespace, ()):
         return None
     if kind == "ReplicaSet":
         spec = obj.get("spec")
