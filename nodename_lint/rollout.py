@@ -93,7 +93,6 @@ class Strategy:
     surge: int = 0
     unavailable: int = 1
     partition: int = 0  # StatefulSet
-    parallel: bool = False  # StatefulSet podManagementPolicy Parallel
     explained: str = ""
 
 
@@ -159,11 +158,12 @@ def deployment_strategy(spec: Any, replicas: int) -> Strategy | None:
 
 
 def statefulset_strategy(spec: Any) -> Strategy | None:
-    """SetDefaults_StatefulSet: RollingUpdate, partition 0, OrderedReady."""
+    """SetDefaults_StatefulSet: RollingUpdate, partition 0. (podManagementPolicy Parallel creates the
+    missing ordinals at once rather than in order, and updates still go one Pod at a time: a rollout
+    that stalls stalls either way.)"""
     kind = _strategy_type(spec, "updateStrategy")
-    parallel = isinstance(spec, dict) and spec.get("podManagementPolicy") == "Parallel"
     if kind == "OnDelete":
-        return Strategy("OnDelete", parallel=parallel, explained="OnDelete replaces a Pod only when you delete it")
+        return Strategy("OnDelete", explained="OnDelete replaces a Pod only when you delete it")
     if kind != "RollingUpdate":
         return None
     partition = _rolling(spec, "updateStrategy").get("partition", 0)
@@ -172,7 +172,6 @@ def statefulset_strategy(spec: Any) -> Strategy | None:
     return Strategy(
         "RollingUpdate",
         partition=partition,
-        parallel=parallel,
         explained=(
             "the StatefulSet controller deletes one Pod at a time, from the highest ordinal"
             + (f" down to the partition {partition}" if partition else "")
@@ -464,7 +463,7 @@ def workload_rollout(obj: Manifest, cluster: ClusterState) -> Rollout | None:
 
 
 def _predict(obj: Manifest, cluster: ClusterState) -> Rollout | None:
-    from .cluster.targets import admitted_spec, runtime_overhead
+    from .cluster.admitted import admitted_spec, runtime_overhead
 
     if obj.kind not in TEMPLATE_HOLDERS or obj.is_static_pod or cluster.pods is None or cluster.nodes is None:
         return None
@@ -510,16 +509,17 @@ def _predict(obj: Manifest, cluster: ClusterState) -> Rollout | None:
     if not rollout.strategy_fixes:  # no strategy helps: the new Pods do not fit where the old ones were
         current = [o for o in own if o.current]
         rollout.kept = current
-        if isinstance(pinned, str) or obj.kind != "Deployment":  # the rules count the replicas on the node
+        if isinstance(pinned, str):  # the rules count the new replicas on the node, the old ones gone
             rollout.view = _without_own(cluster, [o for o in own if not o.current], requests, placer.ports, label)
             rollout.to_place = max(replicas - len(current), 1)
-        else:  # the scheduler places them one by one: the cluster once the old Pods are gone and the rest placed
+        elif obj.kind == "Deployment":  # the scheduler places them one by one: the old Pods gone, the rest placed
             placer = _Placer(admitted_spec(obj, cluster), requests, None)
             view = RolloutView.of(cluster, requests, placer.ports, label)
             _, rollout.view, rollout.to_place, _, _ = _play_deployment(
                 own, replicas, Strategy("Recreate"), placer, view, obj.name
             )
-        rollout.placed = replicas - len(current) - rollout.to_place
+            rollout.placed = replicas - len(current) - rollout.to_place
+        # a StatefulSet placed by the scheduler: the cluster where its recreated Pod found no node
     return rollout
 
 
@@ -534,7 +534,7 @@ def _without_own(
 
 def _replicas(obj: Manifest, running: int) -> int:
     """spec.replicas; without it, `kubectl apply` leaves the live count alone (an autoscaler's): the Pods running."""
-    from .cluster.targets import replica_count
+    from .cluster.admitted import replica_count
 
     if obj.kind == "DaemonSet":
         return 1
@@ -737,7 +737,7 @@ def _strategy_fixes(
     label: str,
 ) -> list[str]:
     """The strategy changes that let this rollout complete."""
-    from .cluster.targets import admitted_spec
+    from .cluster.admitted import admitted_spec
 
     if obj.kind == "StatefulSet":
         return []

@@ -332,7 +332,8 @@ def test_offline_runs_import_nothing_of_the_cluster_code():
         "sys.argv = ['nodename-lint', 'examples/deploy']\n"
         "try:\n    runpy.run_module('nodename_lint', run_name='__main__')\nexcept SystemExit:\n    pass\n"
         "loaded = [m for m in ('nodename_lint.scheduling', 'nodename_lint.quantity', 'nodename_lint.cluster.from_file',"
-        " 'nodename_lint.cluster.names', 'nodename_lint.cluster.targets') if m in sys.modules]\n"
+        " 'nodename_lint.cluster.names', 'nodename_lint.cluster.targets', 'nodename_lint.rollout',"
+        " 'nodename_lint.cluster.templates') if m in sys.modules]\n"
         "sys.stderr.write(repr(loaded))\n"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)

@@ -382,6 +382,19 @@ def test_a_bigger_statefulset_template_stalls_with_a_replica_down(tmp_path: Path
     assert "lower the cpu request to at most 1333m cpu" in found[0]["fix"]
 
 
+def test_a_statefulset_the_scheduler_places_stalls_where_its_recreated_pod_finds_no_node(tmp_path: Path) -> None:
+    scheduled = DB_BIGGER.replace("nodeName: n2", "nodeSelector: {kubernetes.io/hostname: n2}")
+    found = _every_way(tmp_path, scheduled, cluster_objects())
+    assert [f["rule"] for f in found] == ["no-node-fits"]
+    message = found[0]["message"]
+    assert "rolling update of StatefulSet db, which stalls: no node of the cluster can take the new Pod" in message
+    assert (
+        "\"0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node affinity/selector.\""
+        in message
+    )
+    assert "so db-0 is deleted, its replacement finds no room" in message
+
+
 # --- DaemonSet ---------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("manifest", [AGENT, AGENT_CHANGED], ids=["unchanged", "changed-default-no-surge"])
 def test_a_daemonset_pod_is_replaced_in_its_place(tmp_path: Path, manifest: str) -> None:
@@ -497,7 +510,9 @@ def test_deployment_fenceposts() -> None:
 
 def test_statefulset_and_daemonset_defaults() -> None:
     sts = statefulset_strategy({})
-    assert sts is not None and (sts.type, sts.partition, sts.parallel) == ("RollingUpdate", 0, False)
+    assert sts is not None and (sts.type, sts.partition) == ("RollingUpdate", 0)
+    partitioned = statefulset_strategy({"updateStrategy": {"rollingUpdate": {"partition": 2}}})
+    assert partitioned is not None and partitioned.partition == 2
     on_delete = statefulset_strategy({"updateStrategy": {"type": "OnDelete"}})
     assert on_delete is not None and on_delete.type == "OnDelete"
     daemon = daemonset_strategy({})

@@ -7,21 +7,14 @@ from typing import TYPE_CHECKING, Any
 from ..model import Manifest
 from ..podspec import is_dns1123_subdomain, pinned_node
 from ..rule import Context
-from .records import NodeInfo, RuntimeClassInfo
+from .admitted import admitted_spec, replica_count, runtime_class, runtime_overhead
+from .records import NodeInfo
 from .state import ClusterState
+
+__all__ = ["admitted_spec", "replica_count", "runtime_class", "runtime_overhead"]  # where the rules read them
 
 if TYPE_CHECKING:
     from ..scheduling import HostPort
-
-# Where each controller keeps the number of Pods it runs at once.
-_REPLICA_FIELDS = {
-    "Deployment": ("spec", "replicas"),
-    "ReplicaSet": ("spec", "replicas"),
-    "StatefulSet": ("spec", "replicas"),
-    "ReplicationController": ("spec", "replicas"),
-    "Job": ("spec", "parallelism"),
-    "CronJob": ("spec", "jobTemplate", "spec", "parallelism"),
-}
 
 
 def pinned_target(obj: Manifest, context: Context) -> tuple[str, NodeInfo | None, ClusterState] | None:
@@ -67,50 +60,6 @@ def pod_labels(obj: Manifest) -> dict[str, Any]:
     return labels if isinstance(labels, dict) else {}
 
 
-def runtime_class(obj: Manifest, cluster: ClusterState) -> tuple[str, RuntimeClassInfo] | None:
-    """The RuntimeClass the object's Pods name, when the state has it."""
-    name = (obj.pod_spec or {}).get("runtimeClassName")
-    if not isinstance(name, str) or cluster.runtime_classes is None or name not in cluster.runtime_classes:
-        return None
-    return name, cluster.runtime_classes[name]
-
-
-def runtime_overhead(obj: Manifest, cluster: ClusterState) -> tuple[dict[str, Any] | None, str]:
-    """(the overhead the RuntimeClass admission plugin sets, how messages name it).
-
-    (None, "") without runtimeClassName, when the state has no RuntimeClasses, or when the
-    class sets no overhead: then spec.overhead as written counts (runtime-class-overhead
-    reports one set by hand).
-    """
-    found = runtime_class(obj, cluster)
-    if found is None or not found[1].overhead:
-        return None, ""
-    name, info = found
-    assert info.overhead is not None
-    amounts = ", ".join(f"{resource} {value}" for resource, value in info.overhead.items())
-    return info.overhead, f" (counting the overhead of RuntimeClass {name}: {amounts})"
-
-
-def admitted_spec(obj: Manifest, cluster: ClusterState) -> dict[str, Any]:
-    """The Pod spec as the RuntimeClass admission plugin leaves it (`setScheduling`): the class's
-    scheduling.nodeSelector merged into spec.nodeSelector and its tolerations added. The spec as
-    written when the class sets no scheduling (or is not known)."""
-    spec = obj.pod_spec or {}
-    found = runtime_class(obj, cluster)
-    if found is None or not (found[1].node_selector or found[1].tolerations):
-        return spec
-    info = found[1]
-    selector = spec.get("nodeSelector")
-    tolerations = spec.get("tolerations")
-    merged = dict(spec)
-    if info.node_selector:
-        merged["nodeSelector"] = {**(selector if isinstance(selector, dict) else {}), **info.node_selector}
-    if info.tolerations:
-        own = tolerations if isinstance(tolerations, list) else []
-        merged["tolerations"] = own + [t for t in info.tolerations if t not in own]
-    return merged
-
-
 def admission_reasons(obj: Manifest, node: NodeInfo, cluster: ClusterState) -> list[str]:
     """The kubelet's admission failures for the object's Pod on `node`, in the kubelet's order.
 
@@ -149,17 +98,6 @@ def rejection_fate(obj: Manifest) -> str:
     if obj.is_pod:
         return "the Pod goes to Failed and is never retried or moved"
     return "rejected Pods go to Failed and the controller keeps creating replacements that fail the same way"
-
-
-def replica_count(obj: Manifest) -> int:
-    """How many Pods of the object run at once (1 for a Pod or a DaemonSet's one node)."""
-    path = _REPLICA_FIELDS.get(obj.kind)
-    if path is None:
-        return 1
-    value = obj.get(path)
-    if value is None:
-        return 1
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 1
 
 
 def pods_noun(obj: Manifest, count: int | None = None) -> str:
