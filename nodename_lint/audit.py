@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from yaml import MappingNode
-
 from .cluster.state import ClusterState, NodeUsage
 from .cluster.workloads import (
     API_VERSIONS,
@@ -32,10 +30,9 @@ from .cluster.workloads import (
     controller_of,
     nodename_managers,
 )
-from .documents import Document
 from .engine import Linter
 from .findings import Finding, RunResult
-from .model import Manifest, Path
+from .model import PlainObject
 from .podspec import pinned_node
 from .registry import all_rules
 from .rule import SEVERITY_RANK, Context, Severity
@@ -62,44 +59,18 @@ PODGC_PERIOD = timedelta(seconds=20)  # gcCheckPeriod, pkg/controller/podgc/gc_c
 PODGC_QUARANTINE = timedelta(seconds=40)  # quarantineTime: how long a missing node may reappear
 LIVE = "In the cluster: "  # starts what a finding adds from the object's live state (see _live)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_EMPTY_DOCUMENT = Document(index=0, line_offset=0, text="", root=None)
-_EMPTY_NODE = MappingNode("tag:yaml.org,2002:map", [])
 
 
-class ClusterObject(Manifest):
-    """An object read from the API: plain values, no file, no line (locate() gives 0, 0)."""
+class ClusterObject(PlainObject):
+    """An object read from the API: its own apiVersion, else the one of its kind's API."""
 
-    __slots__ = ("raw",)
+    __slots__ = ()
 
     def __init__(self, raw: dict[str, Any], kind: str, default_namespace: str) -> None:
         api_version = raw.get("apiVersion")
         super().__init__(
-            "",
-            _EMPTY_DOCUMENT,
-            _EMPTY_NODE,
-            api_version if isinstance(api_version, str) else API_VERSIONS[kind],
-            kind,
-            default_namespace=default_namespace,
+            raw, api_version if isinstance(api_version, str) else API_VERSIONS[kind], kind, default_namespace
         )
-        self.raw = raw
-
-    def get(self, path: Path) -> Any:
-        value: Any = self.raw
-        for step in path:
-            if isinstance(step, int):
-                value = value[step] if isinstance(value, list) and -len(value) <= step < len(value) else None
-            else:
-                value = value.get(step) if isinstance(value, dict) else None
-            if value is None:
-                return None
-        return value
-
-    def locate(self, path: Path) -> tuple[int, int]:
-        return 0, 0
-
-    def pod_spec_field(self, key: str) -> Any:
-        spec = self.pod_spec  # plain values already: nothing to save by reading one field
-        return spec.get(key) if spec else None
 
 
 @dataclass(slots=True)

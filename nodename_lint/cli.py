@@ -12,10 +12,12 @@ import click
 from . import __version__
 from .commands.audit import audit_command
 from .commands.explain import explain_command
+from .commands.help import SectionedCommand, lint_help_rows, write_examples, write_sections
 from .commands.lint import lint_command
 from .commands.lsp import lsp_command
 from .commands.rules import rules_command
 from .commands.snapshot import snapshot_command
+from .commands.webhook import webhook_command
 
 
 class DefaultToLint(click.Group):
@@ -31,17 +33,43 @@ class DefaultToLint(click.Group):
             args = ["lint", *args]
         return super().parse_args(ctx, args)
 
+    # `nodename-lint --help` is the help of the command it runs by default, with the other commands.
+    def format_usage(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        formatter.write_usage(ctx.command_path, "[OPTIONS] [PATH]...")
+        formatter.write_usage(ctx.command_path, "COMMAND [ARGS]...", prefix=" " * len("Usage: "))
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        lint = self.commands["lint"]
+        assert isinstance(lint, SectionedCommand)
+        own = [(param.name or "", record) for param in self.get_params(ctx) if (record := param.get_help_record(ctx))]
+        write_sections(formatter, lint.sections, [*lint_help_rows(lint, ctx), *own])
+        self.format_commands(ctx, formatter)
+
+    def format_epilog(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        lint = self.commands["lint"]
+        assert isinstance(lint, SectionedCommand)
+        write_examples(formatter, lint.examples, lint.docs)
+
 
 @click.group(cls=DefaultToLint, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="nodename-lint")
 def main() -> None:
     """Lint Kubernetes manifests for what the cluster will do with spec.nodeName.
 
-    Run `nodename-lint [PATH]...` (the `lint` command); `nodename-lint rules` lists the rules.
+    `nodename-lint [PATH]...` runs the `lint` command, whose options follow; `nodename-lint rules`
+    lists the rules, `nodename-lint COMMAND --help` tells about a command.
     """
 
 
-for _command in (lint_command, audit_command, snapshot_command, lsp_command, rules_command, explain_command):
+for _command in (
+    lint_command,
+    audit_command,
+    snapshot_command,
+    webhook_command,
+    lsp_command,
+    rules_command,
+    explain_command,
+):
     main.add_command(_command)
 
 

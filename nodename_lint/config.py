@@ -4,6 +4,10 @@ The file nearest to each linted path is used (its folder, then the parents; then
 folder and its parents), as ruff and yamllint find theirs, or the one given with --config. It is
 validated with JSON Schema; every mistake is reported at its own line, with a "did you mean" for
 a misspelt key, rule id or value, and the run stops (exit 2).
+
+A repository's config is as untrusted as its manifests: a config file that is a symlink out of the
+repository is not read, and no message quotes the file beyond the offending key (a value is named
+by its path and line, never quoted), so a config cannot make the run print a file of the machine.
 """
 
 from __future__ import annotations
@@ -15,10 +19,15 @@ from typing import Any
 
 from .render import ChartSettings
 from .rule import SEVERITIES, Severity
-from .sources import UsageError
+from .sources import UsageError, link_out_of_repository
 
 CONFIG_NAMES = (".nodename-lint.yaml", ".nodename-lint.yml")
 OFF = "off"
+MAX_CONFIG_BYTES = 1 << 20  # a config file is a few lines
+_UNCONVERTIBLE = (
+    "kubectl's reader cannot convert this value to JSON (a value that does not fit its tag such as "
+    "`!!int abc`, a key that is a list or null, .nan or .inf, or aliases that expand too far)"
+)
 
 
 def config_schema(rule_ids: list[str]) -> dict[str, Any]:
@@ -46,6 +55,14 @@ def config_schema(rule_ids: list[str]) -> dict[str, Any]:
             # a DNS-1123 label, as the API requires: the live mode puts it into request paths
             "namespace": {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 63},
             "fail-on": {"enum": list(SEVERITIES)},
+            "webhook": {  # `nodename-lint webhook`: which findings deny a request, which come back as warnings
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "deny": {"type": "array", "items": {"enum": rule_ids}, "uniqueItems": True},
+                    "warn-on": {"enum": list(SEVERITIES)},
+                },
+            },
             "helm": {  # chart folder (relative to this file) -> how to render it
                 "type": "object",
                 "additionalProperties": {
@@ -74,6 +91,8 @@ class Config:
     namespace: str | None = None
     fail_on: Severity | None = None
     helm_charts: list[tuple[str, ChartSettings]] = field(default_factory=list)  # real chart folder -> settings
+    webhook_deny: list[str] | None = None  # the rules whose errors deny an admission request (None: the default)
+    webhook_warn_on: Severity | None = None  # the lowest severity returned as an admission warning
 
 
 def config_for(path: str) -> str | None:
@@ -107,22 +126,28 @@ def load_config(path: str | None, rule_ids: list[str]) -> Config:
     # startup: jsonschema and the YAML reader load only when there is a config file (tests/test_imports.py)
     import jsonschema
 
-    from .documents import compose
+    from .documents import UNCONVERTIBLE_PREFIX, compose
     from .yamlnodes import ConversionError, to_python
 
-    try:
-        with open(path, encoding="utf-8-sig") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read the config file: {exc}") from None
+    text = _read_config(path)
     document = compose(text)
     if document.error is not None:
         error = document.error
-        raise UsageError(f"{path}:{error.line}:{error.column}: invalid YAML in the config file: {error.message}")
+        # a conversion problem quotes the value (`'abc' is not a valid !!int`): say what it is instead
+        message = _UNCONVERTIBLE if error.message.startswith(UNCONVERTIBLE_PREFIX) else error.message
+        raise UsageError(f"{path}:{error.line}:{error.column}: invalid YAML in the config file: {message}")
     try:
         data = to_python(document.root) if document.root is not None else {}
     except ConversionError as exc:
-        raise UsageError(f"{path}: {exc}") from None
+        raise UsageError(f"{path}:{exc.node.start_mark.line + 1}: {exc}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        line = document.root.start_mark.line + 1 if document.root is not None else 1
+        raise UsageError(
+            f"{path}:{line}: the config file is {_kind(data)}, not a mapping of settings; "
+            f"its keys are {', '.join(config_schema([])['properties'])}"
+        )
     validator = jsonschema.Draft202012Validator(config_schema(rule_ids))
     problems = sorted(
         {problem for error in validator.iter_errors(data) for problem in _problems(error, document.root, rule_ids)}
@@ -130,7 +155,14 @@ def load_config(path: str | None, rule_ids: list[str]) -> Config:
     if problems:
         raise UsageError("\n".join(f"{path}:{line}: {message}" for line, message in problems))
     base = os.path.dirname(os.path.abspath(path))
-    config = Config(path=path, namespace=data.get("namespace"), fail_on=data.get("fail-on"))
+    webhook = data.get("webhook") or {}
+    config = Config(
+        path=path,
+        namespace=data.get("namespace"),
+        fail_on=data.get("fail-on"),
+        webhook_deny=webhook.get("deny"),
+        webhook_warn_on=webhook.get("warn-on"),
+    )
     for rule_id, setting in (data.get("rules") or {}).items():
         config.rules[rule_id] = _severity(setting)
     for key in ("exclude", "static-pod-dirs"):
@@ -139,7 +171,7 @@ def load_config(path: str | None, rule_ids: list[str]) -> Config:
             if problem:
                 line = _line_of(document.root, [key, index])[0]
                 raise UsageError(
-                    f"{path}:{line}: invalid config at {key}/{index}: {value!r} {problem}; paths in a "
+                    f"{path}:{line}: invalid config at {key}/{index}: the path {problem}; paths in a "
                     "config file are relative to its folder and stay inside it (use the command-line "
                     "flag for a folder elsewhere)"
                 )
@@ -150,6 +182,51 @@ def load_config(path: str | None, rule_ids: list[str]) -> Config:
         for chart, settings in (data.get("helm") or {}).items()
     ]
     return config
+
+
+def _read_config(path: str) -> str:
+    """The config file's text: not through a symlink out of the repository, and at most MAX_CONFIG_BYTES."""
+    outside = link_out_of_repository(path)
+    if outside is not None:
+        real, repository = outside
+        raise UsageError(
+            f"{path}: the config file is a symlink to {real}, outside the repository ({repository}); "
+            "nodename-lint does not read it (a repository's links are as untrusted as its files): "
+            "make it a file of the repository"
+        )
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read the config file: {exc.strerror or exc}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise UsageError(f"{path}: the config file is larger than {MAX_CONFIG_BYTES >> 20} MiB, not read")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise UsageError(f"{path}:{line}: the config file is not UTF-8 (byte {exc.start})") from None
+
+
+def _kind(value: Any) -> str:
+    """What a value is, said without quoting it: config messages never print the file's content."""
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return "null"
+
+
+def _quoted_key(key: object) -> str:
+    """An offending key as messages quote it: repr, cut short (it may be as long as the file)."""
+    text = repr(key)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _escapes(value: str, base: str) -> str:
@@ -198,7 +275,7 @@ def _chart_settings(path: str, base: str, chart: str, settings: dict[str, Any], 
             _, node = follow(root, ("helm", chart, "values", index))
             line = node.start_mark.line + 1 if node is not None else 1
             raise UsageError(
-                f"{path}:{line}: values file {name!r} of helm/{chart} is outside the config file's "
+                f"{path}:{line}: the values file at helm/{chart}/values/{index} is outside the config file's "
                 "folder; values files must be in the repository"
             )
         values.append(file)
@@ -223,37 +300,63 @@ def _problems(error: Any, root: Any, rule_ids: list[str]) -> list[tuple[int, str
         return [
             (
                 key_line(key),
-                f"unknown key {key!r} in {where}{_did_you_mean(key, known)}; the keys are {', '.join(known)}",
+                f"unknown key {_quoted_key(key)} in {where}{did_you_mean(key, known)}; the keys are {', '.join(known)}",
             )
             for key in error.instance
             if key not in known
         ]
     if "propertyNames" in error.schema_path:
         rule_id = str(error.instance)
-        message = f"unknown rule id {rule_id!r}{_did_you_mean(rule_id, rule_ids)} (see `nodename-lint rules`)"
+        message = f"unknown rule id {_quoted_key(rule_id)}{did_you_mean(rule_id, rule_ids)} (see `nodename-lint rules`)"
         return [(key_line(rule_id), message)]
     if steps[:1] == ["rules"] and len(steps) >= 2:
-        value = str(error.instance)
         choices = [*SEVERITIES, OFF, "on"]
         message = (
-            f"invalid setting {error.instance!r} for rule {steps[1]}{_did_you_mean(value, choices)}: "
+            f"invalid setting for rule {steps[1]}{did_you_mean(_scalar_text(error.instance), choices)}: "
             f"use one of {', '.join(choices)}, or {{severity: SEVERITY, enabled: true|false}}"
         )
+        return [(line, message)]
+    if steps[:2] == ["webhook", "deny"] and error.validator == "enum":
+        rule_id = str(error.instance)
+        message = f"unknown rule id {_quoted_key(rule_id)}{did_you_mean(rule_id, rule_ids)} (see `nodename-lint rules`)"
         return [(line, message)]
     if error.validator == "enum":
         choices = [str(choice) for choice in error.validator_value]
         message = (
-            f"invalid value {error.instance!r} for {where}{_did_you_mean(str(error.instance), choices)}: "
+            f"invalid value for {where}{did_you_mean(_scalar_text(error.instance), choices)}: "
             f"use one of {', '.join(choices)}"
         )
         return [(line, message)]
-    return [(line, f"invalid config at {where}: {error.message}")]
+    return [(line, f"invalid config at {where}: {_requirement(error)}")]
 
 
-def _did_you_mean(word: str, choices: list[str]) -> str:
-    import difflib  # startup: only a mistake in the config or a flag needs it
+def _scalar_text(value: Any) -> str:
+    """A value as text for "did you mean" (which quotes only the choices); "" for a list or mapping."""
+    return "" if isinstance(value, (list, dict)) else str(value)
 
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+
+def _requirement(error: Any) -> str:
+    """What a schema error asks for, from the schema alone: jsonschema's own message quotes the value."""
+    rule, wanted = error.validator, error.validator_value
+    if rule == "type":
+        return f"must be {_TYPE_NAMES.get(str(wanted), str(wanted))}, not {_kind(error.instance)}"
+    if rule == "pattern":
+        return f"must match {wanted} (a lowercase DNS-1123 label: letters, digits and '-')"
+    if rule == "maxLength":
+        return f"must be at most {wanted} characters long"
+    if rule == "minLength":
+        return "must not be empty"
+    return f"is not valid ({rule})"
+
+
+_TYPE_NAMES = {"array": "a list", "object": "a mapping", "string": "a string", "boolean": "true or false"}
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """` (did you mean 'x'?)` for the closest choice (rapidfuzz's Indel ratio, difflib's measure), else ''."""
+    from rapidfuzz import fuzz, process  # startup: only a mistake in the config or a flag needs it
+
+    close = process.extractOne(word, list(choices), scorer=fuzz.ratio, score_cutoff=60)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
@@ -286,9 +389,7 @@ def resolve_severities(
     known = list(catalogue_ids)
     unknown = [rule for rule in (*select, *ignore) if rule not in known]
     if unknown:
-        raise UsageError(
-            f"unknown rule id {unknown[0]!r}{_did_you_mean(unknown[0], known)} (see `nodename-lint rules`)"
-        )
+        raise UsageError(f"unknown rule id {unknown[0]!r}{did_you_mean(unknown[0], known)} (see `nodename-lint rules`)")
     active: dict[str, Severity | None] = {}
     for rule_id in known:
         setting = config.rules.get(rule_id, _DEFAULT)

@@ -56,8 +56,9 @@ _BOUNDARY = re.compile(r"^(?:%[^\n]*\n)*---(?=[ \t\r\n]|$)|^\.\.\.[ \t\r]*(?:#[^
 # The same holds for every pattern of this module read over a whole document: each starts with a
 # literal, and a lookbehind after it says that the literal starts a line.
 _BOUNDARY_LINE = re.compile(r"\n(?=---|\.\.\.|%)")
+_DIRECTIVE_LINES = re.compile(r"(?:%[^\n]*\n)*")
 _HELM_SOURCE = re.compile(r"\A(?:---[^\n]*\n)?(?:[ \t]*(?:#(?! Source:)[^\n]*)?\r?\n)*[ \t]*# Source: ([^\r\n]+)")
-_UNRENDERED = re.compile(r"\{\{.*\}\}")
+UNCONVERTIBLE_PREFIX = "kubectl cannot convert this document to JSON: "
 TEMPLATE_HINT = (
     "this looks like an unrendered Helm or Go template ({{ ... }}): a chart folder (with Chart.yaml) is rendered "
     "before it is linted; anything else, lint the rendered output, e.g. `helm template . | nodename-lint -`"
@@ -187,7 +188,7 @@ def compose(text: str, index: int = 0, line_offset: int = 0, limits: Limits = DE
         node, reason = unconvertible
         mark = node.start_mark
         problem = SyntaxProblem(
-            f"kubectl cannot convert this document to JSON: {reason}",
+            f"{UNCONVERTIBLE_PREFIX}{reason}",
             line_offset + mark.line + 1,
             mark.column + 1,
             template_hint(text),
@@ -268,9 +269,39 @@ def _deep_line(text: str) -> int | None:
     return None if found is None else found.start() + 1
 
 
+# An `apiVersion:` or `kind:` key (YAML, or JSON's `"kind":`), not the end of a longer word. Literal
+# first (see _BOUNDARY_LINE); read only in a document that does not parse, never on the hot path.
+_OBJECT_KEY = re.compile(r"""(?:apiVersion|kind)(?<![\w.-]apiVersion)(?<![\w.-]kind)["']?[ \t]*:""")
+
+
+def names_object_keys(text: str) -> bool:
+    """Whether TEXT writes an apiVersion or kind key anywhere (comments included): a document that does not
+    parse is then a broken manifest, else something else kept beside manifests (JSON with comments, JSON
+    Lines, a Jinja template, an openssl dump)."""
+    return _OBJECT_KEY.search(text) is not None
+
+
 def template_hint(text: str) -> str:
-    """The unrendered-template hint when TEXT holds `{{ ... }}`, else "" (syntax errors, invalid names)."""
-    return TEMPLATE_HINT if "{{" in text and _UNRENDERED.search(text) else ""
+    """The unrendered-template hint when a line of TEXT holds `{{ ... }}`, else "" (syntax errors, invalid names)."""
+    return TEMPLATE_HINT if _has_action(text) else ""
+
+
+def _has_action(text: str) -> bool:
+    """Whether a `{{` has a `}}` after it on its line (what `\\{\\{.*\\}\\}` finds).
+
+    Not that regex: on a line of n `{` it tries every `{{` and scans to the line end from each,
+    n squared steps (hours for a 1 MB line, the language server stuck meanwhile). Here each line is
+    read once: the first `{{` of a line is the only one that needs a `}}` after it.
+    """
+    opening = text.find("{{")
+    while opening >= 0:
+        line_end = text.find("\n", opening)
+        if line_end < 0:
+            line_end = len(text)
+        if text.find("}}", opening + 2, line_end) >= 0:
+            return True
+        opening = text.find("{{", line_end)
+    return False
 
 
 def _whole_lines(blocks: Iterable[str]) -> Iterator[str]:
@@ -313,13 +344,22 @@ def _split(blocks: Iterable[str]) -> Iterator[tuple[int, str]]:
 
 
 def _boundaries(block: str) -> Iterator[re.Match[str]]:
-    """_BOUNDARY's matches in BLOCK, as finditer gives them, tried only where _BOUNDARY_LINE says."""
+    """_BOUNDARY's matches in BLOCK, as finditer gives them, tried only where _BOUNDARY_LINE says.
+
+    A `%` line that starts no boundary is followed by directive lines and then a line that is no
+    `---`: the `%` lines after it would read the same lines to the same end, so they are skipped
+    (tried one by one, a file of n `%` lines cost n squared steps).
+    """
     end = 0
     for start in chain((0,), (line.end() for line in _BOUNDARY_LINE.finditer(block))):
         match = _BOUNDARY.match(block, start) if start >= end else None
         if match is not None:
             yield match
             end = match.end()
+        elif block.startswith("%", start) and start >= end:
+            directives = _DIRECTIVE_LINES.match(block, start)
+            assert directives is not None  # it matches the empty string
+            end = directives.end()
 
 
 # --- a large List, item by item -------------------------------------------------------------------

@@ -8,7 +8,15 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Generic, TypeVar
 
-from .documents import DEFAULT_LIMITS, Document, Limits, SyntaxProblem, iter_documents, without_cycle_collection
+from .documents import (
+    DEFAULT_LIMITS,
+    Document,
+    Limits,
+    SyntaxProblem,
+    iter_documents,
+    names_object_keys,
+    without_cycle_collection,
+)
 from .findings import POSITION_ORDER, REPORT_ORDER, Finding, RunResult
 from .model import CLUSTER_SCOPED_KINDS, Manifest, live_list_fields, objects_in
 from .registry import all_rules
@@ -33,7 +41,7 @@ from .suppress import (
     ignored_by_comment,
     unknown_comment_ids,
 )
-from .yamlnodes import ConversionError
+from .yamlnodes import ConversionError, lookup
 
 SYNTAX_RULE = "yaml-syntax"
 SUPPRESSION_RULE = "invalid-suppression"  # its comment half is reported here
@@ -54,6 +62,30 @@ class FileResult:
     # cluster-scoped objects the file creates (kind, name), and the findings they would make moot
     created: set[tuple[str, str]] = field(default_factory=set)
     conditional: list[tuple[Finding, tuple[str, str]]] = field(default_factory=list)
+
+
+@dataclass
+class _Unparsed:
+    """A file's documents that do not parse, held until its end: a file that does not parse and names no
+    apiVersion or kind anywhere is no manifest (JSON with comments or Lines, a dashboard with a comment
+    header, a Jinja template, an openssl dump saved as .yml) and is skipped with a note instead."""
+
+    findings: list[Finding] = field(default_factory=list)  # their yaml-syntax findings
+    first: SyntaxProblem | None = None
+    names_objects: bool = False  # a document, parsed or not, names an apiVersion or kind
+
+    def settle(self, result: FileResult) -> None:
+        """Report the held findings, or, for a file that is no manifest, the note that it was skipped."""
+        if self.first is None:
+            return
+        if self.names_objects:
+            result.findings.extend(self.findings)
+            return
+        first = self.first
+        result.notes.append(
+            f"{result.source.display}:{first.line}:{first.column}: skipped a file that is not a Kubernetes manifest: "
+            f"it does not parse ({first.message}) and names no apiVersion or kind"
+        )
 
 
 @dataclass
@@ -182,7 +214,7 @@ class Linter:
             return ""
         cluster = self.context.cluster
         if cluster is None:
-            return "no cluster state (use --cluster-state FILE, or --context/--live for a live cluster)"
+            return "no cluster state (--cluster-state FILE or --context NAME)"
         missing = sorted(need for need in rule.needs if not cluster.has(need))
         return "; ".join(cluster.why_missing(need) for need in missing)
 
@@ -251,8 +283,14 @@ class Linter:
             with tempfile.TemporaryDirectory(prefix="nodename-lint-example-") as folder:
                 write_chart(folder, {"templates/example.yaml": text})
                 return self.lint_source(Source(folder, render="helm"))
+        return self.lint_documents(iter_documents([text], split_lists=True, limits=self.limits), display, is_static_pod)
+
+    def lint_documents(
+        self, documents: Iterable[Document], display: str = "<string>", is_static_pod: bool = False
+    ) -> FileResult:
+        """Lint documents already composed from one text (the language server keeps them for the ranges)."""
         result = FileResult(Source(display, is_static_pod))
-        self._lint_documents(result, iter_documents([text], split_lists=True, limits=self.limits))
+        self._lint_documents(result, documents)
         _sort(result.findings, POSITION_ORDER)
         return result
 
@@ -301,16 +339,20 @@ class Linter:
         source = result.source
         file_objects: list[Manifest] = []
         skipped_list = -1  # the index of a List of live objects whose pieces are skipped
+        unparsed = _Unparsed()
         # The cyclic GC is paused for the whole source: each full collection would rescan the node
         # tree of the document at hand (quadratic in a List of thousands of items), and composed
         # documents, objects and findings hold no reference cycles, so reference counting frees
         # each document when the next one replaces it (bench/memory.py: flat over a 1 GB stream).
         with without_cycle_collection():
-            for document in documents:
-                if document.list_of is not None and document.index == skipped_list:
-                    continue  # the other pieces of a List of live objects
-                if self._lint_document(result, document, file_objects, held):
-                    skipped_list = document.index
+            try:
+                for document in documents:
+                    if document.list_of is not None and document.index == skipped_list:
+                        continue  # the other pieces of a List of live objects
+                    if self._lint_document(result, document, file_objects, held, unparsed):
+                        skipped_list = document.index
+            finally:  # also before a decoding error further on is reported
+                unparsed.settle(result)
         if source.is_static_pod:
             result.static_pods.extend(o for o in file_objects if o.is_pod)
             for group_check in self.group_checks["file"]:
@@ -326,12 +368,20 @@ class Linter:
         result: FileResult,
         document: Document,
         file_objects: list[Manifest],
-        held: dict[tuple[int, str], list[Manifest]] | None = None,
+        held: dict[tuple[int, str], list[Manifest]] | None,
+        unparsed: _Unparsed,
     ) -> bool:
         """Check the objects of one document; True when it is a List of live objects, skipped with a note."""
         source = result.source
         if document.error is not None:
-            self._syntax(result, document, document.error)
+            if document.origin is not None:  # built by a chart or kustomization: its output must parse
+                self._syntax(result, document, document.error)
+                return False
+            finding = self._syntax_finding(result, document, document.error)
+            if finding is not None:
+                unparsed.findings.append(finding)
+            unparsed.first = unparsed.first or document.error
+            unparsed.names_objects = unparsed.names_objects or names_object_keys(document.text)
             return False
         origin = document.origin
         if self.suppression_severity is not None and origin is None:
@@ -344,9 +394,11 @@ class Linter:
                 "a cluster with kubectl get -o yaml); it describes a cluster, so give it with --cluster-state "
                 "instead of linting it"
             )
+            unparsed.names_objects = True
             return True
         namespace = self.context.default_namespace
         objects = held.get((id(document), namespace)) if held else None
+        counted = result.objects
         for obj in _objects_of(source, document, namespace) if objects is None else objects:
             result.objects += 1
             if obj.kind in CLUSTER_SCOPED_KINDS and obj.name:
@@ -354,6 +406,9 @@ class Linter:
             self._check_object(result, obj)
             if source.is_static_pod:
                 file_objects.append(obj)
+        if not unparsed.names_objects:  # once per file, in practice: its first document has an object
+            root = document.root
+            unparsed.names_objects = result.objects > counted or any(lookup(root, k) for k in ("apiVersion", "kind"))
         return False
 
     def _check_object(self, result: FileResult, obj: Manifest) -> None:
@@ -437,6 +492,7 @@ class Linter:
             template_file=template_at[0] if template_at else None,
             template_line=template_at[1] if template_at else None,
             template_column=template_at[2] if template_at else None,
+            cause=violation.cause,
         )
 
     def _report(
@@ -491,8 +547,14 @@ class Linter:
                 result.findings.append(finding)
 
     def _syntax(self, result: FileResult, document: Document | None, problem: SyntaxProblem) -> None:
+        finding = self._syntax_finding(result, document, problem)
+        if finding is not None:
+            result.findings.append(finding)
+
+    def _syntax_finding(self, result: FileResult, document: Document | None, problem: SyntaxProblem) -> Finding | None:
+        """The yaml-syntax finding of PROBLEM, None when the rule is off or a comment silences it."""
         if self.syntax_severity is None:
-            return
+            return None
         file, line, column, built = result.source.display, problem.line, problem.column, ""
         if document is not None and document.origin is not None:  # the built output has no lines of its own
             file, line, column = document.origin.file, 1, 1
@@ -512,9 +574,7 @@ class Linter:
             directives = directives_in(document.origin.text_of(file))
         else:
             directives = comment_directives(document) if document is not None else {}
-        if ignored_by_comment(directives, line, SYNTAX_RULE):
-            return
-        result.findings.append(finding)
+        return None if ignored_by_comment(directives, line, SYNTAX_RULE) else finding
 
     # --- a whole run --------------------------------------------------------------------------
     def lint_sources(self, sources: Iterable[Source], progress: Callable[[], None] | None = None) -> RunResult:

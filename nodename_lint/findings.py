@@ -35,6 +35,7 @@ class Finding:
     # Real paths of the files the build of a rendered object read (a chart's copy, values files): the
     # finding counts as changed when any of them changed (--changed-since). Not part of any report.
     inputs: frozenset[str] = frozenset()
+    cause: str = ""  # Violation.cause: what the text report groups by (not a field of the machine formats)
 
     @property
     def in_file(self) -> bool:
@@ -59,6 +60,8 @@ class Finding:
                 "namespace": self.object.namespace,
                 "name": self.object.name,
             }
+            if self.object.generate_name:
+                obj["generateName"] = self.object.generate_name
         result: dict[str, Any] = {
             "rule": self.rule,
             "severity": self.severity,

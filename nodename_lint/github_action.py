@@ -20,6 +20,9 @@ from pathlib import Path
 
 from .cli import main as cli
 from .commands.options import EXIT_USAGE
+from .safe_text import note
+from .sources import UsageError
+from .writing import make_parent_folders
 
 TRUE_VALUES = ("true", "yes", "1", "on")
 NO_COMMIT = "0" * 40
@@ -112,10 +115,14 @@ def _append(path: str, text: str) -> None:
 
 def main() -> int:
     sarif_file = action_input("sarif-file") or os.path.join(os.environ.get("RUNNER_TEMP", "."), "nodename-lint.sarif")
-    os.makedirs(os.path.dirname(os.path.abspath(sarif_file)), exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="nodename-lint-") as scratch:
         markdown_file, json_file = os.path.join(scratch, "summary.md"), os.path.join(scratch, "report.json")
-        code = _run_cli(lint_arguments(sarif_file, markdown_file, json_file))
+        try:  # a sarif-file in the workspace: a pull request may have put a symlink on its way
+            make_parent_folders(sarif_file)
+            code = _run_cli(lint_arguments(sarif_file, markdown_file, json_file))
+        except (UsageError, OSError) as exc:
+            note(str(exc) if isinstance(exc, UsageError) else f"{sarif_file}: cannot create its folder: {exc.strerror}")
+            code = EXIT_USAGE
         outputs = {"exit-code": str(code)}
         if os.path.isfile(json_file) and os.path.getsize(json_file):  # no reports after a usage error
             summary = json.loads(Path(json_file).read_text(encoding="utf-8"))["summary"]

@@ -68,14 +68,28 @@ class ObjectRef:
     kind: str
     namespace: str | None
     name: str
+    generate_name: str = ""  # metadata.generateName, when the API server is to make the name up
+
+    @property
+    def shown_name(self) -> str:
+        """The name messages show (name_to_show): `debug-<random>` for an object named by generateName."""
+        return name_to_show(self.name, self.generate_name)
 
     def describe(self) -> str:
         where = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind} {where}{self.name or '<unnamed>'}"
+        return f"{self.kind} {where}{self.shown_name}"
 
     def key(self) -> str:
         """kind/namespace/name (kind/name when cluster-scoped): how audit names an object it reports."""
-        return "/".join(part for part in (self.kind, self.namespace, self.name or "<unnamed>") if part)
+        return "/".join(part for part in (self.kind, self.namespace, self.shown_name) if part)
+
+
+def name_to_show(name: str, generate_name: str = "") -> str:
+    """How messages name an object: its name; for one named by generateName, the prefix the API server
+    completes (`debug-<random>`, as `kubectl create` would print `debug-x7k2p`); else `<unnamed>`."""
+    if name:
+        return name
+    return f"{generate_name}<random>" if generate_name else "<unnamed>"
 
 
 class Manifest:
@@ -153,6 +167,17 @@ class Manifest:
         return name if isinstance(name, str) else ""
 
     @property
+    def generate_name(self) -> str:
+        """metadata.generateName ("" when absent): the prefix of a name the API server makes up."""
+        prefix = self.metadata.get("generateName")
+        return prefix if isinstance(prefix, str) else ""
+
+    @property
+    def shown_name(self) -> str:
+        """The name messages show (name_to_show): never empty, `debug-<random>` for a generateName."""
+        return name_to_show(self.name, self.generate_name)
+
+    @property
     def namespace(self) -> str | None:
         """metadata.namespace, else the run's default namespace; None for cluster-scoped kinds."""
         if self.kind in CLUSTER_SCOPED_KINDS:
@@ -212,7 +237,7 @@ class Manifest:
 
     @property
     def ref(self) -> ObjectRef:
-        return ObjectRef(self.api_version, self.kind, self.namespace, self.name)
+        return ObjectRef(self.api_version, self.kind, self.namespace, self.name, self.generate_name)
 
     # --- locations ----------------------------------------------------------------------------
     def locate(self, path: Path) -> tuple[int, int]:
@@ -224,6 +249,39 @@ class Manifest:
         assert mark_node is not None
         mark = mark_node.start_mark
         return self.document.line_offset + mark.line + 1, mark.column + 1
+
+
+_EMPTY_DOCUMENT = Document(index=0, line_offset=0, text="", root=None)
+_EMPTY_NODE = MappingNode("tag:yaml.org,2002:map", [])
+
+
+class PlainObject(Manifest):
+    """An object that comes from no file, as plain values (read from the API by `audit`, or sent by the
+    API server to the admission webhook): no line (locate() gives 0, 0), the same rules."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: dict[str, Any], api_version: str, kind: str, default_namespace: str) -> None:
+        super().__init__("", _EMPTY_DOCUMENT, _EMPTY_NODE, api_version, kind, default_namespace=default_namespace)
+        self.raw = raw
+
+    def get(self, path: Path) -> Any:
+        value: Any = self.raw
+        for step in path:
+            if isinstance(step, int):
+                value = value[step] if isinstance(value, list) and -len(value) <= step < len(value) else None
+            else:
+                value = value.get(step) if isinstance(value, dict) else None
+            if value is None:
+                return None
+        return value
+
+    def locate(self, path: Path) -> tuple[int, int]:
+        return 0, 0
+
+    def pod_spec_field(self, key: str) -> Any:
+        spec = self.pod_spec  # plain values already: nothing to save by reading one field
+        return spec.get(key) if spec else None
 
 
 def _pod_spec_node(obj: Manifest) -> tuple[bool, Node | None]:
@@ -269,13 +327,26 @@ def live_list_fields(document: Document) -> list[str]:
     found: set[str] = set()
     for item in [node for node in listed[:_LIVE_ITEMS_LOOKED_AT] if isinstance(node, MappingNode)]:
         metadata = lookup(item, "metadata")
-        found.update(key for key in ("resourceVersion", "managedFields") if metadata and lookup(metadata[1], key))
-        if lookup(item, "status"):
+        found.update(key for key in ("resourceVersion", "managedFields") if metadata and _filled(metadata[1], key))
+        if _filled(item, "status"):
             found.add("status")
     return sorted(found)
 
 
 _LIVE_ITEMS_LOOKED_AT = 8
+
+
+def _filled(node: Node, key: str) -> bool:
+    """Whether KEY of the mapping NODE holds something: kubectl's client-side output (`create --dry-run=client
+    -o yaml`, `get` of a manifest file) writes `status: {}` and `creationTimestamp: null` into objects the
+    cluster never saw, so an empty value marks nothing as saved from a cluster."""
+    pair = lookup(node, key)
+    if pair is None:
+        return False
+    value = pair[1]
+    if isinstance(value, ScalarNode):
+        return scalar_value(value) not in (None, "")
+    return bool(value.value)
 
 
 def objects_in(

@@ -84,7 +84,7 @@ def dotted(path: Path) -> str:
 def workload_noun(obj: Manifest) -> str:
     """How messages name the Pods an object creates ("every replica of Deployment web")."""
     if obj.kind == "DaemonSet":
-        return f"the Pods of DaemonSet {obj.name}"
+        return f"the Pods of DaemonSet {obj.shown_name}"
     if obj.kind in ("Job", "CronJob"):
-        return f"every Pod of {obj.kind} {obj.name}"
-    return f"every replica of {obj.kind} {obj.name}"
+        return f"every Pod of {obj.kind} {obj.shown_name}"
+    return f"every replica of {obj.kind} {obj.shown_name}"

@@ -133,12 +133,25 @@ def value(amount: Fraction) -> int:
     return math.ceil(amount)
 
 
-_REQUEST_CACHE: dict[tuple[str, Any], int] = {}
+_REQUEST_CACHE: dict[tuple[str, Any], int | Fraction] = {}
 _REQUEST_CACHE_LIMIT = 100_000  # distinct (resource, quantity) pairs; a cluster repeats a few hundred
 
 
 def request_value(resource: str, raw: Any) -> int:
-    """A request as the kubelet adds it up: millicores for cpu, units for everything else.
+    """A request as the kubelet counts it alone: millicores for cpu, units for everything else,
+    rounded up. Raises QuantityError as request_units does."""
+    return math.ceil(request_units(resource, raw))
+
+
+def request_units(resource: str, raw: Any) -> int | Fraction:
+    """A request as the API stores it, in the units the kubelet counts (millicores for cpu, units
+    for the rest): an int when it is whole, else a Fraction.
+
+    The API server's defaulting rounds every quantity of a Pod's resources, overhead and pod-level
+    resources up to a thousandth of its unit (`SetDefaults_ResourceList`: `RoundUp(-3)`), so a cpu
+    request is whole millicores. Quantities then add up exactly (`Quantity.Add`) and a Pod's sum is
+    rounded up once when it is counted (`MilliValue()`, `Value()`): two requests of `1.1` bytes make
+    3, not 4; two of `0.1m` cpu make 2m.
 
     Raises QuantityError for unparsable, negative or int64-overflowing values (the API server
     rejects negative requests; values beyond int64 are undefined in Kubernetes). Memoized: the
@@ -147,25 +160,39 @@ def request_value(resource: str, raw: Any) -> int:
     if raw.__class__ is str:  # the common case first: a cluster's Pods sum hundreds of thousands of these
         key: tuple[str, Any] = (resource, raw)
     elif isinstance(raw, bool) or not isinstance(raw, (str, int, float)):
-        return _request_value(resource, raw)
+        return _request_units(resource, raw)
     else:
         key = (resource, raw if not isinstance(raw, float) else repr(raw))
     cached = _REQUEST_CACHE.get(key)
     if cached is None:
-        cached = _request_value(resource, raw)
+        cached = _request_units(resource, raw)
         if len(_REQUEST_CACHE) < _REQUEST_CACHE_LIMIT:
             _REQUEST_CACHE[key] = cached
     return cached
 
 
-def _request_value(resource: str, raw: Any) -> int:
+def _request_units(resource: str, raw: Any) -> int | Fraction:
+    return stored_units(resource, written_units(resource, raw))
+
+
+def written_units(resource: str, raw: Any) -> int | Fraction:
+    """A request as written, exactly, in the units the kubelet counts (see request_units)."""
     amount = parse_quantity(raw)
     if amount < 0:
         raise QuantityError(raw, "must be greater than or equal to 0")
-    result = milli_value(amount) if resource == "cpu" else value(amount)
-    if result > INT64_MAX:
+    units = amount * 1000 if resource == "cpu" else amount
+    if math.ceil(units) > INT64_MAX:
         raise QuantityError(raw, "too large: the kubelet's 64-bit arithmetic would overflow")
-    return result
+    return units.numerator if units.denominator == 1 else units
+
+
+def stored_units(resource: str, units: int | Fraction) -> int | Fraction:
+    """`units` (see request_units) rounded up to a thousandth of the resource's unit, as
+    SetDefaults_ResourceList stores a quantity: whole millicores of cpu."""
+    if resource == "cpu":
+        return math.ceil(units)
+    thousandths = math.ceil(units * 1000)
+    return thousandths // 1000 if thousandths % 1000 == 0 else Fraction(thousandths, 1000)
 
 
 _BINARY_UNITS = (("Ei", 60), ("Pi", 50), ("Ti", 40), ("Gi", 30), ("Mi", 20), ("Ki", 10))

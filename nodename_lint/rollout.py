@@ -60,7 +60,7 @@ from .scheduling import (
     port_conflict,
     prefilter_node_names,
     running_pods_requests,
-    scheduler_rejections,
+    scheduler_rejection,
     shortages,
 )
 
@@ -341,7 +341,7 @@ class _Placer:
         for node in (nodes[name] for name in sorted(names) if name in nodes) if names is not None else nodes.values():
             if node.name in self.static_out or node.name in self.full:
                 continue
-            reasons = scheduler_rejections(
+            rejection = scheduler_rejection(
                 self.spec,
                 self.requests,
                 node,
@@ -349,9 +349,9 @@ class _Placer:
                 self.wanted,
                 partial(view.ports_in_use, node.name),
             )
-            if not reasons:
+            if rejection is None:
                 return node.name
-            (self.static_out if reasons[0] in _STATIC_REASONS else self.full).add(node.name)
+            (self.static_out if rejection.reasons[0] in _STATIC_REASONS else self.full).add(node.name)
         return None
 
 

@@ -18,6 +18,8 @@ import sys
 # a terminal show text in another order than it is stored ("Trojan Source").
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+# What a JSON encoder leaves raw of _UNSAFE (it escapes only the C0 controls, \x00 to \x1f).
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 PREFIX = "nodename-lint: "
 
 
@@ -31,6 +33,22 @@ def one_line(text: str) -> str:
     if text.isprintable():  # none of _UNSAFE's characters is printable; a run's report checks thousands
         return text
     return _UNSAFE.sub(_escape_char, text)
+
+
+def visible_lines(text: str) -> str:
+    """TEXT with every unsafe character but tab, CR and LF written as a visible escape: for text made of
+    lines, such as a diff, whose line breaks stay what they are."""
+    if text.isprintable():
+        return text
+    return _UNSAFE.sub(lambda match: match.group() if match.group() in "\t\r\n" else _escape_char(match), text)
+
+
+def json_escaped(encoded: str) -> str:
+    """JSON text with every unsafe character a JSON encoder leaves raw (DEL, C1 controls, bidi overrides,
+    line separators) written as a \\uXXXX escape: the same document once parsed, but nothing in the
+    file itself that reorders or breaks what a terminal or a browser shows. Outside strings JSON is
+    ASCII, so each such character is inside a string."""
+    return _UNSAFE_IN_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", encoded)
 
 
 def printable_path(path: str) -> str:

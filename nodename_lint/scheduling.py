@@ -23,14 +23,16 @@ Rules call these with plain dicts (the Pod spec as written) and cluster-state No
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 from .cluster.records import NodeInfo, NodeUsage, PodInfo, plain_container_requests
 from .model import Path
-from .quantity import QuantityError, request_value
+from .quantity import QuantityError, request_units, stored_units, written_units
 
 NATIVE_ORDER = ("cpu", "memory", "ephemeral-storage")
 POD_LEVEL_RESOURCES = ("cpu", "memory")  # plus hugepages-*: IsSupportedPodLevelResource
@@ -54,23 +56,28 @@ class RequestError(ValueError):
 
 
 # --- effective requests ---------------------------------------------------------------------------
-def add_into(total: dict[str, int], more: dict[str, int]) -> None:
+# A request while a Pod's requests are summed: exact (an int when whole, else a Fraction), rounded up
+# once the Pod's sum is made (PodRequests adds Quantities; MilliValue/Value round the result).
+Units = int | Fraction
+
+
+def add_into(total: dict[str, Any], more: dict[str, Any]) -> None:
     for resource, amount in more.items():
         total[resource] = total.get(resource, 0) + amount
 
 
-def _max_into(total: dict[str, int], other: dict[str, int]) -> None:
+def _max_into(total: dict[str, Units], other: dict[str, Units]) -> None:
     for resource, amount in other.items():
         if amount > total.get(resource, 0):
             total[resource] = amount
 
 
-def _resource_list(resources: Any, path: Path, lenient: bool) -> dict[str, int]:
+def _resource_list(resources: Any, path: Path, lenient: bool, *, stored: bool = True) -> dict[str, Units]:
     """Requests of one `resources` block, limits standing in for missing requests (API defaulting)."""
     if not isinstance(resources, dict):
         return {}
-    limits = _quantities(resources.get("limits"), (*path, "limits"), lenient)
-    return {**limits, **_quantities(resources.get("requests"), (*path, "requests"), lenient)}
+    limits = _quantities(resources.get("limits"), (*path, "limits"), lenient, stored=stored)
+    return {**limits, **_quantities(resources.get("requests"), (*path, "requests"), lenient, stored=stored)}
 
 
 def _containers(spec: dict[str, Any], key: str) -> Iterable[tuple[int, dict[str, Any]]]:
@@ -96,13 +103,30 @@ def pod_requests(
         running: dict[str, int] = {}
         _add_requests(running, blocks)
         return running
-    total: dict[str, int] = {}
+    total = _aggregate(spec, lenient, stored=True)
+    pod_level = _pod_level_requests(spec.get("resources"), lambda: _aggregate(spec, lenient, stored=False), lenient)
+    for resource, amount in pod_level.items():
+        if is_pod_level_resource(resource):
+            total[resource] = amount
+    own_overhead = {"requests": spec.get("overhead")}
+    counted_overhead = own_overhead if overhead is None else {"requests": overhead}
+    add_into(total, _resource_list(counted_overhead, ("overhead",), lenient))
+    return {resource: math.ceil(amount) for resource, amount in total.items() if amount}
+
+
+def _aggregate(spec: dict[str, Any], lenient: bool, *, stored: bool) -> dict[str, Units]:
+    """AggregateContainerRequests: the containers and sidecars summed, at least the largest init
+    container (with the sidecars declared before it). `stored`: with each quantity as the API stores
+    it (rounded up to a thousandth of its unit), else as written (what defaultPodRequests sums)."""
+    total: dict[str, Units] = {}
     for index, container in _containers(spec, "containers"):
-        add_into(total, _resource_list(container.get("resources"), ("containers", index, "resources"), lenient))
-    sidecars: dict[str, int] = {}
-    init_max: dict[str, int] = {}
+        path = ("containers", index, "resources")
+        add_into(total, _resource_list(container.get("resources"), path, lenient, stored=stored))
+    sidecars: dict[str, Units] = {}
+    init_max: dict[str, Units] = {}
     for index, container in _containers(spec, "initContainers"):
-        own = _resource_list(container.get("resources"), ("initContainers", index, "resources"), lenient)
+        path = ("initContainers", index, "resources")
+        own = _resource_list(container.get("resources"), path, lenient, stored=stored)
         if container.get("restartPolicy") == "Always":  # a sidecar runs alongside the containers
             add_into(total, own)
             add_into(sidecars, own)
@@ -112,13 +136,7 @@ def pod_requests(
             add_into(current, sidecars)
         _max_into(init_max, current)
     _max_into(total, init_max)
-    for resource, amount in _pod_level_requests(spec.get("resources"), total, lenient).items():
-        if is_pod_level_resource(resource):
-            total[resource] = amount
-    own_overhead = {"requests": spec.get("overhead")}
-    counted_overhead = own_overhead if overhead is None else {"requests": overhead}
-    add_into(total, _resource_list(counted_overhead, ("overhead",), lenient))
-    return {resource: amount for resource, amount in total.items() if amount}
+    return total
 
 
 def is_pod_level_resource(resource: str) -> bool:
@@ -126,35 +144,38 @@ def is_pod_level_resource(resource: str) -> bool:
     return resource in POD_LEVEL_RESOURCES or resource.startswith("hugepages-")
 
 
-def _pod_level_requests(resources: Any, containers: dict[str, int], lenient: bool) -> dict[str, int]:
+def _pod_level_requests(resources: Any, containers: Callable[[], dict[str, Units]], lenient: bool) -> dict[str, Units]:
     """spec.resources.requests after `defaultPodRequests` (pkg/apis/core/v1/defaults.go).
 
     With pod-level limits, a resource without a pod-level request defaults to the containers'
-    aggregated request when it is overcommittable (cpu, memory: not hugepages) and a container
-    requests it, else to the pod-level limit. Without pod-level limits nothing is defaulted.
+    aggregated request (`containers()`, the quantities as written: SetDefaults_Pod runs before the
+    ResourceLists are rounded) when it is overcommittable (cpu, memory: not hugepages) and a
+    container requests it, else to the pod-level limit. Without pod-level limits nothing is
+    defaulted.
     """
     if not isinstance(resources, dict):
         return {}
     requests = _quantities(resources.get("requests"), ("resources", "requests"), lenient)
     limits = _quantities(resources.get("limits"), ("resources", "limits"), lenient)
     if limits:
-        for resource, amount in containers.items():
+        for resource, amount in containers().items():
             if resource not in requests and resource in POD_LEVEL_RESOURCES:
-                requests[resource] = amount
+                requests[resource] = stored_units(resource, amount)
         for resource, amount in limits.items():
             if resource not in requests and is_pod_level_resource(resource):
                 requests[resource] = amount
     return requests
 
 
-def _quantities(block: Any, path: Path, lenient: bool) -> dict[str, int]:
-    """One requests or limits mapping, parsed (invalid quantities: RequestError, or skipped when lenient)."""
-    found: dict[str, int] = {}
+def _quantities(block: Any, path: Path, lenient: bool, *, stored: bool = True) -> dict[str, Units]:
+    """One requests or limits mapping, parsed (invalid quantities: RequestError, or skipped when lenient);
+    `stored`: as the API stores each quantity (request_units), else as written."""
+    found: dict[str, Units] = {}
     for resource, raw in block.items() if isinstance(block, dict) else ():
         if raw is None or not isinstance(resource, str):
             continue
         try:
-            found[resource] = request_value(resource, raw)
+            found[resource] = request_units(resource, raw) if stored else written_units(resource, raw)
         except QuantityError as exc:
             if not lenient:
                 raise RequestError((*path, resource), exc) from None
@@ -182,16 +203,27 @@ def running_pods_requests(pods: Iterable[PodInfo]) -> dict[str, int]:
 
 
 def _add_requests(total: dict[str, int], blocks: Iterable[Any]) -> None:
-    """Add each `requests` mapping of `blocks` into `total`; invalid quantities are skipped (lenient)."""
+    """Add one Pod's `requests` mappings (`blocks`) into `total`; invalid quantities are skipped (lenient).
+
+    Whole amounts are added as they come; the others are summed for the Pod and rounded up once,
+    as its PodRequests is (ceil(whole + rest) = whole + ceil(rest)).
+    """
+    rest: dict[str, Fraction] | None = None
     for requests in blocks:
         if isinstance(requests, dict):
             for resource, raw in requests.items():
                 try:
-                    amount = request_value(resource, raw)
+                    amount = request_units(resource, raw)
                 except QuantityError:
                     continue
-                if amount:
-                    total[resource] = total.get(resource, 0) + amount
+                if isinstance(amount, int):
+                    if amount:
+                        total[resource] = total.get(resource, 0) + amount
+                else:
+                    rest = rest or {}
+                    rest[resource] = rest.get(resource, 0) + amount
+    for resource, amount in (rest or {}).items():
+        total[resource] = total.get(resource, 0) + math.ceil(amount)
 
 
 def request_path(spec: dict[str, Any], resource: str) -> Path:
@@ -202,7 +234,7 @@ def request_path(spec: dict[str, Any], resource: str) -> Path:
             block = pod_level.get(key)
             if isinstance(block, dict) and resource in block:
                 return ("resources", key, resource)
-    best: tuple[int, Path] = (-1, ())
+    best: tuple[Units, Path] = (-1, ())
     for key in ("containers", "initContainers"):
         for index, container in _containers(spec, key):
             amount = _resource_list(container.get("resources"), (), lenient=True).get(resource)
@@ -232,6 +264,26 @@ def tolerates(toleration: Any, taint: dict[str, Any]) -> bool:
 def tolerations_of(spec: dict[str, Any]) -> list[Any]:
     tolerations = spec.get("tolerations")
     return tolerations if isinstance(tolerations, list) else []
+
+
+DEFAULT_TOLERATION_SECONDS = 300
+
+
+def admitted_tolerations(spec: dict[str, Any]) -> list[Any]:
+    """The Pod's tolerations as the API server stores them: the DefaultTolerationSeconds admission
+    plugin (`plugin/pkg/admission/defaulttolerationseconds`, on by default) adds the NoExecute
+    not-ready and unreachable tolerations for 300 s unless a toleration with that key (or no key)
+    and effect NoExecute (or no effect) is there already."""
+    tolerations = tolerations_of(spec)
+    added = [
+        {"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": DEFAULT_TOLERATION_SECONDS}
+        for key in (NOT_READY_TAINT, UNREACHABLE_TAINT)
+        if not any(
+            isinstance(t, dict) and (t.get("key") or "") in (key, "") and (t.get("effect") or "") in ("NoExecute", "")
+            for t in tolerations
+        )
+    ]
+    return tolerations + added if added else tolerations
 
 
 def untolerated(
@@ -444,14 +496,37 @@ def kubelet_reasons(
         requests = pod_requests(spec, overhead=overhead)
     except RequestError:
         requests = {}
-    reasons += [shortage.kubelet_reason for shortage in shortages(requests, node, usage, kubelet=True)[:1]]
-    if affinity_mismatch(spec, node) is not None:
+    short = shortages(requests, node, usage, kubelet=True)
+    if short:
+        reasons.append(kubelet_resource_reason(short))
+    if affinity_mismatch(spec, kubelet_node(node)) is not None:
         reasons.append("NodeAffinity")
-    if ports_in_use and port_conflict(host_ports(spec), ports_in_use) is not None:
+    if ports_in_use and port_conflict(host_ports(spec, default_from_host_network=True), ports_in_use) is not None:
         reasons.append("NodePorts")
-    if not static and untolerated(node.taints, tolerations_of(spec), ("NoExecute",)):
+    if not static and untolerated(node.taints, admitted_tolerations(spec), ("NoExecute",)):
         reasons.append("TaintToleration")
     return reasons
+
+
+ONE_OF = "one of "
+
+
+def kubelet_resource_reason(found: list[Shortage]) -> str:
+    """The reason the kubelet reports for these shortages (in noderesources.Fits' order): the first.
+
+    Pods, cpu, memory and ephemeral-storage are checked in that order, extended resources and
+    hugepages after them in the order of a Go map (`podRequest.ScalarResources`), which is random:
+    when the first shortage is one of several such, the reason is "one of OutOfa, OutOfb".
+    """
+    first = found[0]
+    if first.resource in ("pods", *NATIVE_ORDER) or len(found) == 1:
+        return first.kubelet_reason
+    return ONE_OF + ", ".join(shortage.kubelet_reason for shortage in found)
+
+
+def reason_alternatives(reason: str) -> list[str]:
+    """The reasons a kubelet_reasons entry stands for: itself, or each of "one of A, B"."""
+    return reason.removeprefix(ONE_OF).split(", ") if reason.startswith(ONE_OF) else [reason]
 
 
 # --- node pressure: the eviction manager's Admit ---------------------------------------------------
@@ -530,13 +605,33 @@ OS_MESSAGES = {
 }
 
 
-def os_rejection(spec: dict[str, Any], labels: dict[str, Any], node: NodeInfo) -> str | None:
-    """rejectPodAdmissionBasedOnOSSelector, then rejectPodAdmissionBasedOnOSField.
+def kubelet_os(node: NodeInfo) -> str:
+    """The kubelet's own OS (runtime.GOOS): what it reports in status.nodeInfo.operatingSystem, else
+    the kubernetes.io/os label it sets at registration ("" when the Node says neither)."""
+    return node.operating_system or node.labels.get(OS_LABEL, "")
 
-    The kubelet compares with its own runtime.GOOS, which it also writes into the node's
-    kubernetes.io/os label; without that label the node's OS is unknown and nothing is reported.
+
+def kubelet_node(node: NodeInfo) -> NodeInfo:
+    """The node as the kubelet's later admission checks see it.
+
+    rejectPodAdmissionBasedOnOSSelector (`pkg/kubelet/lifecycle/predicate.go`) runs first and, when
+    the node's kubernetes.io/os label is missing or differs from runtime.GOOS, writes GOOS into the
+    node's labels: into the Node's own map when it has labels (so NodeAffinity then sees it), into a
+    new map when it has none.
     """
-    node_os = node.labels.get(OS_LABEL)
+    goos = kubelet_os(node)
+    if not goos or not node.labels or node.labels.get(OS_LABEL) == goos:
+        return node
+    return replace(node, labels={**node.labels, OS_LABEL: goos})
+
+
+def os_rejection(spec: dict[str, Any], labels: dict[str, Any], node: NodeInfo) -> str | None:
+    """rejectPodAdmissionBasedOnOSSelector, then rejectPodAdmissionBasedOnOSField: the Pod's
+    kubernetes.io/os label, then spec.os.name, against the kubelet's runtime.GOOS (kubelet_os).
+
+    Nothing is reported for a Node that tells neither its OS nor its label.
+    """
+    node_os = kubelet_os(node)
     if not node_os:
         return None
     if OS_LABEL in labels and str(labels[OS_LABEL]) != node_os:
@@ -615,13 +710,17 @@ _REASON_RULES = {
 
 def reason_rule(reason: str) -> str | None:
     """The rule that explains a kubelet reason (a rejected Pod's status.reason), None for reasons no rule predicts."""
-    return "insufficient-resources" if reason.startswith("OutOf") else _REASON_RULES.get(reason)
+    if reason.startswith(("OutOf", ONE_OF)):
+        return "insufficient-resources"
+    return _REASON_RULES.get(reason)
 
 
 def reported_first(reasons: list[str], own: str) -> str:
     """ " (it reports OutOfcpu first: ...)" when an earlier check hides `own` in the Pod's status."""
-    if not reasons or reasons[0] == own:
+    if not reasons or own in reason_alternatives(reasons[0]):
         return ""
+    if reasons[0].startswith(ONE_OF):
+        return f" (it reports {reasons[0]} first, in no fixed order: see {reason_rule(reasons[0])})"
     return f" (it reports {reasons[0]} first: see {reason_rule(reasons[0])})"
 
 
@@ -632,35 +731,52 @@ TAINT_REASON = "node(s) had untolerated taint(s)"
 AFFINITY_REASON = "node(s) didn't match Pod's node affinity/selector"
 
 
-def scheduler_rejections(
+@dataclass(frozen=True, slots=True)
+class FilterFailure:
+    """Why the default scheduler's filters reject a node: the first failing plugin's reasons, and
+    whether its status is Unschedulable (NodePorts, and NodeResourcesFit unless a request exceeds the
+    node's allocatable: preemption may help there) or UnschedulableAndUnresolvable (the others)."""
+
+    reasons: list[str]
+    preemption_may_help: bool = False
+
+
+def scheduler_rejection(
     spec: dict[str, Any],
     requests: dict[str, int],
     node: NodeInfo,
     usage: Callable[[], NodeUsage | None],
     wanted_ports: list[tuple[Path, HostPort]] | None = None,
     ports: Callable[[], dict[HostPort, str] | None] | None = None,
-) -> list[str]:
-    """The reasons the default scheduler's first failing filter gives for `node` ([] when it fits).
+) -> FilterFailure | None:
+    """Why the default scheduler's filters reject `node` (None when it fits).
 
     Filters in the default profile's order: NodeUnschedulable, TaintToleration, NodeAffinity,
-    NodePorts, NodeResourcesFit. `usage` and `ports` are called only when the node passes the
-    filters before them: summing the Pods of a node is the costly part, and most nodes of a big
-    cluster never need it. `wanted_ports` are the Pod's host ports (host_ports with defaulting).
+    NodePorts, NodeResourcesFit (`fitsRequest`: every short resource, `Unresolvable` when the request
+    exceeds the allocatable). `usage` and `ports` are called only when the node passes the filters
+    before them: summing the Pods of a node is the costly part, and most nodes of a big cluster never
+    need it. `wanted_ports` are the Pod's host ports (host_ports with defaulting).
     """
-    tolerations = tolerations_of(spec)
+    tolerations = admitted_tolerations(spec)
     if node.unschedulable and not any(
         tolerates(t, {"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"}) for t in tolerations
     ):
-        return [UNSCHEDULABLE_REASON]
+        return FilterFailure([UNSCHEDULABLE_REASON])
     if untolerated(node.taints, tolerations, ("NoSchedule", "NoExecute")):
-        return [TAINT_REASON]
+        return FilterFailure([TAINT_REASON])
     if affinity_mismatch(spec, node) is not None:
-        return [AFFINITY_REASON]
+        return FilterFailure([AFFINITY_REASON])
     if wanted_ports and ports is not None:
         in_use = ports()
         if in_use and port_conflict(wanted_ports, in_use) is not None:
-            return [PORTS_REASON]
-    return [shortage.scheduler_reason for shortage in shortages(requests, node, usage(), kubelet=False)]
+            return FilterFailure([PORTS_REASON], preemption_may_help=True)
+    found = shortages(requests, node, usage(), kubelet=False)
+    if not found:
+        return None
+    return FilterFailure(
+        [shortage.scheduler_reason for shortage in found],
+        preemption_may_help=not any(shortage.never_fits and shortage.resource != "pods" for shortage in found),
+    )
 
 
 NODE_NAME_FIELD = "metadata.name"
@@ -707,7 +823,7 @@ def absent_nodes_reason(plugins: str = "NodeAffinity") -> str:
 
 
 def no_node_available_message(total: int, counts: dict[str, int], prefilter: str = "") -> str:
-    """FitError.Error(): the FailedScheduling event's opening, reasons sorted as the scheduler sorts them.
+    """FitError.Error() without its PostFilter part: reasons sorted as the scheduler sorts them.
 
     A PreFilter rejection (`prefilter`) replaces the per-node counts.
     """
@@ -715,3 +831,42 @@ def no_node_available_message(total: int, counts: dict[str, int], prefilter: str
         return f"0/{total} nodes are available: {prefilter}."
     reasons = sorted(f"{count} {reason}" for reason, count in counts.items())
     return f"0/{total} nodes are available: {', '.join(reasons)}."
+
+
+NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
+NO_VICTIMS = "No preemption victims found for incoming pod"
+PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+
+
+def failed_scheduling_message(
+    total: int, counts: dict[str, int], prefilter: str = "", *, preemption_may_help: int = 0, spec: Any = None
+) -> str:
+    """The whole FailedScheduling event (and PodScheduled condition) text: FitError.Error() with the
+    messages of the default profile's PostFilter plugins, joined by RunPostFilterPlugins.
+
+    - A PreFilter rejection: DynamicResources' PostFilter runs first and cannot read the state its
+      own PreFilter never wrote (`getStateData`: "not found"), an error that ends the PostFilter.
+    - Otherwise DynamicResources finds no claim to free ("no new claims to deallocate"), then
+      DefaultPreemption (`Evaluator.Preempt`) reports: with `preemptionPolicy: Never` that the Pod
+      is not eligible (`PodEligibleToPreemptOthers`), else a second FitError over the nodes where
+      preemption may help (`preemption_may_help`, the filters' Unschedulable status), whose dry run
+      finds no victim (`SelectVictimsOnNode`), and the others ("Preemption is not helpful").
+      That assumes no Pod on those nodes has a lower priority than this Pod: preemption itself is
+      not predicted.
+
+    Without any node, schedulePod fails before the plugins run (ErrNoNodesAvailable).
+    """
+    if not total:  # schedulePod's ErrNoNodesAvailable, before any plugin runs
+        return "no nodes available to schedule pods"
+    head = no_node_available_message(total, counts, prefilter)
+    if prefilter:
+        return f"{head} not found"
+    return f"{head} {NO_CLAIMS_TO_DEALLOCATE}, {preemption_message(total, preemption_may_help, spec)}"
+
+
+def preemption_message(total: int, preemption_may_help: int, spec: Any) -> str:
+    """DefaultPreemption's PostFilter message when it nominates no node ("preemption: " + ...)."""
+    if isinstance(spec, dict) and spec.get("preemptionPolicy") == "Never":
+        return "preemption: not eligible due to preemptionPolicy=Never."
+    counts = {NO_VICTIMS: preemption_may_help, PREEMPTION_NOT_HELPFUL: total - preemption_may_help}
+    return "preemption: " + no_node_available_message(total, {reason: n for reason, n in counts.items() if n})

@@ -301,3 +301,21 @@ def repository_root(start: str | None = None) -> str:
         if parent == folder:
             return start
         folder = parent
+
+
+def link_out_of_repository(path: str) -> tuple[str, str] | None:
+    """(real path, repository) when a symlink on PATH's way leads out of the repository holding it, else None.
+
+    The repository is the git work tree around PATH (the nearest folder above holding `.git`), else
+    the current folder when PATH lies inside it. Links there are the repository's, as untrusted as
+    its files (`.nodename-lint.yaml -> ~/.git-credentials`); a path in no repository was named by
+    the user, who may link where they like.
+    """
+    absolute = os.path.abspath(path)
+    root = repository_root(os.path.dirname(absolute))
+    if not os.path.exists(os.path.join(root, ".git")):
+        root = os.getcwd()
+        if not absolute.startswith(root.rstrip(os.sep) + os.sep):
+            return None
+    real = os.path.realpath(absolute)
+    return None if is_inside(real, [os.path.realpath(root)]) else (real, root)

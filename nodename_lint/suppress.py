@@ -39,14 +39,21 @@ def directives_in(text: str, first_line: int = 1) -> dict[int, frozenset[str]]:
 
 
 def _first_directives(text: str, first_line: int) -> Iterator[tuple[int, re.Match[str]]]:
-    """(line, match) of the first directive comment of each line of TEXT that has one, in order."""
-    line, counted_to, last_line = first_line, 0, first_line - 1
-    for match in _DIRECTIVE.finditer(text):
+    """(line, match) of the first directive comment of each line of TEXT that has one, in order.
+
+    The search goes on at the next line: an unclosed `ignore[` reads to its line's end, and every
+    further directive on that line read it again (n squared steps on a line of them).
+    """
+    line, counted_to = first_line, 0
+    match = _DIRECTIVE.search(text)
+    while match is not None:
         line += text.count("\n", counted_to, match.start())
         counted_to = match.start()
-        if line != last_line:
-            last_line = line
-            yield line, match
+        yield line, match
+        line_end = text.find("\n", match.end())
+        if line_end < 0:
+            return
+        match = _DIRECTIVE.search(text, line_end)
 
 
 def ignored_by_comment(directives: dict[int, frozenset[str]], line: int, rule: str) -> bool:

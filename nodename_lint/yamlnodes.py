@@ -439,11 +439,20 @@ def _may_hold(screen: tuple[re.Pattern[str], ...], text: str) -> bool:
 
 
 def _has_explicit_key(text: str) -> bool:
-    """A `?` indicator: only spaces, tabs and `-` before it on its line, a space or the line end after."""
-    for match in _QUESTION_MARK.finditer(text):
+    """A `?` indicator: only spaces, tabs and `-` before it on its line, a space or the line end after.
+
+    Only the first `? ` of a line can be one (anything before a later one is more than that), so
+    the search goes on at the next line: looking back from each `? ` of a line was n squared steps.
+    """
+    match = _QUESTION_MARK.search(text)
+    while match is not None:
         line_start = text.rfind("\n", 0, match.start()) + 1
         if not text[line_start : match.start()].strip(" \t-"):
             return True
+        line_end = text.find("\n", match.start())
+        if line_end < 0:
+            return False
+        match = _QUESTION_MARK.search(text, line_end + 1)
     return False
 
 

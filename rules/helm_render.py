@@ -12,6 +12,11 @@ recursive `tpl` without end), an error; and, as a warning that says the chart wa
 dependencies declared in `Chart.yaml` but missing in `charts/` (`helm dependency build` fetches
 them), a chart git does not track, or one too big to copy (over 64 MiB or 20,000 files).
 
+A chart that cannot be rendered because no Helm engine is installed (neither helm-python-sdk nor
+a `helm` binary) is a `helm-render` **warning** at its `Chart.yaml`: nothing it installs was
+checked, and a run never passes over a chart in silence (the GitHub Action and the pre-commit hook
+install the engine). A severity set for the rule in the config applies to both.
+
 ## Why is this bad?
 `helm install`, `helm upgrade` and `helm template` stop at the first template that fails
 (Helm's `engine.Render` returns the error, `action.Install` creates nothing), so no object of the

@@ -24,7 +24,9 @@ The kubelet's admission runs `AdmissionCheck` (`pkg/scheduler/eventhandlers.go`)
 `nodeports.Fits` refuses a Pod whose host port is taken: the Pod goes to phase Failed with
 reason `NodePorts` and "Predicate NodePorts failed: node(s) didn't have free ports for the
 requested pod ports". It is never retried or moved; a controller keeps creating replacements
-that fail the same way.
+that fail the same way. `AdmissionCheck` looks at resources and node affinity first (and the
+eviction manager and the OS checks run before it): when one of those rejects the Pod, or the second
+replica beside the first one, that is the reason the Pod shows, and the message says so.
 
 ## How to fix
 Use another host port or another node, or drop `hostPort` and reach the Pod through a Service.
@@ -95,10 +97,7 @@ RULE = Rule(
     ),
 )
 
-_KUBELET = (
-    "(kubelet: \"Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the "
-    'requested pod ports")'
-)
+_KUBELET = ' (kubelet: "Pod was rejected: Predicate NodePorts failed: {reason}")'
 
 
 @RULE.check
@@ -112,7 +111,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         replica_count,
     )
     from nodename_lint.rollout import workload_rollout
-    from nodename_lint.scheduling import host_ports, port_conflict, port_text, reported_first
+    from nodename_lint.scheduling import PORTS_REASON, host_ports, port_conflict, port_text, reported_first
 
     target = admission_target(obj, context)
     if target is None:
@@ -139,15 +138,19 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         first = reported_first(admission_reasons(obj, node, cluster), "NodePorts")
         message = (
             f"{noun} would be rejected by the kubelet on {name} with NodePorts{first}: host port {port_text(port)} "
-            f"is already used by {holder if ' ' in holder else 'Pod ' + holder}; {fate} {_KUBELET}"
+            f"is already used by {holder if ' ' in holder else 'Pod ' + holder}; "
+            f"{fate}{'' if first else _KUBELET.format(reason=PORTS_REASON)}"
         )
         fix = "use another hostPort or another node, or drop hostPort and expose the Pod with a Service"
     elif replicas > 1:
         path, port = wanted[0]
+        # what the second replica shows: an earlier check (its requests beside the first one's) may decide
+        first = reported_first(admission_reasons(obj, node, cluster, replicas_before=1), "NodePorts")
         noun = rollout.noun(replicas) if rollout else pods_noun(obj)
         message = (
             f"only 1 of {noun} can run on {name}: the replicas all need host port {port_text(port)}, so "
-            f"replicas 2 to {replicas} would be rejected by the kubelet with NodePorts; {fate} {_KUBELET}"
+            f"replicas 2 to {replicas} would be rejected by the kubelet with NodePorts{first}; "
+            f"{fate}{'' if first else _KUBELET.format(reason=PORTS_REASON)}"
         )
         fix = (
             "run one replica per node (a DaemonSet, or drop nodeName and let the scheduler spread them), "

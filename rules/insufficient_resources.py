@@ -18,16 +18,19 @@ the message says which class was counted.
 
 The kubelet checks pods, cpu, memory and ephemeral-storage in that order, then extended
 resources and hugepages in Go map order (`noderesources.Fits`): when several of those are short,
-the message says the Pod is rejected with one of them, not which one.
+the message says the Pod is rejected with one of them, not which one. When an earlier check
+decides what the Pod shows (node pressure, the OS; for a later replica, a host port an earlier
+one took), the message says so and quotes no kubelet text.
 
 Static Pods are checked against the node named with `--static-pod-node NAME` (the node whose
 kubelet reads the folder). A static Pod is critical: the kubelet's critical Pod admission handler
 evicts other Pods to make room when that is enough (`HandleAdmissionFailure`), so only a static
 Pod larger than the node's allocatable is certain to be refused.
 
-Quantities are read exactly as apimachinery does (cpu rounded up to millicores, the rest up to
-whole units). A request that is not a valid quantity is left to the API server, which rejects
-the manifest; this rule then skips the object.
+Quantities are read exactly as apimachinery does, and added up exactly (`Quantity.Add`): a Pod's
+total is rounded up once (cpu to millicores, the rest to whole units), as `PodRequests` and
+`MilliValue()`/`Value()` do. A request that is not a valid quantity is left to the API server,
+which rejects the manifest; this rule then skips the object.
 
 A pinned workload that already runs on the node is not counted against itself: the kubelet meets
 its new Pods only as its controller makes them (an unchanged template makes none; a Deployment's
@@ -162,15 +165,18 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     shortage = found[0]
     resource = shortage.resource
     reason = shortage.kubelet_reason
-    first = reported_first(admission_reasons(obj, node, cluster), reason)  # pressure or OS may come first
-    if resource not in ("pods", *NATIVE_ORDER) and len(found) > 1:  # scalar resources: Go map order
+    # pressure or the OS may come first; for a later replica, a host port its siblings took
+    first = reported_first(admission_reasons(obj, node, cluster, replicas_before=admitted), reason)
+    exact = resource in ("pods", *NATIVE_ORDER) or len(found) == 1
+    if not exact:  # scalar resources: Go map order
         reason = f"one of {', '.join(s.kubelet_reason for s in found)} (the kubelet checks these in no fixed order)"
-        first = reported_first(admission_reasons(obj, node, cluster), shortage.kubelet_reason)
     reason += first
     if obj.is_static_pod:
         if not shortage.never_fits:
             return  # the critical Pod admission handler evicts other Pods to make room
-        head = f"static Pod {obj.name} would be rejected by the kubelet on {name} (--static-pod-node) with {reason}"
+        head = (
+            f"static Pod {obj.shown_name} would be rejected by the kubelet on {name} (--static-pod-node) with {reason}"
+        )
     elif replicas == 1:
         head = f"{noun} would be rejected by the kubelet on {name} with {reason}"
     elif admitted == 0:
@@ -219,8 +225,9 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
             "shows Failed"
         )
     path = spec_path(obj, "nodeName") if resource == "pods" else spec_path(obj, *request_path(spec, resource))
-    # without the node's Pods the kubelet's "used" is unknown, so its message cannot be quoted
-    exact = resource in ("pods", *NATIVE_ORDER) or len(found) == 1
-    quote = f' (kubelet: "Pod was rejected: {shortage.kubelet_message}")' if usage is not None and exact else ""
+    # without the node's Pods the kubelet's "used" is unknown, so its message cannot be quoted; nor can
+    # it when another check decides what the Pod shows
+    quoted = usage is not None and exact and not first
+    quote = f' (kubelet: "Pod was rejected: {shortage.kubelet_message}")' if quoted else ""
     message = f"{head}: {detail}; {fate}{quote}"
     yield Violation(path, rollout.explain(message) if rollout else message, fix=rollout.fix(fix) if rollout else fix)

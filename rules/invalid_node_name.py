@@ -84,7 +84,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         return  # a valid name (the common case): no message to build
     path = spec_path(obj, "nodeName")
     field = dotted(path)
-    refused = f"the API server refuses {obj.kind} {obj.name} itself and nothing is created"
+    refused = f"the API server refuses {obj.kind} {obj.shown_name} itself and nothing is created"
     if not isinstance(value, str):
         yield Violation(
             path,

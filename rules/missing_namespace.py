@@ -127,9 +127,10 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     yield Violation(
         ("metadata", "namespace") if written else ("metadata",),
         f"namespace {namespace}{where} does not exist in the cluster ({cluster.source}) and no linted manifest creates "
-        f'it: the API server refuses {obj.kind} {obj.name} (NamespaceLifecycle: namespaces "{namespace}" not found) '
-        "and nothing is created",
+        f"it: the API server refuses {obj.kind} {obj.shown_name} "
+        f'(NamespaceLifecycle: namespaces "{namespace}" not found) and nothing is created',
         fix=f"create the namespace first (kubectl create namespace {namespace}, or a Namespace manifest in the same "
         "apply), or use one from kubectl get namespaces",
         unless_applied=("Namespace", namespace),
+        cause=f"namespace {namespace}",
     )

@@ -13,13 +13,23 @@ A required node affinity term with `matchFields` `metadata.name` `In` narrows th
 as `findNodesThatFitPod` (`pkg/scheduler/schedule_one.go`) does with the PreFilter result of
 NodeAffinity: only the named nodes are filtered, every other node gets the absent-nodes status
 "node(s) didn't satisfy plugin(s) [NodeAffinity]", and terms that name no common node fail the
-PreFilter itself ("0/3 nodes are available: pod affinity terms conflict."). When the cluster
-state has RuntimeClasses, the overhead of the Pod's RuntimeClass is added to its requests.
+PreFilter itself ("0/3 nodes are available: pod affinity terms conflict. not found"). When the
+cluster state has RuntimeClasses, the overhead of the Pod's RuntimeClass is added to its requests.
+
+The text quoted is the whole event, as the PostFilter plugins complete it (`FitError.Error`,
+`RunPostFilterPlugins`): DynamicResources finds "no new claims to deallocate", then
+DefaultPreemption's own FitError counts the nodes where preemption could help (NodePorts, and
+NodeResourcesFit unless a request exceeds the node's allocatable) as "No preemption victims found
+for incoming pod" and the others as "Preemption is not helpful for scheduling"; with
+`preemptionPolicy: Never` it says "not eligible due to preemptionPolicy=Never.". After a PreFilter
+rejection DynamicResources' PostFilter fails to read the state its own PreFilter never wrote
+(`getStateData`), and its error, "not found", ends the text.
 
 When the cluster state lacks the Pods of some nodes (a live run reads Pods only on the nodes the
 manifests name, unless a manifest the scheduler places asks for host ports), those nodes are
 compared with their allocatable alone, and the message says so.
-Preemption of lower-priority Pods is not predicted.
+Preemption of lower-priority Pods is not predicted: the text assumes no Pod on the nodes where it
+could help has a lower priority than this one.
 
 A Deployment, StatefulSet or DaemonSet that already runs in the cluster is not counted against
 itself: its own Pods (ownerReferences through its ReplicaSets, or to the workload) are what the
@@ -207,7 +217,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         AFFINITY_REASON,
         PORTS_REASON,
         RequestError,
-        no_node_available_message,
+        failed_scheduling_message,
         pod_requests,
         request_path,
     )
@@ -231,7 +241,9 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     if verdict is None:
         return
     counts, unknown_usage, prefilter = verdict.reasons, verdict.unknown_usage, verdict.prefilter
-    event = no_node_available_message(len(cluster.nodes), counts, prefilter)
+    event = failed_scheduling_message(
+        len(cluster.nodes), counts, prefilter, preemption_may_help=verdict.preemption_may_help, spec=spec
+    )
     main = max(counts, key=lambda reason: (counts[reason], reason)) if counts else AFFINITY_REASON
     if main == AFFINITY_REASON or main.startswith("node(s) didn't satisfy") or prefilter:
         path = spec_path(obj, "nodeSelector" if "nodeSelector" in spec and main == AFFINITY_REASON else "affinity")

@@ -126,4 +126,5 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         f"{pods_noun(obj)} is pinned to a node that is not usable: " + "; ".join(problems),
         fix=f"wait until {name} is Ready and uncordoned (kubectl uncordon {name}), pick a Ready node, "
         "or drop nodeName and let the scheduler choose",
+        cause=f"node {name}",
     )

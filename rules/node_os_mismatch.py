@@ -1,15 +1,17 @@
 """
 ## What it does
 Flags a Pod or a workload template pinned with `spec.nodeName` (or a static Pod whose node is
-named with `--static-pod-node`) whose operating system differs from the node's
-`kubernetes.io/os` label: the Pod's own `kubernetes.io/os` label, then `spec.os.name`, checked in
-the kubelet's order.
+named with `--static-pod-node`) whose operating system differs from the node's: the Pod's own
+`kubernetes.io/os` label, then `spec.os.name`, checked in the kubelet's order. The node's OS is
+the kubelet's own (`runtime.GOOS`), which it reports in `status.nodeInfo.operatingSystem`; a Node
+without that is read by its `kubernetes.io/os` label, and one with neither is not checked.
 
 ## Why is this bad?
 The kubelet's first predicate checks are about the operating system
 (`predicateAdmitHandler.Admit` in `pkg/kubelet/lifecycle/predicate.go`), before resources and
 affinity. `rejectPodAdmissionBasedOnOSSelector` refuses a Pod whose `kubernetes.io/os` label
-differs from the node's (reason `PodOSSelectorNodeLabelDoesNotMatch`), then
+differs from the kubelet's OS (reason `PodOSSelectorNodeLabelDoesNotMatch`; a node label that is
+missing or differs is replaced by the kubelet's OS first), then
 `rejectPodAdmissionBasedOnOSField` one whose `spec.os.name` differs from the kubelet's OS
 (reason `PodOSNotSupported`). The scheduler would never place such a Pod there, but `nodeName`
 bypasses the scheduler: the Pod goes to phase Failed and is never retried or moved.
@@ -89,6 +91,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         OS_FIELD_REASON,
         OS_LABEL,
         OS_MESSAGES,
+        kubelet_os,
         os_rejection,
         reported_first,
     )
@@ -102,7 +105,8 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     reason = os_rejection(spec, labels, node)
     if reason is None:
         return
-    node_os = node.labels[OS_LABEL]
+    node_os = kubelet_os(node)
+    where = "status.nodeInfo.operatingSystem" if node.operating_system else OS_LABEL
     first = reported_first(admission_reasons(obj, node, cluster), reason)  # node pressure comes first
     if reason == OS_FIELD_REASON:
         pod_os = spec["os"]["name"]
@@ -119,6 +123,6 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     yield Violation(
         path,
         f"{pods_noun(obj)} would be rejected by the kubelet on {name} with {reason}{first}: {what} and the node runs "
-        f'{node_os} ({OS_LABEL}); {fate} (kubelet: "Pod was rejected: {OS_MESSAGES[reason]}")',
+        f"{node_os} ({where}); {fate}" + ("" if first else f' (kubelet: "Pod was rejected: {OS_MESSAGES[reason]}")'),
         fix=fix + ", or drop nodeName and use a nodeSelector on kubernetes.io/os",
     )

@@ -14,8 +14,9 @@ The `node.kubernetes.io/disk-pressure` NoSchedule taint only keeps the scheduler
 `nodeName` bypasses the scheduler. The kubelet's first admission handler is the eviction
 manager (`managerImpl.Admit` in `pkg/kubelet/eviction/eviction_manager.go`): while the node has
 a pressure condition it refuses the Pod before any other check. The Pod goes to phase Failed
-with reason `Evicted` and the message `The node had condition: [DiskPressure].`; it is never
-retried or moved, and a controller keeps creating replacements that fail the same way.
+with reason `Evicted` and the message "The node had condition: [DiskPressure]. " (with its
+trailing space, `nodeConditionMessageFmt`); it is never retried or moved, and a controller keeps
+creating replacements that fail the same way.
 
 ## How to fix
 Pick a node without pressure (`kubectl describe node` shows the conditions), free disk or
@@ -118,6 +119,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     yield Violation(
         spec_path(obj, "nodeName"),
         f"{pods_noun(obj)} would be rejected by the kubelet on {name} with Evicted: {why}; {rejection_fate(obj)} "
-        f'(kubelet: "Pod was rejected: {pressure_message(conditions).rstrip()}"{order})',
+        f'(kubelet: "Pod was rejected: {pressure_message(conditions)}"{order})',
         fix=fix,
+        cause=f"node {name}",
     )

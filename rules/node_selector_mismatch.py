@@ -13,6 +13,12 @@ never retried or moved. The selector and the pinned node contradict each other: 
 wrong. (The kubelet checks resources first: when the Pod does not fit either, it reports
 `OutOfcpu` etc. instead, see insufficient-resources.)
 
+The kubelet matches one label differently from the scheduler: when the node has labels but no
+`kubernetes.io/os` label, or one that is not the kubelet's own OS, the kubelet's OS check
+(`rejectPodAdmissionBasedOnOSSelector` in `pkg/kubelet/lifecycle/predicate.go`) has already
+written its OS into the node's labels, so a selector on `kubernetes.io/os` is matched against the
+kubelet's OS (`status.nodeInfo.operatingSystem`).
+
 ## How to fix
 Pin the Pod to a node that has the labels (the message lists some), label the node
 (`kubectl label node NODE key=value`), or drop `nodeName` and let the selector choose the node.
@@ -92,11 +98,13 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         rejection_fate,
     )
     from nodename_lint.scheduling import (
+        AFFINITY_REASON,
         RequestError,
         affinity_mismatch,
+        kubelet_node,
         pod_requests,
         reported_first,
-        scheduler_rejections,
+        scheduler_rejection,
     )
 
     target = pinned_existing_node(obj, context)
@@ -105,7 +113,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     name, node, cluster = target
     assert cluster.nodes is not None
     spec = admitted_spec(obj, cluster)  # with the RuntimeClass's nodeSelector
-    mismatch = affinity_mismatch(spec, node)
+    mismatch = affinity_mismatch(spec, kubelet_node(node))  # with the OS label the kubelet may have added
     if mismatch is None:
         return
     try:
@@ -116,7 +124,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     matching = [
         other.name
         for other in cluster.nodes.values()
-        if not scheduler_rejections(spec, requests, other, partial(cluster.usage, other.name))
+        if scheduler_rejection(spec, requests, other, partial(cluster.usage, other.name)) is None
     ]
     first = reported_first(admission_reasons(obj, node, cluster), "NodeAffinity")
     fate = rejection_fate(obj)
@@ -128,10 +136,10 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         )
     else:
         fix = f"no node can take the Pod with this selector now: fix the selector or label {name} to match"
+    quote = "" if first else f' (kubelet: "Pod was rejected: Predicate NodeAffinity failed: {AFFINITY_REASON}")'
     yield Violation(
         spec_path(obj, *mismatch.path),
         f"{pods_noun(obj)} would be rejected by the kubelet on {name} with NodeAffinity{first}: {mismatch.detail}; "
-        f"{fate} (kubelet: \"Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node "
-        'affinity/selector")',
+        f"{fate}{quote}",
         fix=fix,
     )

@@ -70,7 +70,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     if pinned_node(obj) is None or not obj.pod_spec_field("schedulingGates"):
         return
     path = spec_path(obj, "nodeName")
-    who = "the Pod" if obj.is_pod else f"every Pod {obj.kind} {obj.name} creates (FailedCreate)"
+    who = "the Pod" if obj.is_pod else f"every Pod {obj.kind} {obj.shown_name} creates (FailedCreate)"
     yield Violation(
         path,
         f"{dotted(path)}: Forbidden: cannot be set until all schedulingGates have been cleared; "

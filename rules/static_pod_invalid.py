@@ -191,8 +191,8 @@ def check_file(objects: Sequence[Manifest], context: Context) -> Iterator[tuple[
                 Violation(
                     (),
                     f"a static Pod file holds several documents: the kubelet decodes only the first one "
-                    f"({objects[0].kind} {objects[0].name}) and silently ignores this {obj.kind} {obj.name}, "
-                    "which never runs",
+                    f"({objects[0].kind} {objects[0].shown_name}) and silently ignores this "
+                    f"{obj.kind} {obj.shown_name}, which never runs",
                     fix="put each Pod in a file of its own",
                 ),
             )

@@ -92,4 +92,5 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         f'containers on its node, but the API server refuses its mirror Pod (namespaces "{namespace}" not found), '
         "so kubectl never shows it",
         fix=f"create the namespace (kubectl create namespace {namespace}) or use one that exists, such as kube-system",
+        cause=f"namespace {namespace}",
     )

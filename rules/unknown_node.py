@@ -134,6 +134,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         f"node {name} does not exist in the cluster ({cluster.source}, {count} node{'s' if count != 1 else ''}): "
         f"{pods_noun(obj)} would never run; {fate}{guess}",
         fix=fix + ", or drop nodeName and use a nodeSelector on kubernetes.io/hostname",
+        cause=f"node {name}",
     )
 
 

@@ -15,7 +15,10 @@ The taints the node lifecycle controller sets for NotReady, unreachable and cord
 (`node.kubernetes.io/not-ready`, `unreachable`, `unschedulable`) are reported by node-not-ready,
 and the NoSchedule taints of a pressure condition that is True (`node.kubernetes.io/disk-pressure`,
 `memory-pressure`, `pid-pressure`) by node-pressure: the taint is not the whole story, the
-kubelet's eviction manager refuses the Pod (Evicted) before any taint is looked at.
+kubelet's eviction manager refuses the Pod (Evicted) before any taint is looked at. A NoExecute
+taint the Pod does not tolerate is reported here whatever its key, counting the tolerations the
+API server adds (the DefaultTolerationSeconds admission plugin: not-ready and unreachable for
+300 s, unless the Pod has a toleration with that key, or none, and effect NoExecute, or none).
 Static Pods are not checked: the kubelet skips the taint check for them.
 
 ## Why is this bad?
@@ -92,6 +95,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     from nodename_lint.scheduling import (
         NODE_STATE_TAINTS,
         PRESSURE_TAINTS,
+        admitted_tolerations,
         eviction_delay,
         pressure_conditions,
         reported_first,
@@ -106,14 +110,15 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     name, node, cluster = target
     spec = admitted_spec(obj, cluster)  # with the RuntimeClass's tolerations
     tolerations = tolerations_of(spec)
+    # the kubelet's TaintToleration check: every NoExecute taint, and the tolerations as the API stores them
+    rejected = untolerated(node.taints, admitted_tolerations(spec), ("NoExecute",))
     # node-pressure explains the taints of a pressure condition that is True: the kubelet rejects the Pod
     pressure = {PRESSURE_TAINTS[condition] for condition in pressure_conditions(node)}
     taints = [taint for taint in node.taints if taint.get("key") not in NODE_STATE_TAINTS | pressure]
-    if not taints:
+    if not taints and not rejected:
         return
     noun = pods_noun(obj)
     where = spec_path(obj, "tolerations") if "tolerations" in spec else spec_path(obj, "nodeName")
-    rejected = untolerated(taints, tolerations, ("NoExecute",))
     if rejected:
         listed = ", ".join(taint_text(t) for t in rejected)
         first = reported_first(admission_reasons(obj, node, cluster), "TaintToleration")
@@ -124,6 +129,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
             f"and the Pod does not tolerate it; {rejection_fate(obj)}",
             fix=f"add a toleration for {listed} (without tolerationSeconds) if the Pod belongs there, "
             "or pick another node, or drop nodeName",
+            cause=f"node {name}, taint {listed}",
         )
     else:
         no_execute = [taint for taint in taints if taint.get("effect") == "NoExecute"]
@@ -136,6 +142,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
                 f"{noun} tolerates taint {listed} of {name} only for a while: the kubelet admits it, and the taint "
                 f"eviction controller evicts it {when} (tolerationSeconds)",
                 fix="drop tolerationSeconds from the toleration if the Pod must stay, or pick another node",
+                cause=f"node {name}, taint {listed}",
             )
     soft = untolerated(taints, tolerations, ("NoSchedule", "PreferNoSchedule"))
     if soft:
@@ -146,4 +153,5 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
             "reserved for other workloads",
             fix=f"add a toleration for {listed} if the Pod belongs there, else pick an untainted node or drop nodeName",
             severity="warning",
+            cause=f"node {name}, taint {listed}",
         )

@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -72,7 +74,29 @@ def _substitute(text: str, inputs: dict[str, str], steps: dict[str, dict[str, st
     return EXPRESSION.sub(evaluate, text)
 
 
-def run_action(workspace: Path, tmp_path: Path, event: dict, action_path: Path = ROOT, **given: str) -> ActionRun:
+def _condition_holds(condition: str, inputs: dict[str, str], steps: dict[str, dict[str, str]]) -> bool:
+    """An `if:` of action.yml; the runner used here knows `EXPRESSION != ''` only."""
+    expression, _, empty = condition.partition(" != ")
+    assert empty == "''", f"the test runner does not know the condition {condition!r}"
+    return _substitute("${{ " + expression + " }}", inputs, steps) != ""
+
+
+def _cache_step(step: dict, inputs: dict[str, str], steps: dict[str, dict[str, str]], cache: Path) -> Path | None:
+    """actions/cache as the runner runs it: restore PATH when KEY was saved (exact key only), else return
+    the path to save under CACHE/KEY once the job's steps are done (its post step)."""
+    assert step["uses"].startswith("actions/cache@"), step["uses"]
+    path = Path(_substitute(step["with"]["path"], inputs, steps))
+    saved = cache / _substitute(step["with"]["key"], inputs, steps)
+    if saved.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+        shutil.copytree(saved, path, symlinks=True)
+        return None
+    return path
+
+
+def run_action(
+    workspace: Path, tmp_path: Path, event: dict, action_path: Path = ROOT, cache: Path | None = None, **given: str
+) -> ActionRun:
     action = yaml.safe_load((action_path / "action.yml").read_text(encoding="utf-8"))
     assert action["runs"]["using"] == "composite"
     declared = action["inputs"]
@@ -100,7 +124,17 @@ def run_action(workspace: Path, tmp_path: Path, event: dict, action_path: Path =
     base_env.pop("NO_COLOR", None)
     steps: dict[str, dict[str, str]] = {}
     stdout, stderr, summary, exit_code = [], [], [], 0
+    to_save: list[tuple[Path, Path]] = []  # (path, where the cache keeps it) for the post steps
     for index, step in enumerate(action["runs"]["steps"]):
+        if "if" in step and not _condition_holds(step["if"], inputs, steps):
+            continue
+        if "uses" in step:
+            missed = _cache_step(step, inputs, steps, cache or tmp_path / "cache")
+            if missed is not None:
+                to_save.append(
+                    (missed, (cache or tmp_path / "cache") / _substitute(step["with"]["key"], inputs, steps))
+                )
+            continue
         assert step["shell"] == "bash"
         output_file, summary_file = runner / f"output-{index}", runner / f"summary-{index}"
         output_file.write_text("", encoding="utf-8")  # the runner gives every step fresh files
@@ -125,6 +159,9 @@ def run_action(workspace: Path, tmp_path: Path, event: dict, action_path: Path =
         if completed.returncode != 0:
             exit_code = completed.returncode
             break  # the runner skips the remaining steps of a failed composite action
+    for path, saved in to_save:  # actions/cache saves after the job, if the path is there
+        if path.is_dir() and not saved.exists():
+            shutil.copytree(path, saved, symlinks=True)
     outputs = {name: _substitute(spec["value"], inputs, steps) for name, spec in action["outputs"].items()}
     return ActionRun(exit_code, "".join(stdout), "".join(stderr), outputs, "".join(summary), steps)
 
@@ -216,6 +253,23 @@ def test_action_annotates_summarises_and_fails_on_errors(pull_request, tmp_path:
     ) in run.summary
 
 
+def test_the_sarif_file_is_never_written_through_a_symlink_of_the_pull_request(pull_request, tmp_path: Path):
+    """The example workflow's `sarif-file: nodename-lint.sarif` let a PR overwrite any file the runner can write."""
+    workspace, event = pull_request
+    home = tmp_path / "runner-home"
+    home.mkdir()
+    (home / ".bashrc").write_text("original\n", encoding="utf-8")
+    os.symlink(home / ".bashrc", workspace / "nodename-lint.sarif")
+    os.symlink(home, workspace / "results")
+    for sarif_file in ("nodename-lint.sarif", "results/.bashrc", "results/new/nodename-lint.sarif"):
+        run = run_action(workspace, tmp_path, event, paths="deploy", sarif_file=sarif_file)
+        assert run.exit_code == 2 and run.outputs["exit-code"] == "2", (sarif_file, run.stderr)
+        assert "is a symlink inside a repository, and nodename-lint never writes through one" in run.stderr
+        assert "Traceback" not in run.stderr and run.outputs.get("sarif-file", "") == ""
+        assert (home / ".bashrc").read_text(encoding="utf-8") == "original\n"
+        assert [path.name for path in home.iterdir()] == [".bashrc"], "no folder made through the link either"
+
+
 def test_only_changed_reports_the_files_of_the_pull_request(pull_request, tmp_path: Path):
     workspace, event = pull_request
     run = run_action(workspace, tmp_path, event, only_changed="true")
@@ -264,39 +318,49 @@ def test_config_and_usage_errors_reach_the_log_not_a_traceback(pull_request, tmp
 def test_install_step_installs_the_action_checkout_into_a_virtualenv(
     pull_request, tmp_path: Path, api_server: ApiServer, kubeconfig: Path
 ):
-    """The real install: pip installs a copy of this checkout (and its dependencies from the index), no extras.
+    """The real install: pip installs a copy of this checkout (and its dependencies from the index) with the
+    Helm engine, kept by actions/cache: the next job restores the virtualenv and installs nothing.
 
-    That one plain install runs the Action against a live cluster, and `--fix`.
+    That install runs the Action against a live cluster, and `--fix`.
     """
     workspace, event = pull_request
     action_path = tmp_path / "action"
     snapshot_working_tree(action_path)
     markers = tmp_path / "markers"
     plant_hostile_modules(workspace, markers)  # the venv and pip modules of the install are not the PR's
-    run = run_action(
-        workspace,
-        tmp_path,
-        event,
-        action_path=action_path,
-        paths="deploy",
-        kubeconfig=str(kubeconfig),
-        context="kind-kind",
-    )
+    live: dict[str, Any] = {
+        "action_path": action_path,
+        "paths": "deploy",
+        "kubeconfig": str(kubeconfig),
+        "context": "kind-kind",
+    }
+    run = run_action(workspace, tmp_path, event, **live)
     assert sorted(path.name for path in markers.iterdir()) == [], run.stderr
     python = run.step_outputs["install"].get("python", "")
     if not python and any(word in run.stderr for word in ("NewConnectionError", "Could not find a version")):
         unavailable("pip could not reach the package index")
     assert python == str(tmp_path / "runner" / "nodename-lint-venv" / "bin" / "python"), run.stderr
     assert "already installed" not in run.stdout
+    engine = "import importlib.util as u, sys; sys.exit(u.find_spec('helm_python') is None)"
+    assert subprocess.run([python, "-I", "-c", engine], check=False).returncode == 0, "the Helm engine is installed"
+    key = run.step_outputs["where"]["key"]
+    assert key.startswith("nodename-lint-0.") and (tmp_path / "cache" / key / "bin" / "python").exists()
     assert run.exit_code == 1, run.stderr
     # worker-2 is no node of the live kind cluster: a cluster rule's finding, from the official client
     assert any(
         a.startswith("::error file=deploy/legacy.yaml,line=13,col=7,title=nodename-lint unknown-node::")
         for a in run.annotations()
     ), run.stdout
-    assert "Skipped" not in run.summary, "the live cluster was read: every rule ran"
+    assert "rules skipped" not in run.summary, "the live cluster was read: every rule ran"
     assert [request.path for request in api_server.requests][:2] == ["/api/v1/nodes", "/api/v1/namespaces"]
     assert api_server.methods == {"GET"}
+
+    shutil.rmtree(tmp_path / "runner" / "nodename-lint-venv")  # the next job, on a fresh runner
+    warm = run_action(workspace, tmp_path, event, **live)
+    restored = f"nodename-lint is already installed in {tmp_path / 'runner' / 'nodename-lint-venv'} (restored from"
+    assert restored in warm.stdout, warm.stdout + warm.stderr
+    assert (warm.exit_code, warm.annotations()) == (run.exit_code, run.annotations())
+    assert sorted(path.name for path in markers.iterdir()) == [], warm.stderr
 
     fixed = workspace / "deploy" / "legacy.yaml"
     installed = Path(python).parent / "nodename-lint"
@@ -332,6 +396,8 @@ def test_example_workflow_uses_the_inputs_and_outputs_action_yml_declares():
     steps = workflow["jobs"]["lint"]["steps"]
     [lint] = [step for step in steps if step.get("uses", "").startswith("nodename-lint/nodename-lint@")]
     assert set(lint["with"]) <= set(action["inputs"])
+    assert all(" " not in line for line in lint["with"]["paths"].split("\n")), "paths: one per line, not spaces"
+    assert "sarif-file" not in lint["with"], "the default, in RUNNER_TEMP, is outside the pull request's checkout"
     [upload] = [step for step in steps if step.get("uses", "").startswith("github/codeql-action/upload-sarif@")]
     assert upload["with"]["sarif_file"] == "${{ steps." + lint["id"] + ".outputs.sarif-file }}"
     assert "sarif-file" in action["outputs"]

@@ -453,15 +453,6 @@ def test_progress_is_shown_on_a_terminal_and_cleared() -> None:
     assert quiet.getvalue() == ""
 
 
-def test_the_readme_shows_lines_of_the_real_audit_run() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = readme.split("$ nodename-lint audit --cluster-state examples/cluster/state.yaml", 1)[1]
-    shown = block.split("\n", 1)[1].split("```", 1)[0].splitlines()
-    printed = (EXAMPLE / "audit-expected.txt").read_text(encoding="utf-8").splitlines()
-    assert len(shown) >= 3
-    assert all(any(line.startswith(excerpt.removesuffix(" ...")) for line in printed) for excerpt in shown)
-
-
 BAD_STATE = """\
 apiVersion: v1
 kind: List

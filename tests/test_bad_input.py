@@ -307,6 +307,65 @@ def test_a_big_document_under_the_limit_is_parsed(tmp_path):
     assert [(f["rule"], f["line"]) for f in json.loads(result.stdout)["findings"]] == [("invalid-node-name", 8)]
 
 
+# Files kept beside manifests in real repositories that are no Kubernetes objects (issue 23's sweep):
+# each got a yaml-syntax error claiming the API server would refuse it.
+NOT_MANIFESTS = {
+    "tsconfig.json": '{\n  // compiler options\n  "compilerOptions": {"target": "es2020", /* new */ "strict": 1}\n}\n',
+    "events.json": '{"level": "info", "msg": "started"}\n{"level": "warn", "msg": "slow"}\n',  # JSON Lines
+    "dashboard.json": '// Grafana dashboard, by hand\n{\n  "title": "Nodes",\n  "panels": [{"type": "graph"}]\n}\n',
+    "kubelet-config.json": (  # kubespray's Jinja templates
+        '{\n{% if webhook %}\n  "authentication": {"webhook": {"enabled": true}},\n{% endif %}\n'
+        '  "clusterDomain": "{{ dns_domain }}"\n}\n'
+    ),
+    "cert.yml": (  # `openssl x509 -text` saved as .yml
+        "Certificate:\n    Data:\n        Version: 3 (0x2)\n        Serial Number:\n            0a:1b:2c\n"
+        "    Signature Algorithm: sha256WithRSAEncryption\n        Issuer: CN = example\n        Validity\n"
+        "            Not Before: Jan  1 00:00:00 2024 GMT\n"
+    ),
+    "too-big.json": '{"samples": [' + ", ".join(["1.5"] * 900_000) + "]}\n",  # past --max-document-size
+}
+GOOD_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec: {nodeName: ok}\n"
+BROKEN_MANIFESTS = {  # they name an apiVersion or kind: still yaml-syntax, at the line
+    "pod.yaml": ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  nodeName: [unclosed\n", 7),
+    "pod.json": ('{"apiVersion": "v1", "kind": "Pod",\n  // a comment\n  "spec": {}}\n', 3),
+    "kind-only.yaml": ("kind: Deployment\nmetadata:\n  name: web\n   bad: indent\n", 4),
+    # one document is an object, another one is broken and names nothing: a manifest file with a broken part
+    "second.yaml": (GOOD_POD + "---\nfoo: [1\n", 7),
+    "first.yaml": ("foo: [1\n---\n" + GOOD_POD, 2),
+    "unrendered.yaml": ("apiVersion: v1\nkind: Secret\ndata:\n  config: {{config_data}}\n", 4),
+}
+
+
+def test_files_that_are_not_manifests_are_skipped_with_a_note(tmp_path: Path) -> None:
+    """Issue 23: a file that does not parse and names no apiVersion or kind is not a manifest: a note says it was
+    skipped, and no yaml-syntax error claims the API server would refuse it. A broken file that names either
+    (or holds an object) keeps its yaml-syntax finding."""
+    for name, text in NOT_MANIFESTS.items():
+        (tmp_path / name).write_text(text)
+    for name, (text, _) in BROKEN_MANIFESTS.items():
+        (tmp_path / name).write_text(text)
+    result = run_cli(str(tmp_path), "--format", "json")
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    report = json.loads(result.stdout)
+    syntax = sorted((Path(f["file"]).name, f["line"]) for f in report["findings"] if f["rule"] == "yaml-syntax")
+    assert syntax == sorted((name, line) for name, (_, line) in BROKEN_MANIFESTS.items())
+    skipped = {
+        Path(note.split(":")[0]).name: note
+        for note in report["summary"]["notes"]
+        if "skipped a file that is not a Kubernetes manifest" in note
+    }
+    assert sorted(skipped) == sorted(NOT_MANIFESTS)
+    assert skipped["events.json"] == (
+        f"{tmp_path / 'events.json'}:2:1: skipped a file that is not a Kubernetes manifest: it does not parse "
+        "(did not find expected <document start>) and names no apiVersion or kind"
+    )
+    assert "too large" in skipped["too-big.json"]
+    # the same from stdin, and as text: a note, exit 0
+    piped = run_cli("-", stdin=NOT_MANIFESTS["tsconfig.json"])
+    assert piped.returncode == 0 and "yaml-syntax" not in piped.stdout
+    assert "note: <stdin>:3:" in piped.stdout and "names no apiVersion or kind" in piped.stdout
+
+
 # --- paths --------------------------------------------------------------------------------------
 GOOD = "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec: {nodeName: BAD}\n"
 

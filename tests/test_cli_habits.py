@@ -59,7 +59,7 @@ def test_statistics_prints_count_rule_summary_lines() -> None:
 def test_quiet_prints_only_findings(tmp_path: Path) -> None:
     result = run_cli(str(DEPLOY), "-q")
     assert result.returncode == 1
-    assert "Found" not in result.stdout and "Skipped" not in result.stdout
+    assert "Found" not in result.stdout and " skipped: " not in result.stdout
     assert result.stdout.count("error[nodename-in-template]") == 1
     (tmp_path / "pod.yaml").write_text(CLEAN_POD)
     clean = run_cli(str(tmp_path), "--quiet")
@@ -257,9 +257,9 @@ def test_quiet_silences_notes_but_not_errors(tmp_path: Path) -> None:
     state = tmp_path / "nodes.json"
     state.write_text('{"kind": "List", "items": [{"kind": "Node", "metadata": {"name": "n"}}]}')
     loud = run_cli(str(tmp_path), "--cluster-state", str(state), cwd=tmp_path)
-    assert "root: skipped: a symlink to /" in loud.stderr and "not linted: it is the cluster state" in loud.stderr
-    assert "Skipped" in loud.stdout  # the rules needing Pods or namespaces
+    assert "root: skipped: a symlink to /" in loud.stderr and "not linted: it is the cluster state" in loud.stdout
+    assert " skipped: " in loud.stdout  # the rules needing Pods or namespaces
     quiet = run_cli(str(tmp_path), "--cluster-state", str(state), "-q", cwd=tmp_path)
-    assert quiet.stderr == "" and "Skipped" not in quiet.stdout and "Found" not in quiet.stdout
+    assert quiet.stderr == "" and " skipped: " not in quiet.stdout and "Found" not in quiet.stdout
     bad = run_cli(str(tmp_path), "-q", "--fail-on", "nonsense", cwd=tmp_path)
     assert bad.returncode == 2 and "nonsense" in bad.stderr

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -186,7 +187,7 @@ def test_nodes_only_state_skips_the_rules_that_need_more(tmp_path):
     manifest.write_text(pod("ghost", "kind-wroker"), encoding="utf-8")
     result = run_cli(str(manifest), "--cluster-state", str(nodes_only))
     assert result.returncode == 1 and "error[unknown-node]" in result.stdout
-    skipped = [line for line in result.stdout.splitlines() if line.startswith("Skipped")]
+    skipped = [line for line in result.stdout.splitlines() if " skipped: " in line]
     assert len(skipped) == 2, skipped
     assert any("nodename-immutable" in line and "has no pods" in line for line in skipped)
     assert any("static-pod-missing-namespace" in line and "has no namespaces" in line for line in skipped)
@@ -481,3 +482,63 @@ def test_a_request_on_a_later_container_is_reported_not_a_crash(tmp_path, where)
         assert "internal error" not in result.stderr
         assert "insufficient-resources" in result.stdout, result.stdout
         assert "OutOfcpu" in result.stdout
+
+
+GENERATED_NAMES = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  generateName: debug-
+  namespace: tools
+spec:
+  template:
+    spec:
+      nodeName: Bad_Node
+      restartPolicy: Never
+      containers: [{name: a, image: busybox}]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  generateName: probe-
+spec:
+  nodeName: kind-worker
+  containers: [{name: a, image: busybox, resources: {requests: {cpu: "100"}}}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  namespace: tools
+spec:
+  template:
+    spec:
+      nodeName: kind-worker
+      containers: [{name: a, image: busybox}]
+"""
+
+
+def test_objects_named_by_generate_name_are_named_in_every_message(tmp_path: Path) -> None:
+    """Issue 23: an object named by generateName showed an empty name ("the API server refuses Job  (...)").
+    Messages show the prefix the API server completes (`debug-<random>`), an object with no name at all
+    `<unnamed>`; JSON keeps name "" and adds generateName, SARIF names the logical location."""
+    findings = lint_yaml(GENERATED_NAMES, cluster=load_state_file(str(STATE)))
+    by_rule = {(f.rule, f.line): f for f in findings}
+    assert "the API server refuses Job debug-<random> (NamespaceLifecycle" in by_rule["missing-namespace", 5].message
+    assert "the API server refuses Job debug-<random> itself" in by_rule["invalid-node-name", 9].message
+    assert "every Pod of Job debug-<random> skips the scheduler" in by_rule["nodename-in-template", 9].message
+    assert by_rule["insufficient-resources", 19].message.startswith("Pod probe-<random> would be rejected")
+    assert "every replica of Deployment <unnamed> skips" in by_rule["nodename-in-template", 28].message
+    for finding in findings:
+        assert finding.object is not None
+        named = "debug-<random>" if finding.line < 12 else "probe-<random>" if finding.line < 21 else "<unnamed>"
+        assert finding.object.describe().endswith("/" + named if finding.object.namespace else " " + named)
+        assert not any(f"{kind}  " in finding.message for kind in ("Job", "Pod", "Deployment")), finding.message
+
+    path = tmp_path / "generated.yaml"
+    path.write_text(GENERATED_NAMES)
+    result = run_cli(str(path), "--format", "json", "--output-sarif", str(tmp_path / "out.sarif"))
+    job = json.loads(result.stdout)["findings"][0]["object"]
+    assert job == {"apiVersion": "batch/v1", "kind": "Job", "namespace": "tools", "name": "", "generateName": "debug-"}
+    sarif = json.loads((tmp_path / "out.sarif").read_text())
+    logical = sarif["runs"][0]["results"][0]["locations"][0]["logicalLocations"][0]
+    assert logical["name"] == "debug-<random>" and logical["fullyQualifiedName"] == "Job tools/debug-<random>"

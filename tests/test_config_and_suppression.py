@@ -66,17 +66,19 @@ def test_config_exclude_static_dirs_namespace_and_fail_on(tmp_path):
             "rules:\n  nodename-on-pods: off\n",
             "cfg.yaml:2: unknown rule id 'nodename-on-pods' (did you mean 'nodename-on-pod'?)",
         ),
-        ("rules:\n  nodename-on-pod: loud\n", "cfg.yaml:2: invalid setting 'loud' for rule nodename-on-pod"),
+        ("rules:\n  nodename-on-pod: loud\n", "cfg.yaml:2: invalid setting for rule nodename-on-pod: use one of"),
         (
             "rules:\n  nodename-on-pod: warn\n",
-            "cfg.yaml:2: invalid setting 'warn' for rule nodename-on-pod (did you mean 'warning'?)",
+            "cfg.yaml:2: invalid setting for rule nodename-on-pod (did you mean 'warning'?)",
         ),
-        ("exclude: vendor\n", "cfg.yaml:1: invalid config at exclude: 'vendor' is not of type 'array'"),
+        ("exclude: vendor\n", "cfg.yaml:1: invalid config at exclude: must be a list, not a string"),
         (
             "namespace: a\nfail-on: error\nrule:\n  x: off\n",
             "cfg.yaml:3: unknown key 'rule' in the top level (did you mean 'rules'?)",
         ),
-        ("fail-on: warn\n", "cfg.yaml:1: invalid value 'warn' for fail-on (did you mean 'warning'?)"),
+        ("fail-on: warn\n", "cfg.yaml:1: invalid value for fail-on (did you mean 'warning'?)"),
+        ("namespace: Team-A\n", "cfg.yaml:1: invalid config at namespace: must match ^[a-z0-9]"),
+        ("- rules\n- exclude\n", "cfg.yaml:1: the config file is a list, not a mapping of settings"),
         ("rules: [\n", "cfg.yaml:2:1: invalid YAML in the config file"),
     ],
 )
@@ -100,8 +102,8 @@ def test_every_config_mistake_is_reported_at_once_at_its_own_line(tmp_path):
         "nodename-lint: cfg.yaml:4: unknown rule id 'unknown-nodes' (did you mean 'unknown-node'?) "
         "(see `nodename-lint rules`)",
         "nodename-lint: cfg.yaml:5: unknown key 'exlude' in the top level (did you mean 'exclude'?); "
-        "the keys are rules, exclude, static-pod-dirs, namespace, fail-on, helm",
-        "nodename-lint: cfg.yaml:6: invalid value 'never' for fail-on: use one of error, warning, info",
+        "the keys are rules, exclude, static-pod-dirs, namespace, fail-on, webhook, helm",
+        "nodename-lint: cfg.yaml:6: invalid value for fail-on: use one of error, warning, info",
     ]
 
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
-from .conftest import ROOT, run_cli
+from .conftest import ROOT, run_cli, unavailable
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 SETUP_RUN = "pip install . && nodename-lint examples/"
@@ -37,17 +42,64 @@ def test_quick_start_output_is_what_the_tool_prints() -> None:
     assert result.stdout == block
 
 
-def test_pinned_versions_agree() -> None:
-    from nodename_lint import __version__
+PIN_PAGES = ("README.md", "docs/github-action.md", "docs/pre-commit.md", "examples/github-workflow.yml")
+# A ref an example may name: the placeholder it explains, main (which pre-commit autoupdate turns into a
+# commit SHA), a full commit SHA, or a tag this repository has.
+PLACEHOLDER = "COMMIT"
 
-    workflow = (ROOT / "examples" / "github-workflow.yml").read_text(encoding="utf-8")
-    major = "v" + __version__.split(".")[0]
-    for text in (README, workflow):
-        assert f"nodename-lint/nodename-lint@{major}" in text and "@main" not in text
-        assert "github/codeql-action/upload-sarif@v4" in text
-    assert f"rev: v{__version__}" in README
-    tagging = (ROOT / "docs" / "github-action.md").read_text(encoding="utf-8")
-    assert "## Versions" in tagging and f"`{major}`" in tagging
+
+def _tags() -> set[str]:
+    listed = subprocess.run(["git", "tag", "--list"], cwd=ROOT, capture_output=True, text=True, check=False)
+    return set(listed.stdout.split())
+
+
+def test_install_and_pins_name_only_what_exists() -> None:
+    """Issue 23: `pip install nodename-lint` (not on the index), `rev: v0.2.0` and `@v0` (no such tags)."""
+    assert "pip install nodename-lint" not in README.replace("pip install nodename-lint[", "")
+    assert "not on PyPI yet" in README
+    assert "pip install 'git+https://github.com/nodename-lint/nodename-lint@COMMIT'" in README
+    tags = _tags()
+    refs = []
+    for page in PIN_PAGES:
+        text = (ROOT / page).read_text(encoding="utf-8")
+        refs += [(page, ref) for ref in re.findall(r"nodename-lint/nodename-lint@([\w.-]+)", text)]
+        hooks = re.findall(r"repo: https://github.com/nodename-lint/nodename-lint\n\s+rev: (\S+)", text)
+        refs += [(page, ref) for ref in hooks]
+        assert "github/codeql-action/upload-sarif@v4" in text or "pre-commit" in page
+    assert {page for page, _ in refs} == set(PIN_PAGES), refs
+    wrong = [
+        (page, ref)
+        for page, ref in refs
+        if ref not in (PLACEHOLDER, "main") and not re.fullmatch(r"[0-9a-f]{40}", ref) and ref not in tags
+    ]
+    assert wrong == [], "name a tag only once it is pushed (docs/github-action.md: Versions)"
+    assert "git ls-remote https://github.com/nodename-lint/nodename-lint main" in README
+
+
+def test_readme_setup_command_works_verbatim_in_a_fresh_clone(tmp_path: Path) -> None:
+    """README's first command, run as written by bash in a copy of this working tree: a new virtualenv,
+    `pip install .` from the package index, the examples linted (exit code 1: they have findings)."""
+    from .test_precommit import snapshot_working_tree
+
+    clone = tmp_path / "clone"
+    clone.mkdir()
+    snapshot_working_tree(clone)
+    shutil.copytree(ROOT / "examples", clone / "examples")
+    [command] = [line for line in README.splitlines() if line.endswith(SETUP_RUN)]
+    env = {key: value for key, value in os.environ.items() if key not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    completed = subprocess.run(
+        ["bash", "--noprofile", "--norc", "-c", command],
+        cwd=clone,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
+    if any(word in completed.stderr for word in ("NewConnectionError", "Could not find a version")):
+        unavailable("pip could not reach the package index")
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert "error[nodename-in-template]" in completed.stdout
+    assert (clone / ".venv" / "bin" / "nodename-lint").exists()
 
 
 def test_every_lint_option_is_documented_in_usage() -> None:
@@ -106,3 +158,20 @@ def test_the_readme_counts_the_cluster_rules() -> None:
     ]
     count = sum(1 for rule in all_rules().values() if rule.needs)
     assert f"The {words[count]} cluster rules need" in README
+
+
+def test_readme_picture_is_what_the_tool_prints_today() -> None:
+    """README's picture of the annotation and the job summary is drawn from a real run: a changed message or
+    summary makes it out of date, and this fails until `python docs/make_review_picture.py` draws it again."""
+    import xml.etree.ElementTree as ElementTree
+
+    assert "](docs/review.svg)" in README
+    ElementTree.parse(ROOT / "docs" / "review.svg")  # well-formed, as GitHub needs to show it
+    checked = subprocess.run(
+        [sys.executable, "docs/make_review_picture.py", "--check"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    picture = (ROOT / "docs" / "review.svg").read_text(encoding="utf-8")
+    annotation = next(line for line in run_cli("examples/deploy", "--format", "github", cwd=ROOT).stdout.splitlines())
+    assert "nodename-lint / nodename-in-template" in picture and "Check failure: line 17" in picture
+    assert "12 cluster rules skipped" in picture and annotation.startswith("::notice file=examples/deploy/")

@@ -290,19 +290,27 @@ def test_a_hostile_chart_reads_nothing_outside_its_folder_and_contacts_no_cluste
     assert "found symbolic link" not in stderr, "Helm's own log lines stay quiet"
 
 
-def test_without_an_engine_the_chart_is_skipped_with_one_note(tmp_path: Path):
+def test_without_an_engine_the_chart_is_a_warning_finding_never_silence(tmp_path: Path):
+    """Issue 23: the chart was skipped with a note, and with -q nothing was printed and the exit was 0."""
     make_chart(tmp_path / "web", values="replicas: 1\nnode: worker-1\n")
     blocker = tmp_path / "sitecustomize.py"
     blocker.write_text("import sys\nsys.modules['helm_python'] = None\n", encoding="utf-8")
-    result = run_cli("web", cwd=tmp_path, env={"PYTHONPATH": str(tmp_path), "PATH": os.path.dirname(os.sys.executable)})
-    assert result.returncode == 0, result.stdout + result.stderr
-    notes = [line for line in result.stderr.splitlines() if "web" in line]
+    env = {"PYTHONPATH": str(tmp_path), "PATH": os.path.dirname(os.sys.executable)}
     expected = (
-        "nodename-lint: web: Helm chart not linted: no Helm engine to render it "
-        "(pip install helm-python-sdk, or put helm on PATH)"
+        "web/Chart.yaml:1:1: warning[helm-render] Helm chart not checked: no Helm engine to render it, "
+        "so nothing it would install was linted\n"
+        "  fix: install the Helm engine: pip install helm-python-sdk, or put helm on PATH "
+        "(the GitHub Action and the pre-commit hook install helm-python-sdk)\n"
     )
-    assert notes == [expected]
-    assert "yaml-syntax" not in result.stdout
+    quiet = run_cli("web", "-q", cwd=tmp_path, env=env)
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, expected, "")
+    assert run_cli("web", "--fail-on", "warning", cwd=tmp_path, env=env).returncode == 1
+    report, _ = lint_json("web", cwd=tmp_path, env=env)
+    assert [(f["rule"], f["severity"], f["file"]) for f in report["findings"]] == [
+        ("helm-render", "warning", "web/Chart.yaml")
+    ]
+    (tmp_path / ".nodename-lint.yaml").write_text("rules: {helm-render: error}\n", encoding="utf-8")
+    assert run_cli("web", cwd=tmp_path, env=env).returncode == 1, "a severity set in the config wins"
 
 
 def test_fix_leaves_templates_alone_and_says_so(tmp_path: Path):
@@ -310,7 +318,8 @@ def test_fix_leaves_templates_alone_and_says_so(tmp_path: Path):
     before = (tmp_path / "web" / "templates" / "deployment.yaml").read_text(encoding="utf-8")
     result = run_cli("web", "--fix", cwd=tmp_path)
     assert (tmp_path / "web" / "templates" / "deployment.yaml").read_text(encoding="utf-8") == before
-    assert "web: not fixed: Helm chart templates are never changed by --fix" in result.stderr
+    assert "web: a Helm chart's templates are never rewritten by --fix: what the lint run reports" in result.stderr
+    assert "fixed 0 problems in 0 files" in result.stderr and "not fixed" not in result.stderr
     assert "nodename-in-template" in result.stdout and result.returncode == 1
 
 

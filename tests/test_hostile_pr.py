@@ -143,10 +143,10 @@ def test_config_paths_stay_inside_the_config_folder(tmp_path: Path):
     os.symlink(outside, repo / "escape")
     absolute, climbing = "static-pod-dirs:\n  - nodes\n  - /proc/self\n", "static-pod-dirs:\n  - ../../../proc/self\n"
     cases = {
-        absolute: "3: invalid config at static-pod-dirs/1: '/proc/self' is absolute",
-        climbing: "2: invalid config at static-pod-dirs/0: '../../../proc/self' leaves",
-        "exclude: [charts/*, ../*]\n": "1: invalid config at exclude/1: '../*' leaves",
-        "static-pod-dirs: [escape]\n": f"1: invalid config at static-pod-dirs/0: 'escape' resolves to {outside}",
+        absolute: "3: invalid config at static-pod-dirs/1: the path is absolute",
+        climbing: "2: invalid config at static-pod-dirs/0: the path leaves",
+        "exclude: [charts/*, ../*]\n": "1: invalid config at exclude/1: the path leaves",
+        "static-pod-dirs: [escape]\n": f"1: invalid config at static-pod-dirs/0: the path resolves to {outside}",
     }
     for config, message in cases.items():
         (repo / ".nodename-lint.yaml").write_text(config, encoding="utf-8")
@@ -156,6 +156,139 @@ def test_config_paths_stay_inside_the_config_folder(tmp_path: Path):
     (repo / ".nodename-lint.yaml").unlink()
     completed = run_cli("pod.yaml", "--static-pod-dir", str(outside), "--format", "json", cwd=repo)
     assert '"files": 2' in completed.stdout, "a command-line flag is trusted"
+
+
+SECRET = "ghp_0123456789abcdefSECRET"
+
+
+def _repository_with_a_secret_beside_it(tmp_path: Path) -> tuple[Path, Path]:
+    """A git work tree holding a Pod, and a credentials file of the runner outside it."""
+    secrets = tmp_path / "home"
+    secrets.mkdir()
+    (secrets / ".git-credentials").write_text(f"https://x-access-token:{SECRET}@github.com\n", encoding="utf-8")
+    (secrets / "kubeconfig").write_text(f"users:\n- name: ci\n  user: {{token: {SECRET}}}\n", encoding="utf-8")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "pod.yaml").write_text(PINNED_POD, encoding="utf-8")
+    return repo, secrets
+
+
+def test_a_config_file_linked_out_of_the_repository_is_not_read(tmp_path: Path):
+    """`.nodename-lint.yaml -> ~/.git-credentials` was read, and the error quoted the whole file."""
+    repo, secrets = _repository_with_a_secret_beside_it(tmp_path)
+    for target in (".git-credentials", "kubeconfig"):
+        config = repo / ".nodename-lint.yaml"
+        config.unlink(missing_ok=True)
+        os.symlink(secrets / target, config)
+        for args in (["pod.yaml"], ["--config", ".nodename-lint.yaml", "pod.yaml"], ["--format", "github", "."]):
+            completed = run_cli(*args, cwd=repo)
+            assert completed.returncode == 2, completed.stderr
+            assert SECRET not in completed.stdout + completed.stderr
+            assert (
+                f"the config file is a symlink to {secrets / target}, outside the repository ({repo})"
+                in completed.stderr
+            ), completed.stderr
+    # a link to another file of the repository (a monorepo's shared config) is read as before
+    config.unlink()
+    (repo / "shared.yaml").write_text("rules: {nodename-on-pod: off}\n", encoding="utf-8")
+    os.symlink("shared.yaml", config)
+    completed = run_cli("pod.yaml", "--format", "json", cwd=repo)
+    assert completed.returncode == 0 and '"rule": "nodename-on-pod"' not in completed.stdout, completed.stderr
+
+
+def test_config_errors_never_quote_the_file_beyond_the_offending_key(tmp_path: Path):
+    repo, _ = _repository_with_a_secret_beside_it(tmp_path)
+    config = repo / ".nodename-lint.yaml"
+    for text in (
+        f"https://x-access-token:{SECRET}@github.com\n",  # not a mapping: it was printed whole
+        f"- {SECRET}\n",
+        f"rules: {{unknown-node: {SECRET}}}\n",
+        f"rules: {{unknown-node: {{severity: {SECRET}}}}}\n",
+        f"fail-on: {SECRET}\n",
+        f"namespace: {SECRET}\n",
+        f"exclude: {SECRET}\n",
+        f"exclude: [/{SECRET}]\n",
+        f"static-pod-dirs: [../{SECRET}]\n",
+        f"users: [{{token: {SECRET}}}]\n",
+        f"helm: {{chart: {{values: [../../{SECRET}.yaml]}}}}\n",
+        f"helm: {{chart: {{release: {SECRET}}}}}\n",
+        f"rules: !!int {SECRET}\n",
+    ):
+        config.write_text(text, encoding="utf-8")
+        completed = run_cli("pod.yaml", cwd=repo)
+        assert completed.returncode == 2 and ".nodename-lint.yaml:" in completed.stderr, (text, completed.stderr)
+        assert SECRET not in completed.stdout + completed.stderr, (text, completed.stderr)
+
+
+def _chart_quoting_values(repo: Path) -> Path:
+    """A chart whose Pod's nodeName is its `users` value: a finding would quote what a values file holds."""
+    chart = repo / "chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: chart\nversion: 0.1.0\n", encoding="utf-8")
+    (chart / "templates" / "pod.yaml").write_text(PINNED_POD.replace("worker-1", "{{ .Values.users }}"))
+    return chart
+
+
+def test_a_config_values_file_linked_out_of_the_repository_is_refused(tmp_path: Path):
+    repo, secrets = _repository_with_a_secret_beside_it(tmp_path)
+    chart = _chart_quoting_values(repo)
+    os.symlink(secrets / "kubeconfig", chart / "prod.yaml")
+    (repo / ".nodename-lint.yaml").write_text("helm:\n  chart: {values: [prod.yaml]}\n", encoding="utf-8")
+    completed = run_cli("chart", cwd=repo)
+    assert completed.returncode == 2 and SECRET not in completed.stdout + completed.stderr, completed.stderr
+    assert ".nodename-lint.yaml:2: the values file at helm/chart/values/0 is outside" in completed.stderr
+
+
+def test_helm_values_given_on_the_command_line_are_not_read_through_a_link_out_of_the_repository(tmp_path: Path):
+    """`--helm-values values/prod.yaml` where the pull request made prod.yaml a link to the runner's kubeconfig."""
+    repo, home = _repository_with_a_secret_beside_it(tmp_path)
+    _chart_quoting_values(repo)
+    (repo / "values").mkdir()
+    os.symlink(home / "kubeconfig", repo / "values" / "prod.yaml")
+    os.symlink(home, repo / "linked")
+    for values in ("values/prod.yaml", "linked/kubeconfig", str(repo / "values" / "prod.yaml")):
+        completed = run_cli("chart", "--helm-values", values, "--format", "json", cwd=repo)
+        assert completed.returncode == 2 and SECRET not in completed.stdout + completed.stderr, completed.stderr
+        assert f"--helm-values {values}: a symlink to {home / 'kubeconfig'}, outside the repository" in (
+            completed.stderr
+        )
+    # the user's own file elsewhere, named by its path, is theirs to use
+    completed = run_cli("chart", "--helm-values", str(home / "kubeconfig"), "--format", "json", cwd=repo)
+    assert completed.returncode in (0, 1), completed.stderr
+
+
+def test_reports_are_never_written_through_a_symlink_of_the_repository(tmp_path: Path):
+    """`nodename-lint.sarif -> ~/.bashrc` in a pull request made the run overwrite the runner's file."""
+    repo, home = _repository_with_a_secret_beside_it(tmp_path)
+    victim = home / ".bashrc"
+    victim.write_text("original\n", encoding="utf-8")
+    os.symlink(victim, repo / "nodename-lint.sarif")
+    os.symlink(home, repo / "reports")
+    state = str(Path(__file__).resolve().parent.parent / "examples" / "cluster" / "state.yaml")
+    for args in (
+        ["pod.yaml", "--output-sarif", "nodename-lint.sarif"],
+        ["pod.yaml", "--format", "json", "--output", "nodename-lint.sarif"],
+        ["pod.yaml", "--output-json", "reports/.bashrc"],
+        ["pod.yaml", "--output-markdown", "reports/new.md"],
+        ["pod.yaml", "--output-text", str(repo / "reports" / ".bashrc")],
+        ["pod.yaml", "--output-github", "nodename-lint.sarif"],
+        ["audit", "--cluster-state", state, "--output-sarif", "nodename-lint.sarif"],
+        ["snapshot", "--cluster-state", state, "--output", "nodename-lint.sarif"],
+        ["snapshot", "--cluster-state", state, "--output", "reports/snapshot.json"],
+    ):
+        completed = run_cli(*args, cwd=repo)
+        assert completed.returncode == 2, (args, completed.stderr)
+        assert "is a symlink inside a repository, and nodename-lint never writes through one" in completed.stderr
+        assert victim.read_text(encoding="utf-8") == "original\n", args
+        assert sorted(path.name for path in home.iterdir()) == [".bashrc", ".git-credentials", "kubeconfig"], args
+    # a file of the repository, and a path outside every repository (the user's own), are written
+    assert run_cli("pod.yaml", "--output-sarif", "report.sarif", cwd=repo).returncode == 0
+    assert (repo / "report.sarif").read_text(encoding="utf-8").startswith("{")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere / "target.json", elsewhere / "link.json")
+    assert run_cli("pod.yaml", "--output-json", str(elsewhere / "link.json"), cwd=repo).returncode == 0
+    assert (elsewhere / "target.json").read_text(encoding="utf-8").startswith("{")
 
 
 # --- special files -----------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ HEAVY = (
     "pygls",
     "lsprotocol",
     "cattrs",
+    "prometheus_client",
     "re2",
 )
 # Runs the CLI as `python -m nodename_lint ARGS` would, then reports which heavy modules got loaded.
@@ -69,8 +70,9 @@ spec:
         ["--format", "json", "pod.yaml"],
         ["--jobs", "2", "pod.yaml", "pod-copy.yaml"],
         ["rules"],
+        ["webhook", "manifests"],
     ],
-    ids=["version", "lint", "lint-json", "lint-pool", "rules"],
+    ids=["version", "lint", "lint-json", "lint-pool", "rules", "webhook-manifests"],
 )
 def test_offline_runs_never_import_heavy_libraries(tmp_path: Path, args: list[str]) -> None:
     (tmp_path / "pod.yaml").write_text(MANIFEST)
@@ -88,6 +90,17 @@ def test_the_probe_sees_a_config_file_load_jsonschema(tmp_path: Path) -> None:
     assert "jsonschema" in loaded, output
 
 
+def test_the_probe_sees_the_webhook_load_prometheus_client(tmp_path: Path) -> None:
+    """The check can fail: the webhook's metrics load prometheus_client (here it stops at once, at its
+    certificate, after loading what it serves with)."""
+    from tests.conftest import ROOT
+
+    state = str(ROOT / "examples" / "cluster" / "state.yaml")
+    args = ["webhook", "--tls-cert-file", "missing.crt", "--tls-private-key-file", "k", "--cluster-state", state]
+    _, loaded, output = loaded_modules(args, tmp_path)
+    assert "cannot load the TLS certificate missing.crt" in output and "prometheus_client" in loaded, output
+
+
 def test_one_install_requires_every_library_of_the_headline_uses() -> None:
     """`pip install nodename-lint` gives live clusters, --fix and SARIF; extras are only for test tooling."""
     from importlib.metadata import metadata, requires
@@ -96,7 +109,7 @@ def test_one_install_requires_every_library_of_the_headline_uses() -> None:
 
     specs = requires("nodename-lint") or []
     required = {re.split(r"[<>=!~\[ ;]", spec, maxsplit=1)[0].lower() for spec in specs if "extra ==" not in spec}
-    assert {"click", "pyyaml", "jsonschema", "ruamel.yaml", "kubernetes"} <= required
+    assert {"click", "pyyaml", "jsonschema", "ruamel.yaml", "kubernetes", "prometheus_client"} <= required
     # helm: the optional 75 MB native Helm engine (issue 16); charts without it are skipped with a note
     assert metadata("nodename-lint").get_all("Provides-Extra") == ["helm", "test"]
     sources = "\n".join(path.read_text(encoding="utf-8") for path in (ROOT / "nodename_lint").rglob("*.py"))

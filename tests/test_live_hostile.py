@@ -158,3 +158,124 @@ def test_plain_http_server_gets_a_warning_before_the_token(tmp_path: Path) -> No
         "is sent unencrypted"
     ) in result.stderr
     assert TOKEN not in result.stderr
+
+
+# --- what one run reads: pages, objects, decoded JSON values (ReadBudget) ----------------------------
+def _connection(kubeconfig: Path, **budget: int):
+    from nodename_lint.cluster.connection import ApiConnection, LiveOptions
+
+    return ApiConnection(LiveOptions(kubeconfig=str(kubeconfig), **budget))
+
+
+def test_endless_continue_tokens_end_at_the_page_budget(api_server: ApiServer, kubeconfig: Path) -> None:
+    """A list that hands out a new `continue` token on every page paged until MemoryError."""
+    import pytest
+
+    from nodename_lint.cluster.errors import ClusterUnavailable
+
+    api_server.faults = [Fault("endless-continue", path="/api/v1/nodes")]
+    connection = _connection(kubeconfig, max_pages=40)
+    with pytest.raises(ClusterUnavailable) as raised:
+        connection.list_all("/api/v1/nodes")
+    connection.close()
+    assert "sent more than 40 list pages in this run (at GET /api/v1/nodes" in str(raised.value)
+    assert len(api_server.requests) == 41 and api_server.methods == {"GET"}
+
+
+def test_the_page_budget_is_for_the_whole_run(api_server: ApiServer, kubeconfig: Path) -> None:
+    from nodename_lint.cluster.live import LiveCluster, LiveOptions, Referenced
+    from nodename_lint.sources import UsageError
+
+    api_server.faults = [Fault("endless-continue", path="/api/v1/pods")]
+    live = LiveCluster(LiveOptions(kubeconfig=str(kubeconfig), max_pages=30))
+    wanted = Referenced(nodes={"kind-worker", "kind-worker2", "kind-control-plane"})
+    try:
+        live.state_for(wanted)  # three Pod lists at once, each endless
+    except UsageError as exc:
+        assert "sent more than 30 list pages in this run" in str(exc)
+    else:
+        raise AssertionError("the endless lists ended")
+    assert len(api_server.requests) <= 30 + 1 + 4  # the pages, then at most one more per list thread in flight
+
+
+def test_an_endless_list_of_objects_ends_at_the_object_budget(api_server: ApiServer, kubeconfig: Path) -> None:
+    import pytest
+
+    from nodename_lint.cluster.errors import ClusterUnavailable
+
+    api_server.faults = [Fault("endless-continue", path="/api/v1/namespaces", copies=100)]  # 500 a page
+    connection = _connection(kubeconfig, max_objects=2_000)
+    with pytest.raises(ClusterUnavailable) as raised:
+        connection.list_all("/api/v1/namespaces")
+    connection.close()
+    assert "listed more than 2,000 objects in this run (at GET /api/v1/namespaces" in str(raised.value)
+    assert len(api_server.requests) == 5
+
+
+def test_the_decoded_values_of_a_run_are_bounded(api_server: ApiServer, kubeconfig: Path) -> None:
+    import pytest
+
+    from nodename_lint.cluster.errors import ClusterUnavailable
+
+    connection = _connection(kubeconfig, max_values=2_000)
+    connection.list_all("/api/v1/nodes")  # three kind nodes: a few hundred values
+    with pytest.raises(ClusterUnavailable) as raised:
+        for _ in range(20):
+            connection.list_all("/api/v1/nodes")
+    connection.close()
+    assert "sent more than 2,000 JSON values in this run (at GET /api/v1/nodes)" in str(raised.value)
+
+
+def test_a_reply_packed_with_objects_is_refused_before_it_is_decoded(
+    tmp_path: Path, api_server: ApiServer, kubeconfig: Path
+) -> None:
+    """4 MB of `{},` under a 4 MiB cap is 1.4 million dicts once decoded; the cap allows one value per 16 bytes."""
+    (tmp_path / "pod.yaml").write_text(_pod("web", node="kind-worker"), encoding="utf-8")
+    api_server.faults = [Fault("dense", path="/api/v1/nodes", size=4_000_000)]
+    result, seconds = _lint(tmp_path / "pod.yaml", kubeconfig, "--max-response-bytes", str(4 << 20))
+    assert result.returncode == 2 and seconds < 20, (seconds, result.stderr)
+    assert "sent 4,000,056 bytes holding up to 2,666,672 JSON values for GET /api/v1/nodes, more than 262,144" in (
+        result.stderr
+    )
+    assert "(one per 16 bytes of --max-response-bytes)" in result.stderr
+    audit = run_cli("audit", "--kubeconfig", str(kubeconfig), "--max-response-bytes", str(4 << 20))
+    assert audit.returncode == 2 and "JSON values for GET /api/v1/nodes" in audit.stderr, audit.stderr
+
+
+def test_a_reply_under_the_default_cap_cannot_decode_to_gigabytes(
+    tmp_path: Path, api_server: ApiServer, kubeconfig: Path
+) -> None:
+    """96 MB of `{},` (the default cap is 256 MiB) decoded to 32 million dicts: over 2 GB, MemoryError here."""
+    import resource
+    import subprocess
+    import sys
+
+    (tmp_path / "pod.yaml").write_text(_pod("web", node="kind-worker"), encoding="utf-8")
+    api_server.faults = [Fault("dense", path="/api/v1/pods", size=96_000_000)]
+    limit = 1536 << 20
+
+    def cap_memory() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    with Timer() as timer:
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "nodename_lint",
+                "snapshot",
+                "--kubeconfig",
+                str(kubeconfig),
+                "--request-timeout",
+                "60",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            preexec_fn=cap_memory,
+        )
+    assert result.returncode == 2 and timer.seconds < 120, (result.returncode, result.stderr[-3000:])
+    assert "JSON values for GET /api/v1/pods (fieldSelector status.phase!=Succeeded,status.phase!=Failed)" in (
+        result.stderr
+    ), result.stderr[-3000:]
+    assert "Traceback" not in result.stderr

@@ -20,10 +20,12 @@ import pytest
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
 
+from nodename_lint.documents import iter_documents
+from nodename_lint.lsp.spans import NodeEnds, node_ends
 from nodename_lint.registry import all_rules
 from nodename_lint.report.locations import rule_doc_url
 from tests.apiserver import ApiServer
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, run_cli, unavailable
 
 STATE = ROOT / "examples" / "cluster" / "state.yaml"
 GHOST = """\
@@ -96,11 +98,13 @@ async def language_server(
         assert client._server is not None and client._server.returncode == 0  # exit after shutdown: code 0
 
 
-async def diagnostics(client: LanguageClient, uri: str, count: int = 1) -> list[lsp.Diagnostic]:
-    """The diagnostics of the COUNTth publication for URI from now on (waits up to 10 s)."""
+async def diagnostics(
+    client: LanguageClient, uri: str, count: int = 1, wait_seconds: float = 10
+) -> list[lsp.Diagnostic]:
+    """The diagnostics of the COUNTth publication for URI from now on (waits up to WAIT_SECONDS)."""
     log: list[tuple[str, list[lsp.Diagnostic]]] = client.diagnostics.log  # type: ignore[attr-defined]
     seen = len([entry for entry in log if entry[0] == uri])
-    for _ in range(200):
+    for _ in range(int(wait_seconds / 0.05)):
         mine = [found for entry_uri, found in log if entry_uri == uri]
         if len(mine) >= seen + count:
             return mine[seen + count - 1]
@@ -319,6 +323,33 @@ async def test_settings_change_and_a_broken_config_file(tmp_path: Path) -> None:
 
 
 @pytest.mark.asyncio
+async def test_a_config_linked_out_of_the_workspace_is_not_read(tmp_path: Path) -> None:
+    """The language server found `.nodename-lint.yaml -> ~/.git-credentials` as the CLI did, and quoted it."""
+    secret = "ghp_0123456789abcdefSECRET"
+    (tmp_path / "credentials").write_text(f"https://x-access-token:{secret}@github.com\n")
+    workspace = tmp_path / "workspace"
+    (workspace / ".git").mkdir(parents=True)
+    os.symlink(tmp_path / "credentials", workspace / ".nodename-lint.yaml")
+    async with language_server(workspace) as client:
+        uri = open_document(client, workspace / "ghost.yaml", GHOST)
+        assert {d.code for d in await diagnostics(client, uri)} == {"nodename-on-pod"}  # the default settings
+        errors = [m.message for m in client.messages if m.type == lsp.MessageType.Error]
+        assert len(errors) == 1 and "outside the repository" in errors[0], errors
+        assert all(secret not in m.message for m in client.messages)
+
+
+@pytest.mark.asyncio
+async def test_a_megabyte_line_of_braces_does_not_stop_the_server(tmp_path: Path) -> None:
+    """template_hint took hours on it, and the server answered nothing meanwhile (tests/test_linear_regexes.py)."""
+    async with language_server(tmp_path) as client:
+        braces = open_document(client, tmp_path / "braces.yaml", "kind: Pod\nx: " + "{" * 1_000_000 + "\n")
+        [problem] = await diagnostics(client, braces)
+        assert problem.code == "yaml-syntax" and "nested more than 10,000 levels" in problem.message
+        ghost = open_document(client, tmp_path / "ghost.yaml", GHOST)
+        assert {d.code for d in await diagnostics(client, ghost)} == {"nodename-on-pod"}
+
+
+@pytest.mark.asyncio
 async def test_settings_from_initialization_options(tmp_path: Path) -> None:
     """A client that sends its settings as initializationOptions (Helix, VS Code's generic client) is heard too."""
     options = {"nodename-lint": {"clusterState": str(STATE)}}
@@ -472,3 +503,68 @@ def test_hover_resource_amounts_cannot_break_out_of_the_markdown_table() -> None
         assert shown is not None
         assert shown.count("<img") == 1, "only inside the resource's code span"
         assert "&lt;img src=https://e.example/t&gt;\\*y\\*" in shown, shown
+
+
+def server_cpu_seconds(client: LanguageClient) -> float:
+    """The server process's user + system CPU time so far (Linux /proc)."""
+    assert client._server is not None
+    try:
+        with open(f"/proc/{client._server.pid}/stat") as handle:
+            fields = handle.read().rpartition(")")[2].split()
+    except OSError:
+        unavailable("the server's CPU time is read from /proc (Linux)")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime and stime
+
+
+@pytest.mark.asyncio
+async def test_diagnostics_cost_grows_linearly_with_the_document(tmp_path: Path) -> None:
+    """Issue 23: diagnostics for 300 Deployments took 94 ms, for 3,000 4.0 s (every finding read all the
+    lines again, and the documents were composed twice and held while the cyclic GC rescanned them).
+    The server's own CPU time for 8 times the objects must stay within twice the linear 8 times (the
+    quadratic server gave 20-30 times); CPU time, the best of two opens, so that load elsewhere does
+    not count."""
+    small, large = 250, 2000
+    cost: dict[int, float] = {}
+    async with language_server(tmp_path) as client:
+        for count in (small, large):
+            text = "---\n".join([TEMPLATE] * count)
+            for attempt in range(2):
+                path = tmp_path / f"deployments-{count}-{attempt}.yaml"
+                before = server_cpu_seconds(client)
+                uri = open_document(client, path, text)
+                found = await diagnostics(client, uri, wait_seconds=120)
+                cost[count] = min(cost.get(count, float("inf")), server_cpu_seconds(client) - before)
+                assert [d.code for d in found] == ["nodename-in-template"] * count
+                client.text_document_did_close(
+                    lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+                )
+                await diagnostics(client, uri)
+    growth = cost[large] / max(cost[small], 0.01)
+    assert growth < 2 * large / small, f"CPU {cost}: {growth:.1f} times for {large // small} times the objects"
+
+
+BIG_LIST_ITEM = "- apiVersion: v1\n  kind: Pod\n  metadata: {{name: p{index}}}\n  spec:\n    nodeName: n\n"
+NODE_SHAPES = [
+    TEMPLATE,
+    GHOST,
+    "a: &x {b: 1}\nc: *x\nd:\n  - *x\n  - e: 1\n    f: [1, 2]\n  - - g\n    - h\n  - *x\n  - i: |\n      j\n",
+    "- - - a\n    - b\n- {k: v, l: [1, {m: n}]}\n---\n# a comment\n\n---\nfoo: bar\n...\n--- {x: 1}\n",
+    '{"apiVersion": "v1", "kind": "Pod",\n "metadata": {"name": "p"}, "spec": {"nodeName": "n"}}\n',
+    "apiVersion: v1\nkind: List\nitems:\n" + "".join(BIG_LIST_ITEM.format(index=index) for index in range(4_000)),
+]
+
+
+@pytest.mark.parametrize("text", NODE_SHAPES, ids=["deployment", "pod", "aliases", "nested", "json", "big-list"])
+def test_node_ends_found_from_the_point_are_those_of_the_walk(text: str) -> None:
+    """NodeEnds descends to a point instead of walking every node: the same end for every key and item
+    start (aliases out of order included), None where no node starts, on documents as the server composes
+    them (a big List in pieces)."""
+    documents = list(iter_documents([text], split_lists=True))
+    walked = node_ends(documents)
+    ends = NodeEnds(documents)
+    assert walked and {point: ends.get(point) for point in walked} == walked
+    lines = text.splitlines()
+    for line, body in enumerate(lines[:200]):
+        for column in range(len(body) + 1):
+            if (line, column) not in walked:
+                assert ends.get((line, column)) is None, (line, column)

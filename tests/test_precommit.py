@@ -211,7 +211,7 @@ def test_hook_is_serial_so_a_cluster_state_loads_once_and_is_never_linted(
     assert "apps/ghost.yaml:6:3: error[unknown-node] node kind-wroker does not exist" in output
     assert "did you mean kind-worker?" in output
     assert "cluster/state.yaml:" not in output.replace("cluster/state.yaml: not linted", ""), "no finding in the state"
-    assert "nodename-lint: cluster/state.yaml: not linted: it is the cluster state given with --cluster-state" in output
+    assert "note: cluster/state.yaml: not linted: it is the cluster state given with --cluster-state" in output
     summaries = [line for line in output.splitlines() if line.startswith(("Found ", "No problems"))]
     # one process for every file: .pre-commit-config.yaml and the 13 manifests, the state file left out
     assert len(summaries) == 1 and "of 14 files" in summaries[0], output
@@ -228,3 +228,22 @@ def test_the_hook_environment_has_everything_fix_needs(
     output = completed.stdout + completed.stderr
     assert completed.returncode == 1, output
     assert "-      nodeName: worker-2" in output and "+        kubernetes.io/hostname: worker-2" in output, output
+
+
+def test_a_staged_chart_is_rendered_by_the_hooks_own_helm_engine(project: Path, hook_env: dict[str, str]):
+    """Issue 23: the hook's environment had no Helm engine, so a chart was skipped with a note nobody saw.
+
+    PATH holds only this Python's folder: no helm binary, the engine is the hook's helm-python-sdk."""
+    from .test_helm import make_chart
+
+    env = {**hook_env, "PATH": os.path.dirname(sys.executable) + os.pathsep + "/usr/bin:/bin"}
+    assert shutil.which("helm", path=env["PATH"]) is None
+    make_chart(project / "charts" / "web", values="replicas: 1\nnode: worker-1\n")
+    _run(["git", "add", "charts"], project, env)
+    completed = _run(["git", "commit", "-m", "add a chart"], project, env, check=False)
+    output = completed.stdout + completed.stderr
+    assert completed.returncode != 0, output
+    assert "charts/web/templates/deployment.yaml:" in output and "error[nodename-in-template]" in output, output
+    assert "helm-render" not in output
+    _run(["git", "rm", "-r", "-q", "--cached", "charts"], project, env)
+    shutil.rmtree(project / "charts")

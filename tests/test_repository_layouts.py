@@ -194,6 +194,36 @@ def test_suppression_naming_an_unknown_rule_is_a_warning_at_the_comment() -> Non
     assert "invalid-suppression" not in [f.rule for f in lint_yaml(text, rules=["nodename-on-pod"])], "can be off"
 
 
+def test_a_list_written_by_the_client_with_empty_status_is_linted() -> None:
+    """Issue 23: `kubectl create --dry-run=client -o yaml` (and other client output) writes `status: {}` and
+    `creationTimestamp: null` into objects no cluster has seen; such a List was skipped as live objects and
+    its pinned Pod missed. Only a non-empty status, resourceVersion or managedFields marks saved state."""
+    item = (
+        "- apiVersion: apps/v1\n  kind: Deployment\n  metadata:\n    creationTimestamp: null\n    name: web\n"
+        "    resourceVersion: {resource_version}\n    managedFields: {managed}\n  spec:\n"
+        "    selector: {{matchLabels: {{app: web}}}}\n    template:\n      metadata: {{labels: {{app: web}}}}\n"
+        "      spec:\n        nodeName: kind-worker\n        containers: [{{name: web, image: nginx}}]\n"
+        "  status: {status}\n"
+    )
+    header = "apiVersion: v1\nkind: List\nmetadata: {}\nitems:\n"
+
+    def listed(status: str = "{}", resource_version: str = '""', managed: str = "[]", items: int = 1) -> str:
+        return header + item.format(status=status, resource_version=resource_version, managed=managed) * items
+
+    for empty in ("{}", "null", "", "~"):
+        assert [f.rule for f in lint_yaml(listed(status=empty))] == ["nodename-in-template"], empty
+    # a big List (composed in pieces) is judged the same way
+    big = listed(items=2_000)
+    assert len(big) > 256 * 1024
+    assert [f.rule for f in lint_yaml(big)] == ["nodename-in-template"] * 2_000
+    for live in (
+        listed(status="{replicas: 1}"),
+        listed(resource_version='"12345"'),
+        listed(managed="[{manager: kubectl}]"),
+    ):
+        assert lint_yaml(live) == [], live
+
+
 def test_a_snapshot_that_starts_with_trimmed_namespaces_is_recognised(tmp_path: Path) -> None:
     snapshot = (
         'apiVersion: v1\nkind: List\nmetadata: {resourceVersion: ""}\nitems:\n'

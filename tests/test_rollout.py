@@ -389,7 +389,9 @@ def test_a_statefulset_the_scheduler_places_stalls_where_its_recreated_pod_finds
     message = found[0]["message"]
     assert "rolling update of StatefulSet db, which stalls: no node of the cluster can take the new Pod" in message
     assert (
-        "\"0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node affinity/selector.\""
+        "\"0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node affinity/selector. no new "
+        "claims to deallocate, preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
+        "2 Preemption is not helpful for scheduling.\""
         in message
     )
     assert "so db-0 is deleted, its replacement finds no room" in message

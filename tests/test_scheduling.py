@@ -9,6 +9,7 @@ from nodename_lint.scheduling import (
     AFFINITY_REASON,
     TAINT_REASON,
     UNSCHEDULABLE_REASON,
+    FilterFailure,
     RequestError,
     add_into,
     affinity_mismatch,
@@ -17,7 +18,7 @@ from nodename_lint.scheduling import (
     pod_requests,
     request_path,
     running_pods_requests,
-    scheduler_rejections,
+    scheduler_rejection,
     shortages,
     tolerates,
     untolerated,
@@ -201,13 +202,19 @@ def test_kubelet_drops_extended_resources_the_node_lacks_but_the_scheduler_does_
 
 def test_scheduler_filters_stop_at_the_first_failing_plugin():
     cordoned = NodeInfo(name="n1", unschedulable=True, taints=[{"key": "a", "effect": "NoSchedule"}])
-    assert scheduler_rejections({}, {}, cordoned, lambda: None) == [UNSCHEDULABLE_REASON]
+    assert scheduler_rejection({}, {}, cordoned, lambda: None) == FilterFailure([UNSCHEDULABLE_REASON])
     tainted = NodeInfo(name="n2", taints=[{"key": "a", "effect": "NoSchedule"}])
-    assert scheduler_rejections({}, {}, tainted, lambda: None) == [TAINT_REASON]
-    assert scheduler_rejections({"nodeSelector": {"disktype": "hdd"}}, {"cpu": 10**6}, NODE, lambda: None) == [
-        AFFINITY_REASON
-    ]
-    assert scheduler_rejections({}, {"cpu": 5000}, NODE, lambda: NodeUsage(0, {})) == ["Insufficient cpu"]
+    assert scheduler_rejection({}, {}, tainted, lambda: None) == FilterFailure([TAINT_REASON])
+    assert scheduler_rejection(
+        {"nodeSelector": {"disktype": "hdd"}}, {"cpu": 10**6}, NODE, lambda: None
+    ) == FilterFailure([AFFINITY_REASON])
+    # NodeResourcesFit: Unschedulable (preemption may help) unless a request exceeds the allocatable
+    assert scheduler_rejection({}, {"cpu": 5000}, NODE, lambda: NodeUsage(0, {})) == FilterFailure(
+        ["Insufficient cpu"], preemption_may_help=False
+    )
+    assert scheduler_rejection({}, {"cpu": 1000}, NODE, lambda: NodeUsage(1, {"cpu": 3500})) == FilterFailure(
+        ["Insufficient cpu"], preemption_may_help=True
+    )
     assert no_node_available_message(4, {AFFINITY_REASON: 3, "Insufficient cpu": 1}) == (
         "0/4 nodes are available: 1 Insufficient cpu, 3 node(s) didn't match Pod's node affinity/selector."
     )

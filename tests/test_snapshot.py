@@ -186,6 +186,43 @@ def test_a_damaged_snapshot_is_a_clear_error(tmp_path: Path, change: tuple[str, 
     assert problem in result.stderr
 
 
+def _alias_bomb_in_taints(levels: int) -> str:
+    """A Node whose taint value is ten to the LEVELS strings, written in a few lines with aliases."""
+    lines = [
+        "apiVersion: v1",
+        "kind: List",
+        "items:",
+        "- apiVersion: v1",
+        "  kind: Node",
+        "  metadata: {name: kind-worker}",
+        "  spec:",
+        "    taints:",
+        "    - key: a",
+        "      effect: NoSchedule",
+        "      l0: &l0 [x, x, x, x, x, x, x, x, x, x]",
+        *(f"      l{level}: &l{level} [{', '.join([f'*l{level - 1}'] * 10)}]" for level in range(1, levels)),
+        f"    - {{key: b, effect: NoSchedule, value: *l{levels - 1}}}",
+        "  status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_an_alias_bomb_in_a_nodes_taints_is_refused_not_written(tmp_path: Path) -> None:
+    """Aliases share their value in memory; the snapshot writer expanded 10**9 strings (SIGSEGV)."""
+    dump, output = tmp_path / "dump.yaml", tmp_path / "snap.json"
+    dump.write_text(_alias_bomb_in_taints(9))
+    result = run_cli("snapshot", "--cluster-state", str(dump), "--output", str(output))
+    assert result.returncode == 2, (result.returncode, result.stderr[-2000:])
+    assert f"nodename-lint: {dump}:" in result.stderr and "an alias bomb" in result.stderr
+    assert "Traceback" not in result.stderr and not output.exists()
+    lint = run_cli(str(EXAMPLE_MANIFESTS), "--cluster-state", str(dump))
+    assert lint.returncode == 2 and "an alias bomb" in lint.stderr
+    # a few aliases, as a hand-written state may have, still read
+    dump.write_text(_alias_bomb_in_taints(3))
+    assert run_cli("snapshot", "--cluster-state", str(dump), "--output", str(output)).returncode == 0
+    assert output.read_text().count('"x"') == 10 + 100 + 1000 + 1000  # l0, l1 and l2 of taint a, and taint b
+
+
 def test_a_snapshot_cannot_set_the_models_caches(tmp_path: Path) -> None:
     """Only data fields are read: a `_capacity` in the file would bypass the allocatable quantities."""
     snapshot = tmp_path / "snap.json"

@@ -3,7 +3,10 @@
 - read-only: every request goes through `ApiConnection._send`, which can only send GET;
 - bounded: each request ends within --request-timeout from connecting to its last byte, a reply
   stops at --max-response-bytes, 429/5xx are retried a bounded number of times, and a list restarts
-  at most once after 410 Gone;
+  at most once after 410 Gone; a run reads at most MAX_PAGES pages and MAX_OBJECTS objects, and
+  decodes at most MAX_VALUES JSON values (a reply at most one per VALUE_BYTES of the size cap), so a
+  server that hands out `continue` tokens forever or packs an object into every three bytes ends
+  the run with a message instead of filling memory (ReadBudget);
 - no credential ever reaches the output: every message built from an exception goes through the
   Redactor, which knows every secret of the kubeconfig.
 """
@@ -18,14 +21,23 @@ import re
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlencode, urlsplit
 
 from .. import __version__
 from ..safe_text import note
-from .errors import ClusterUnavailable, Forbidden, Gone, ReplyTooLarge, network_error, one_line_of, status_message
+from .errors import (
+    ClusterUnavailable,
+    Forbidden,
+    Gone,
+    NotFound,
+    ReplyTooLarge,
+    network_error,
+    one_line_of,
+    status_message,
+)
 from .kubeconfig import kubeconfig_paths, resolve_kubeconfig
 from .official import kube_config, rest_modules, static_credentials
 from .redaction import Redactor, route_client_logging
@@ -41,17 +53,86 @@ MAX_BACKOFF = 2.0  # seconds; also caps a server's Retry-After
 USER_AGENT = f"nodename-lint/{__version__} (kubernetes-client/python)"
 Decode = Callable[[bytes], dict[str, Any]]  # a reply's JSON with only some fields, e.g. trimming.decode_node_page
 _DICT_REPR = re.compile(r"/?\{(?:[^{}]|\{[^{}]*\})*\}")
+# What one run reads at most, whatever the server answers. Kubernetes' own scale limits are 5,000
+# nodes and 150,000 Pods; a lint names at most one Pod list per pinned node.
+MAX_PAGES = 10_000  # list pages (requests with `limit`), all lists of the run together
+MAX_OBJECTS = 1_000_000  # list items, all lists together
+MAX_VALUES = 500_000_000  # JSON values decoded (about 20 bytes each in an API server's replies)
+VALUE_BYTES = 16  # a reply may hold one JSON value per this many bytes of --max-response-bytes
+WATCH_GRACE = 30.0  # seconds a watch stream may stay open past its own timeoutSeconds
+
+
+class Listed(list[Any]):
+    """The items of a list, and the resourceVersion the list is consistent with (where a watch starts)."""
+
+    resource_version: str = ""
 
 
 @dataclass(frozen=True)
 class LiveOptions:
-    """How to reach the cluster, as given on the command line."""
+    """How to reach the cluster, as given on the command line (the budgets are not options)."""
 
     kubeconfig: str | None = None
     context: str | None = None
     in_cluster: bool = False
     request_timeout: float = DEFAULT_TIMEOUT
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    max_pages: int = MAX_PAGES
+    max_objects: int = MAX_OBJECTS
+    max_values: int = MAX_VALUES
+
+
+class ReadBudget:
+    """What the rest of the run may still read from the server: pages, objects, decoded JSON values.
+
+    Shared by the threads of one connection. A decoded value costs 50 to 100 bytes of memory: a
+    reply of 234 MB of `{},` decodes to 78 million dicts (over 4 GB), so a reply's values are
+    counted on its bytes before it is decoded.
+    """
+
+    def __init__(self, options: LiveOptions, host: str) -> None:
+        self.host = host
+        self.pages, self.objects, self.values = options.max_pages, options.max_objects, options.max_values
+        self.reply_values = max(1, options.max_response_bytes // VALUE_BYTES)
+        self.max_pages, self.max_objects, self.max_values = self.pages, self.objects, self.values
+        self.lock = threading.Lock()
+
+    def decode(self, body: bytes, what: str) -> None:
+        """Take a reply's JSON values (at most: every value but the first follows `[`, `{` or `,`)."""
+        values = 1 + body.count(b"[") + body.count(b"{") + body.count(b",")
+        if values > self.reply_values:
+            raise ClusterUnavailable(
+                f"the API server at {self.host} sent {len(body):,} bytes holding up to {values:,} JSON values for "
+                f"{what}, more than {self.reply_values:,} (one per {VALUE_BYTES} bytes of --max-response-bytes): "
+                "decoded, such a reply would take gigabytes of memory; the cluster state cannot be read"
+            )
+        with self.lock:
+            self.values -= values
+            left = self.values
+        if left < 0:
+            raise ClusterUnavailable(
+                f"the API server at {self.host} sent more than {self.max_values:,} JSON values in this run "
+                f"(at {what}): nodename-lint decodes no more in one run; the cluster state cannot be read"
+            )
+
+    def page(self, items: int, what: str) -> None:
+        """Take one list page of ITEMS objects."""
+        with self.lock:
+            self.pages -= 1
+            self.objects -= items
+            pages, objects = self.pages, self.objects
+        if pages < 0:
+            raise ClusterUnavailable(
+                f"the API server at {self.host} sent more than {self.max_pages:,} list pages in this run "
+                f"(at {what}, each with a `continue` token for the next): nodename-lint reads no more pages "
+                "in one run; the cluster state cannot be read"
+            )
+        if objects < 0:
+            raise ClusterUnavailable(
+                f"the API server at {self.host} listed more than {self.max_objects:,} objects in this run "
+                f"(at {what}; Kubernetes itself supports 150,000 Pods and 5,000 nodes): nodename-lint reads "
+                "no more in one run; the cluster state cannot be read"
+            )
 
 
 # --- the connection -------------------------------------------------------------------------------
@@ -115,6 +196,9 @@ class ApiConnection:
         # the client's REST layer: its urllib3 pool carries the Configuration's TLS settings and proxy
         self.pool = rest.RESTClientObject(configuration).pool_manager
         self.runners = _Runners()
+        self.options = options
+        self.budget = ReadBudget(options, self.host)
+        self.open_watches: set[Any] = set()  # responses of the watches being read, for abandon_watches
 
     def _redact_in_cluster(self) -> None:
         from kubernetes.config.incluster_config import SERVICE_TOKEN_FILENAME
@@ -126,12 +210,21 @@ class ApiConnection:
             pass
 
     # --- single requests ----------------------------------------------------------------------
-    def _get(self, path: str, query: dict[str, str], decode: Decode | None = None) -> dict[str, Any]:
-        """GET path?query as JSON. Raises Forbidden for 403 and ClusterUnavailable for anything untrustworthy."""
+    def _get(
+        self,
+        path: str,
+        query: dict[str, str],
+        decode: Decode | None = None,
+        retries: int = RETRIES,
+        budget: ReadBudget | None = None,
+    ) -> dict[str, Any]:
+        """GET path?query as JSON. Raises Forbidden for 403 and ClusterUnavailable for anything untrustworthy.
+
+        The reply is taken from BUDGET, by default the run's."""
         attempt = 0
         while True:
             status, headers, body = self._send(path, query)
-            if status not in RETRY_STATUSES or attempt >= RETRIES:
+            if status not in RETRY_STATUSES or attempt >= retries:
                 break
             delay = min(MAX_BACKOFF, 0.1 * 2**attempt)
             retry_after = headers.get("Retry-After", "").strip()
@@ -141,6 +234,7 @@ class ApiConnection:
             attempt += 1
         what = _describe(path, query)
         if 200 <= status < 300:
+            (budget or self.budget).decode(body, what)
             try:
                 data = _decode(body, decode)
             except ValueError as exc:  # JSONDecodeError, or UnicodeDecodeError for bytes that are not UTF-8
@@ -163,6 +257,13 @@ class ApiConnection:
             if not isinstance(data, dict):
                 raise ClusterUnavailable(f"the API server at {self.host} sent an unexpected reply for {what}")
             return data
+        self._refuse(status, headers, body, path, query, attempt)
+
+    def _refuse(
+        self, status: int, headers: Any, body: bytes, path: str, query: dict[str, str], attempt: int = 0
+    ) -> NoReturn:
+        """Raise what a reply other than 2xx means: Forbidden (403, the run goes on without that data), Gone
+        (410), NotFound (404 of one object), ClusterUnavailable (anything else)."""
         message = status_message(body) or headers.get("Reason", "") or f"HTTP {status}"
         if status == 401:
             raise ClusterUnavailable(
@@ -171,9 +272,13 @@ class ApiConnection:
                 f"or pick another context"
             )
         if status == 403:
-            raise Forbidden("list" if not _is_get(path) else "get", _resource(path), self.redact(message))
+            verb = "watch" if query.get("watch") else "get" if _is_get(path) else "list"
+            raise Forbidden(verb, _resource(path), self.redact(message))
         if status == 410:
             raise Gone(message)
+        what = _describe(path, query)
+        if status == 404 and _is_get(path):
+            raise NotFound(self.redact(f"the API server at {self.host} answered {what} with 404: {message}"))
         retried = f" after {attempt + 1} attempts" if attempt else ""
         raise ClusterUnavailable(
             self.redact(f"the API server at {self.host} answered {what} with HTTP {status}{retried}: {message}")
@@ -229,22 +334,29 @@ class ApiConnection:
         field_selector: str = "",
         keep: Callable[[dict[str, Any]], Any] | None = None,
         decode: Decode | None = None,
-    ) -> list[Any]:
+        budget: ReadBudget | None = None,
+    ) -> Listed:
         """Every item of a list, page by page; a 410 on a continue token restarts the list once.
 
         `keep` turns each item into what is kept as its page arrives (audit trims Pods so), so a
         big list never sits in memory whole; `decode` reads a page's JSON with only the fields
-        kept (a page of another shape is decoded whole, and kept as it is).
+        kept (a page of another shape is decoded whole, and kept as it is). Its pages are taken from
+        BUDGET, by default the run's (a server that runs for weeks gives each list its own: `fresh_budget`).
         """
+        budget = budget or self.budget
         for restart in (False, True):
-            items: list[Any] = []
+            items = Listed()
             query = {"limit": str(PAGE_SIZE)}
             if field_selector:
                 query["fieldSelector"] = field_selector
             try:
                 while True:
-                    page = self._get(path, query, decode)
-                    page_items = (item for item in page.get("items") or [] if isinstance(item, dict))
+                    page = self._get(path, query, decode, budget=budget)
+                    if "continue" not in query:  # the version the whole list is consistent with
+                        items.resource_version = str((page.get("metadata") or {}).get("resourceVersion") or "")
+                    listed = page.get("items") or []
+                    budget.page(len(listed) if isinstance(listed, list) else 0, _describe(path, query))
+                    page_items = (item for item in listed if isinstance(item, dict))
                     items.extend(map(keep, page_items) if keep else page_items)
                     token = (page.get("metadata") or {}).get("continue")
                     if not token:
@@ -257,6 +369,100 @@ class ApiConnection:
                         f"(410 Gone: {exc}); the cluster changes too fast to read a consistent list"
                     ) from None
         raise AssertionError("unreachable")
+
+    def fresh_budget(self) -> ReadBudget:
+        """A whole run's budget for one list or one object: the webhook lists again and again for weeks,
+        and each (re)list may read what one lint run may."""
+        return ReadBudget(self.options, self.host)
+
+    def get_object(self, path: str) -> dict[str, Any] | None:
+        """One object (GET /api/v1/nodes/NAME), None when it does not exist (404); asked once, never retried
+        (the caller has a deadline of its own)."""
+        try:
+            return self._get(path, {}, retries=0, budget=self.fresh_budget())
+        except NotFound:
+            return None
+
+    # --- watches ------------------------------------------------------------------------------
+    def watch(
+        self,
+        path: str,
+        resource_version: str,
+        timeout_seconds: int,
+        field_selector: str = "",
+        idle: float = 150.0,
+        on_open: Callable[[], None] | None = None,
+    ) -> Iterator[bytes]:
+        """The events of a watch from `resource_version` with bookmarks, one JSON line each, until the
+        server ends the watch (after `timeout_seconds`).
+
+        Bounded like every request: a reply other than 200 raises as for a list (Gone for 410, Forbidden
+        for 403); no byte for `idle` seconds (the API server sends a bookmark every minute), an event over
+        --max-response-bytes or a stream still open 30 s past its own timeout raise ClusterUnavailable.
+        `on_open` is called once the server has accepted the watch (200), before any event arrives.
+        `abandon_watches()` from another thread cuts every open watch.
+        """
+        query = {
+            "watch": "1",
+            "allowWatchBookmarks": "true",
+            "resourceVersion": resource_version,
+            "timeoutSeconds": str(timeout_seconds),
+        }
+        if field_selector:
+            query["fieldSelector"] = field_selector
+        what = _describe(path, query)
+        deadline = time.monotonic() + timeout_seconds + WATCH_GRACE
+        try:
+            response = self._open(self.host + path + f"?{urlencode(list(query.items()))}", self.timeout, idle)
+        except Exception as exc:  # socket, TLS and urllib3 errors, told apart by type
+            raise ClusterUnavailable(self.redact(network_error(exc, what, self.host, self.source, idle))) from None
+        self.open_watches.add(response)
+        try:
+            if response.status != 200:
+                body = b"".join(_bounded(response, self.max_response_bytes, deadline))
+                self._refuse(response.status, response.headers or {}, body, path, query)
+            if on_open is not None:
+                on_open()
+            pending = b""
+            for block in _bounded(response, None, deadline):
+                *lines, pending = (pending + block).split(b"\n")
+                yield from (line for line in lines if line.strip())
+                if len(pending) > self.max_response_bytes:
+                    raise ReplyTooLarge()
+        except ReplyTooLarge:
+            raise ClusterUnavailable(
+                f"the API server {self.host} sent more than {self.max_response_bytes:,} bytes in one event of "
+                f"{what} (--max-response-bytes)"
+            ) from None
+        except (ClusterUnavailable, Forbidden, Gone):
+            raise
+        except Exception as exc:
+            raise ClusterUnavailable(self.redact(network_error(exc, what, self.host, self.source, idle))) from None
+        finally:
+            self.open_watches.discard(response)
+            _cut(response)
+
+    def abandon_watches(self) -> None:
+        """Cut every open watch (the process is stopping): each watch() raises in its own thread."""
+        for response in list(self.open_watches):
+            _cut(response)
+
+    def _open(self, url: str, connect: float, read: float) -> Any:
+        """The one place a request is sent, and it can only be a GET: urllib3's response, its body unread."""
+        import urllib3
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
+            # the client's own pool: its TLS settings (CA, client certificate, proxy); retries are ours
+            return self.pool.request(
+                "GET",
+                url,
+                headers=self._headers(),
+                preload_content=False,
+                retries=False,
+                enforce_content_length=True,  # a cut-off reply is an error (urllib3 1.x let it pass)
+                timeout=urllib3.Timeout(connect=connect, read=read),
+            )
 
     def close(self) -> None:
         self.runners.close()
@@ -303,6 +509,7 @@ class _Runners:
                     stay = not self.closed
                     self.idle += stay  # before `done`: the caller's next request finds this thread idle
                 request.done.set()
+            del request  # an idle thread must not keep its last reply (a page of a list) alive
             if not stay:
                 return
 
@@ -319,31 +526,12 @@ class _Request:
         self.abandoned = False
 
     def run(self) -> None:
-        import urllib3
-
         conn = self.connection
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
-                # the client's own pool: its TLS settings (CA, client certificate, proxy); retries are ours
-                response = conn.pool.request(
-                    "GET",
-                    self.url,
-                    headers=self.headers,
-                    preload_content=False,
-                    retries=False,
-                    enforce_content_length=True,  # a cut-off reply is an error (urllib3 1.x let it pass)
-                    timeout=urllib3.Timeout(connect=conn.timeout, read=conn.timeout),
-                )
+            response = conn._open(self.url, conn.timeout, conn.timeout)
             self.response = response
-            declared = response.headers.get("Content-Length", "")
-            if declared.isascii() and declared.isdigit() and int(declared) > conn.max_response_bytes:
-                raise ReplyTooLarge()
-            blocks, size = [], 0
-            for block in response.stream(READ_BLOCK):
-                size += len(block)
-                if size > conn.max_response_bytes:
-                    raise ReplyTooLarge()
+            blocks = []
+            for block in _bounded(response, conn.max_response_bytes):
                 if self.abandoned:
                     return
                 blocks.append(block)
@@ -359,16 +547,35 @@ class _Request:
     def abandon(self) -> None:
         """The caller gave up: cut the connection so the thread stops reading."""
         self.abandoned = True
-        response = self.response
-        if response is None:
-            return
-        with contextlib.suppress(Exception):
-            if hasattr(response, "shutdown"):  # urllib3 2.3+
-                response.shutdown()
-            else:  # close() would wait for the reading thread's buffer lock: shut the socket itself
-                import socket
+        if self.response is not None:
+            _cut(self.response)
 
-                response._connection.sock.shutdown(socket.SHUT_RDWR)
+
+def _cut(response: Any) -> None:
+    """Shut a response's connection, so that a thread blocked reading it returns at once."""
+    with contextlib.suppress(Exception):
+        if hasattr(response, "shutdown"):  # urllib3 2.3+
+            response.shutdown()
+        else:  # close() would wait for the reading thread's buffer lock: shut the socket itself
+            import socket
+
+            response._connection.sock.shutdown(socket.SHUT_RDWR)
+
+
+def _bounded(response: Any, limit: int | None, deadline: float | None = None) -> Iterator[bytes]:
+    """A response's body in blocks as they arrive, stopping with ReplyTooLarge past `limit` bytes (None: a
+    stream, whose events the caller bounds), and with TimeoutError once `deadline` (time.monotonic) passed."""
+    declared = (response.headers or {}).get("Content-Length", "")
+    if limit is not None and declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise ReplyTooLarge()
+    size = 0
+    for block in response.stream(READ_BLOCK):
+        size += len(block)
+        if limit is not None and size > limit:
+            raise ReplyTooLarge()
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError("the stream outlived its own timeout")
+        yield block
 
 
 def _decode(body: bytes, decode: Decode | None = None) -> Any:

@@ -40,7 +40,11 @@ class Forbidden(Exception):
 
 
 class Gone(Exception):
-    """410 Gone: the continue token expired."""
+    """410 Gone: the continue token or the watch's resourceVersion expired."""
+
+
+class NotFound(ClusterUnavailable):
+    """404 for one object: it does not exist (a caller that asked for it may say so)."""
 
 
 class ReplyTooLarge(Exception):

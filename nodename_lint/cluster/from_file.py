@@ -20,7 +20,7 @@ import yaml
 
 from ..documents import without_cycle_collection
 from ..sources import UsageError
-from ..yamlnodes import PLAIN_TAG, QUOTED_TAG, key_of, scalar_of, scalar_problem
+from ..yamlnodes import MAX_EXPANDED_NODES, PLAIN_TAG, QUOTED_TAG, key_of, scalar_of, scalar_problem
 from .json_dump import state_from_json_dump
 from .objects import (
     SAVE_HINT,
@@ -93,10 +93,19 @@ def _load_yaml(text: str) -> list[Any]:
     reader by tests/test_kubectl_yaml_oracle.py): aliases share the anchored value (no expansion);
     a merge key (`<<`) applies where it stands, overriding the keys before it (of a list of
     mappings the first one wins); duplicate keys: the last one wins.
+
+    Shared values are not copied here, but whatever walks the state later (the snapshot writer,
+    a message quoting a taint) expands them: an alias bomb of a few lines would be billions of
+    nodes, and the C encoder ran out of stack. So every alias counts the nodes its value expands
+    to, and past MAX_EXPANDED_NODES added by aliases in a document the file is refused (kubectl
+    never writes an alias).
     """
     documents: list[Any] = []
     anchors: dict[str, Any] = {}
-    # frames: [container, pending key (mappings)]
+    sizes: dict[str, int] = {}  # anchor -> the events its value expands to
+    expanded = 0  # events the aliases of this document add
+    open_anchored: set[int] = set()  # ids of the anchored collections still open
+    # frames: [container, pending key (mappings), anchor, index of its start event, `expanded` then]
     stack: list[list[Any]] = []
     root: list[Any] = []
 
@@ -126,7 +135,7 @@ def _load_yaml(text: str) -> list[Any]:
             frame[1] = _NO_KEY
 
     event: Any  # dispatched on its exact class below, which is faster than isinstance and opaque to mypy
-    for event in yaml.parse(text, Loader=_BaseLoader):
+    for index, event in enumerate(yaml.parse(text, Loader=_BaseLoader)):
         kind = event.__class__
         if kind is yaml.ScalarEvent:
             value = None
@@ -135,6 +144,7 @@ def _load_yaml(text: str) -> list[Any]:
                 value = _scalar(event)
                 if event.anchor:
                     anchors[event.anchor] = value
+                    sizes[event.anchor] = 1
             add(value, event, event if awaiting_key else None)
         elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
             container: Any = {} if kind is yaml.MappingStartEvent else []
@@ -142,22 +152,36 @@ def _load_yaml(text: str) -> list[Any]:
                 raise _BadYaml("a mapping key is itself a mapping or a list, which JSON cannot hold", event.start_mark)
             if event.anchor:
                 anchors[event.anchor] = container
-            stack.append([container, _NO_KEY])
+                open_anchored.add(id(container))
+            stack.append([container, _NO_KEY, event.anchor, index, expanded])
         elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
-            add(stack.pop()[0], event)
+            container, _, anchor, start, expanded_before = stack.pop()
+            if anchor:
+                open_anchored.discard(id(container))
+                sizes[anchor] = index - start + expanded - expanded_before
+            add(container, event)
         elif kind is yaml.AliasEvent:
             if event.anchor not in anchors:
                 raise _BadYaml(f"found undefined alias {event.anchor!r}", event.start_mark)
             if stack and isinstance(stack[-1][0], dict) and stack[-1][1] is _NO_KEY:
                 raise _BadYaml("an alias as a mapping key is not supported in a cluster state", event.start_mark)
             target = anchors[event.anchor]
-            if any(frame[0] is target for frame in stack):
+            if id(target) in open_anchored:
                 raise _BadYaml("an alias refers to the collection that contains it", event.start_mark)
+            expanded += sizes[event.anchor]
+            if expanded > MAX_EXPANDED_NODES:
+                raise _BadYaml(
+                    f'its aliases expand to more than {MAX_EXPANDED_NODES:,} nodes (an alias bomb, "billion '
+                    'laughs"); kubectl never writes aliases: save the state with kubectl or `nodename-lint snapshot`',
+                    event.start_mark,
+                )
             add(target, event)
         elif kind is yaml.DocumentEndEvent:
             documents.extend(value for value in root if value is not None)
             root.clear()
             anchors.clear()
+            sizes.clear()
+            expanded = 0
     return documents
 
 

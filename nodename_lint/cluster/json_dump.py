@@ -2,9 +2,9 @@
 
 msgspec decodes the file into typed structs that hold only what the records read (metadata name,
 namespace and labels; of the spec the node, the containers' resources and ports, overhead and
-host network, a Node's taints; status phase, allocatable and conditions; a RuntimeClass's overhead
-and scheduling) and skips everything else in C: managedFields, annotations, images, env, volumes,
-container statuses. The Pod records and the Pods-by-node index are built in one loop, and a Pod's
+host network, a Node's taints; status phase, allocatable, conditions and a Node's nodeInfo; a
+RuntimeClass's overhead and scheduling) and skips everything else in C: managedFields, annotations,
+images, env, volumes, container statuses. The Pod records and the Pods-by-node index are built in one loop, and a Pod's
 spec stays a struct until a rule reads it (most Pods of a big cluster never are).
 
 Anything unusual (another top-level shape, a field of the wrong type, bytes that are not UTF-8, an
@@ -54,6 +54,7 @@ class _Status(msgspec.Struct, gc=False):
     phase: Any = None
     allocatable: msgspec.Raw = _NULL  # Node
     conditions: msgspec.Raw = _NULL  # decoded for Nodes only: every Pod of a real cluster has some
+    nodeInfo: msgspec.Raw = _NULL  # Node: decoded for its operatingSystem
 
 
 class _Container(msgspec.Struct, gc=False, omit_defaults=True):
@@ -304,6 +305,7 @@ def _as_object(item: _Item) -> dict[str, Any]:
         "status": {
             "allocatable": msgspec.json.decode(status.allocatable),
             "conditions": msgspec.json.decode(status.conditions),
+            "nodeInfo": msgspec.json.decode(status.nodeInfo),
         },
         "overhead": item.overhead,
         "scheduling": item.scheduling,

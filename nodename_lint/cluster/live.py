@@ -52,6 +52,10 @@ class Referenced:
         self.every_node |= other.every_node
         self.workloads |= other.workloads
 
+    def covers(self, other: Referenced) -> bool:
+        """Whether a state read for these names serves the other names too."""
+        return other.nodes <= self.nodes and other.pods <= self.pods and (self.every_node or not other.every_node)
+
 
 # --- what the rules need --------------------------------------------------------------------------
 def referenced(parsed: Iterable[ParsedSource], default_namespace: str) -> Referenced:

@@ -73,6 +73,7 @@ def node_from_object(obj: Any) -> NodeInfo:
     conditions = _mapping(obj, obj, ("status",)).get("conditions") or []
     if not isinstance(conditions, list):
         raise StateError(obj, ("status", "conditions"), f"Node {name}: status.conditions is not a list")
+    operating_system = _mapping(obj, obj, ("status", "nodeInfo")).get("operatingSystem")
     return NodeInfo(
         name=name,
         labels=_strings(obj, obj, ("metadata", "labels")),
@@ -82,6 +83,7 @@ def node_from_object(obj: Any) -> NodeInfo:
         conditions={
             str(c.get("type")): str(c.get("status")) for c in conditions if isinstance(c, dict) and c.get("type")
         },
+        operating_system=operating_system if isinstance(operating_system, str) else "",
     )
 
 

@@ -25,6 +25,7 @@ class NodeInfo:
     unschedulable: bool = False
     allocatable: dict[str, Any] = field(default_factory=dict)  # raw quantities, as the API returns them
     conditions: dict[str, str] = field(default_factory=dict)  # condition type -> status
+    operating_system: str = ""  # status.nodeInfo.operatingSystem: the kubelet's runtime.GOOS ("" unknown)
     _capacity: dict[str, int] | None = field(default=None, repr=False)
 
     @property

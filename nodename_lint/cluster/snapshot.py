@@ -36,6 +36,7 @@ from typing import Any
 
 import msgspec
 
+from ..safe_text import json_escaped
 from ..sources import UsageError
 from .records import NodeInfo, NodeUsage, OwnerKey, PodTable, RuntimeClassInfo, TemplateInfo
 from .state import ClusterState
@@ -143,7 +144,7 @@ def snapshot_text(state: ClusterState, source: str) -> str:
         f'"runtimeClasses":{encode(state.runtime_classes).decode()}',
         f'"unavailable":{encode(state.unavailable).decode()}',
     ]
-    return "{" + ",\n".join(fields) + "}\n"
+    return json_escaped("{" + ",\n".join(fields) + "}") + "\n"  # names from the API server: no raw bidi
 
 
 def _pod_table(

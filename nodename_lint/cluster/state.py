@@ -26,7 +26,7 @@ from ..scheduling import (
     host_ports,
     prefilter_node_names,
     running_pods_requests,
-    scheduler_rejections,
+    scheduler_rejection,
 )
 from .names import closest_node_names
 from .records import TERMINATED_PHASES, NodeInfo, NodeUsage, OwnerKey, PodInfo, PodTable, RuntimeClassInfo, TemplateInfo
@@ -58,6 +58,7 @@ class NoNodeFits:
     reasons: dict[str, int]
     unknown_usage: int
     prefilter: str = ""  # a PreFilter rejection that replaces the per-node reasons
+    preemption_may_help: int = 0  # the nodes whose filter status is Unschedulable (not ...AndUnresolvable)
 
 
 @dataclass(slots=True)
@@ -227,9 +228,9 @@ class ClusterState:
             [nodes[name] for name in sorted(names) if name in nodes] if names is not None else list(nodes.values())
         )
         counts: dict[str, int] = {}
-        unknown_usage = 0
+        unknown_usage = may_help = 0
         for node in candidates:
-            reasons = scheduler_rejections(
+            rejection = scheduler_rejection(
                 spec,
                 requests,
                 node,
@@ -237,14 +238,15 @@ class ClusterState:
                 wanted_ports,
                 partial(self.ports_in_use, node.name),
             )
-            if not reasons:
+            if rejection is None:
                 return None
             unknown_usage += not self.pods_known_on(node.name)
-            for reason in reasons:
+            may_help += rejection.preemption_may_help
+            for reason in rejection.reasons:
                 counts[reason] = counts.get(reason, 0) + 1
         if len(candidates) < len(nodes):
             counts[absent_nodes_reason()] = len(nodes) - len(candidates)
-        return NoNodeFits(counts, unknown_usage)
+        return NoNodeFits(counts, unknown_usage, preemption_may_help=may_help)
 
     def set_node_summaries(self, usage: dict[str, NodeUsage], ports: dict[str, dict[HostPort, str]]) -> None:
         """Usage and host ports in use, summed elsewhere (a snapshot holds them, not the Pods' specs)."""

@@ -8,7 +8,7 @@ from ..model import Manifest
 from ..podspec import is_dns1123_subdomain, pinned_node
 from ..rule import Context
 from .admitted import admitted_spec, replica_count, runtime_class, runtime_overhead
-from .records import NodeInfo
+from .records import NodeInfo, NodeUsage
 from .state import ClusterState
 
 __all__ = ["admitted_spec", "replica_count", "runtime_class", "runtime_overhead"]  # where the rules read them
@@ -60,26 +60,43 @@ def pod_labels(obj: Manifest) -> dict[str, Any]:
     return labels if isinstance(labels, dict) else {}
 
 
-def admission_reasons(obj: Manifest, node: NodeInfo, cluster: ClusterState) -> list[str]:
+def admission_reasons(obj: Manifest, node: NodeInfo, cluster: ClusterState, replicas_before: int = 0) -> list[str]:
     """The kubelet's admission failures for the object's Pod on `node`, in the kubelet's order.
 
-    For a workload that already runs Pods, the cluster as its rollout leaves it (rollout.py).
+    `replicas_before`: for a replica of a pinned template, how many of its siblings the kubelet
+    admitted before it; their requests and host ports count as the other Pods' do. For a
+    workload that already runs Pods, the cluster as its rollout leaves it (rollout.py).
     """
     from ..rollout import workload_rollout
-    from ..scheduling import kubelet_reasons
+    from ..scheduling import RequestError, add_into, host_ports, kubelet_reasons, pod_requests
 
     rollout = workload_rollout(obj, cluster)
     if rollout is not None:
         cluster = rollout.view
 
+    spec = admitted_spec(obj, cluster)
+    overhead = runtime_overhead(obj, cluster)[0]
+    usage = cluster.usage(node.name)
+    ports = other_pods_ports(obj, node.name, cluster)
+    if replicas_before:
+        try:
+            requests = pod_requests(spec, overhead=overhead)
+        except RequestError:
+            requests = {}
+        usage = NodeUsage(usage.pods, dict(usage.requested)) if usage else NodeUsage(0, {})
+        for _ in range(replicas_before):
+            usage.pods += 1
+            add_into(usage.requested, requests)
+        own = f"{obj.namespace}/{obj.name}"
+        ports = {**(ports or {}), **{port: own for _, port in host_ports(spec, default_from_host_network=True)}}
     return kubelet_reasons(
-        admitted_spec(obj, cluster),
+        spec,
         node,
-        cluster.usage(node.name),
+        usage,
         labels=pod_labels(obj),
         static=obj.is_static_pod,
-        ports_in_use=other_pods_ports(obj, node.name, cluster),
-        overhead=runtime_overhead(obj, cluster)[0],
+        ports_in_use=ports,
+        overhead=overhead,
     )
 
 
@@ -103,10 +120,10 @@ def rejection_fate(obj: Manifest) -> str:
 def pods_noun(obj: Manifest, count: int | None = None) -> str:
     """How messages name the Pods of an object: "Pod bigcpu", "the 3 replicas of Deployment web"."""
     if obj.is_pod:
-        return f"Pod {obj.name}"
+        return f"Pod {obj.shown_name}"
     count = replica_count(obj) if count is None else count
     if obj.kind in ("Job", "CronJob"):
-        return f"the Pods of {obj.kind} {obj.name}"
+        return f"the Pods of {obj.kind} {obj.shown_name}"
     if obj.kind == "DaemonSet":
-        return f"the Pod of DaemonSet {obj.name}"
-    return f"the {count} replica{'s' if count != 1 else ''} of {obj.kind} {obj.name}"
+        return f"the Pod of DaemonSet {obj.shown_name}"
+    return f"the {count} replica{'s' if count != 1 else ''} of {obj.kind} {obj.shown_name}"

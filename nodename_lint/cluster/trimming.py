@@ -10,6 +10,9 @@ from typing import Any
 
 import msgspec
 
+from ..safe_text import json_escaped
+from ..writing import write_output
+from .json_dump import _Spec as PodSpec  # the fields of a Pod's spec a node's usage reads
 from .templates import REVISION_LABEL, controller_reference, split_key
 
 
@@ -23,12 +26,17 @@ def _pick(source: Any, keys: Iterable[str]) -> dict[str, Any]:
 def trim_node(node: dict[str, Any]) -> dict[str, Any]:
     status = node.get("status") or {}
     conditions = [_pick(c, ("type", "status")) for c in status.get("conditions") or [] if isinstance(c, dict)]
+    node_info = _pick(status.get("nodeInfo"), ("operatingSystem",))
     return {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": _pick(node.get("metadata"), ("name", "labels")),
         "spec": _pick(node.get("spec"), ("taints", "unschedulable")),
-        "status": {**_pick(status, ("allocatable",)), **({"conditions": conditions} if conditions else {})},
+        "status": {
+            **_pick(status, ("allocatable",)),
+            **({"conditions": conditions} if conditions else {}),
+            **({"nodeInfo": node_info} if node_info else {}),
+        },
     }
 
 
@@ -47,9 +55,14 @@ class _NodeCondition(msgspec.Struct, gc=False):
     status: Any = None
 
 
+class _NodeSystemInfo(msgspec.Struct, gc=False):
+    operatingSystem: Any = None
+
+
 class _NodeStatus(msgspec.Struct, gc=False):
     allocatable: Any = None
     conditions: list[_NodeCondition] | None = None
+    nodeInfo: _NodeSystemInfo | None = None
 
 
 class _Node(msgspec.Struct, gc=False):
@@ -88,7 +101,51 @@ def _node_object(node: _Node) -> dict[str, Any]:
             "conditions": None
             if status.conditions is None
             else [{"type": c.type, "status": c.status} for c in status.conditions],
+            "nodeInfo": None if status.nodeInfo is None else {"operatingSystem": status.nodeInfo.operatingSystem},
         },
+    }
+
+
+class _PodMetadata(msgspec.Struct, gc=False):
+    name: Any = None
+    namespace: Any = None
+
+
+class _PodStatus(msgspec.Struct, gc=False):
+    phase: Any = None
+
+
+class _Pod(msgspec.Struct, gc=False):
+    metadata: _PodMetadata | None = None
+    spec: PodSpec | None = None
+    status: _PodStatus | None = None
+
+
+class _PodPage(msgspec.Struct, gc=False):
+    metadata: Any = None
+    items: list[_Pod] | None = None
+
+
+_POD_PAGE = msgspec.json.Decoder(_PodPage)
+
+
+def decode_pod_page(body: bytes) -> dict[str, Any]:
+    """A page of a Pod list with only what a node's usage reads (name, namespace, node, phase, the
+    containers' resources and ports, overhead): the rest (managedFields, env, volumes, statuses) is
+    skipped by msgspec without being built, so a page of big Pods never sits in memory as objects.
+
+    Raises msgspec.DecodeError (ValidationError) for a page of another shape, which is then decoded whole.
+    """
+    page = _POD_PAGE.decode(body)
+    return {"metadata": page.metadata, "items": [_pod_object(pod) for pod in page.items or ()]}
+
+
+def _pod_object(pod: _Pod) -> dict[str, Any]:
+    metadata, status = pod.metadata, pod.status
+    return {
+        "metadata": None if metadata is None else {"name": metadata.name, "namespace": metadata.namespace},
+        "spec": None if pod.spec is None else msgspec.to_builtins(pod.spec),
+        "status": None if status is None else {"phase": status.phase},
     }
 
 
@@ -144,7 +201,7 @@ def write_snapshot(snapshot: dict[str, Any], output: str | None, source: str) ->
     than a block-style dump, and a change to one object is a one-line diff in a snapshot branch.
     """
     if output and output.endswith(".json"):
-        text = json.dumps(snapshot, separators=(",", ":")) + "\n"
+        text = json.dumps(snapshot, separators=(",", ":")) + "\n"  # ensure_ascii: every non-ASCII escaped
     else:
         lines = [
             f"# nodename-lint snapshot of {source}; lint against it with --cluster-state FILE",
@@ -154,9 +211,8 @@ def write_snapshot(snapshot: dict[str, Any], output: str | None, source: str) ->
             "items:" if snapshot["items"] else "items: []",
         ]
         lines += [f"- {json.dumps(item, ensure_ascii=False, separators=(', ', ': '))}" for item in snapshot["items"]]
-        text = "\n".join(lines) + "\n"
+        text = json_escaped("\n".join(lines)) + "\n"  # values from the API server: no raw bidi override
     if output:
-        with open(output, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        write_output(output, text, "snapshot")
     else:
         sys.stdout.write(text)

@@ -8,26 +8,55 @@ from typing import Any
 
 import click
 
-from ..report import FORMATS
+from ..safe_text import silence_informational_notes
 from ..sources import UsageError
+from .help import SectionedCommand
 from .options import (
+    CLUSTER_OPTIONS,
     EXIT_CLEAN,
     EXIT_FINDINGS,
+    EXIT_OPTIONS,
     EXIT_USAGE,
-    SEVERITY_CHOICES,
-    format_output_options,
+    OUTPUT_OPTIONS,
+    RULE_OPTIONS,
+    exit_options,
     live_from_flags,
     live_options,
+    outputs_of,
+    report_options,
     report_usage_error,
-    split_ids,
+    rule_options,
+    selected_rules,
 )
-from .reports import write_reports
+from .reports import TextOptions, check_destinations, write_reports
 
 # Startup: every import inside a function of this module is deliberate (tests/test_imports.py): a
 # command loads only what it uses.
 
 
-@click.command("audit")
+SECTIONS = {
+    "Cluster": CLUSTER_OPTIONS,
+    "Output": OUTPUT_OPTIONS,
+    "Exit code": EXIT_OPTIONS,
+    "Rules": RULE_OPTIONS,
+}
+EXAMPLES = (
+    ("nodename-lint audit", "the current kubeconfig context"),
+    ("nodename-lint audit --context prod", "another context"),
+    ("nodename-lint audit --cluster-state dump.yaml", "a saved cluster (snapshot --workloads)"),
+    ("nodename-lint audit -q --exit-zero --statistics", "a scheduled job: counts, never fails"),
+    ("nodename-lint audit --output-sarif audit.sarif", "text, and SARIF to a file"),
+)
+
+
+@click.command(
+    "audit",
+    cls=SectionedCommand,
+    sections=SECTIONS,
+    examples=EXAMPLES,
+    docs="audit.md",
+    short_help="Audit a running cluster's own objects.",
+)
 @click.option(
     "--cluster-state",
     "cluster_state",
@@ -37,28 +66,9 @@ from .reports import write_reports
     "replicasets,jobs,cronjobs -A -o yaml --show-managed-fields` or `snapshot --workloads`.",
 )
 @live_options
-@click.option("--format", "formats", multiple=True, type=click.Choice(FORMATS), help="Output format (repeatable).")
-@click.option(
-    "--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE instead of stdout."
-)
-@format_output_options
-@click.option(
-    "--fail-on",
-    type=click.Choice(SEVERITY_CHOICES),
-    default=None,
-    help="Lowest severity that makes the exit code 1 [default: error].",
-)
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    help="Config file [default: .nodename-lint.yaml here or in a parent].",
-)
-@click.option("--select", multiple=True, help="Run only these rule ids (comma-separated, repeatable).")
-@click.option("--ignore", multiple=True, help="Do not run these rule ids (comma-separated, repeatable).")
-@click.option(
-    "--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set]."
-)
+@report_options
+@exit_options
+@rule_options("Config file [default: .nodename-lint.yaml here or in a parent].")
 def audit_command(
     cluster_state: str | None,
     kube_context: str | None,
@@ -68,33 +78,42 @@ def audit_command(
     max_response_bytes: int,
     formats: tuple[str, ...],
     output: str | None,
+    color: bool | None,
+    quiet: bool,
+    statistics: bool,
     fail_on: str | None,
+    exit_zero: bool,
     config_path: str | None,
     select: tuple[str, ...],
     ignore: tuple[str, ...],
-    color: bool | None,
     **format_outputs: str | None,
 ) -> None:
     """Audit a running cluster: Pods pinned by hand, orphaned on a missing node or rejected by the kubelet."""
-    outputs = {name: path for name in FORMATS if (path := format_outputs[f"output_{name}"])}
+    outputs = outputs_of(format_outputs)
+    if quiet:
+        silence_informational_notes()
     try:
         from ..config import find_config, load_config, resolve_severities
         from ..registry import all_rules
         from ..rule import SEVERITY_RANK
 
+        selected, ignored = selected_rules(select, ignore)
+        check_destinations(list(formats) or ["text"], output, outputs)
         live = live_from_flags(kube_context, kubeconfig, in_cluster, request_timeout, max_response_bytes, live=False)
         objects = _audit_objects(cluster_state, live, request_timeout, max_response_bytes)
         catalogue = all_rules()
         if config_path is not None and not os.path.isfile(config_path):
             raise UsageError(f"{config_path}: no such config file")
         config = load_config(config_path or find_config(), list(catalogue))
-        severities = resolve_severities(catalogue, config, split_ids(select), split_ids(ignore))
+        severities = resolve_severities(catalogue, config, selected, ignored)
         from ..audit import run_audit
 
         result = run_audit(objects, severities)
-        write_reports(result, list(formats) or ["text"], output, outputs, color)
+        text = TextOptions(quiet=quiet, statistics=statistics)
+        write_reports(result, list(formats) or ["text"], output, outputs, color, text)
         threshold = SEVERITY_RANK[fail_on or config.fail_on or "error"]
-        code = EXIT_FINDINGS if any(SEVERITY_RANK[f.severity] >= threshold for f in result.findings) else EXIT_CLEAN
+        failing = any(SEVERITY_RANK[finding.severity] >= threshold for finding in result.findings)
+        code = EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN
     except UsageError as exc:
         report_usage_error(exc)
         code = EXIT_USAGE

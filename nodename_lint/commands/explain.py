@@ -22,6 +22,8 @@ def explain_command(rule_id: str) -> None:
 
     rule = all_rules().get(rule_id)
     if rule is None:
-        note(f"unknown rule id {rule_id!r} (see `nodename-lint rules`)")
+        from ..config import did_you_mean
+
+        note(f"unknown rule id {rule_id!r}{did_you_mean(rule_id, all_rules())} (see `nodename-lint rules`)")
         sys.exit(EXIT_USAGE)
     click.echo(rule.documentation(), nl=False)

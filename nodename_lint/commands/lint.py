@@ -8,21 +8,24 @@ from typing import Any
 
 import click
 
-from ..clitypes import complete_rule_ids
-from ..report import FORMATS
 from ..safe_text import silence_informational_notes
-from ..sources import UsageError
+from ..sources import UsageError, link_out_of_repository
+from .help import SectionedCommand
 from .options import (
-    EXIT_CLEAN,
-    EXIT_FINDINGS,
+    CLUSTER_OPTIONS,
+    EXIT_OPTIONS,
     EXIT_USAGE,
-    SEVERITY_CHOICES,
+    OUTPUT_OPTIONS,
+    RULE_OPTIONS,
     cluster_from_file,
-    format_output_options,
+    exit_options,
     live_from_flags,
     live_options,
+    outputs_of,
+    report_options,
     report_usage_error,
-    split_ids,
+    rule_options,
+    selected_rules,
 )
 from .reports import TextOptions
 from .run import HelmFlags, run_lint
@@ -31,64 +34,52 @@ from .run import HelmFlags, run_lint
 # command loads only what it uses.
 
 
-@click.command("lint")
+SECTIONS = {
+    "Output": (*OUTPUT_OPTIONS, "show_source", "changed_since"),
+    "Exit code": (*EXIT_OPTIONS, "fail_if_no_objects_found"),
+    "Rules": RULE_OPTIONS,
+    "Cluster (the cluster rules need one)": CLUSTER_OPTIONS,
+    "Helm charts and kustomizations": ("helm_values", "helm_release", "helm_namespace"),
+    "Fix": ("fix", "diff"),
+    "Input": ("namespace", "static_pod_dirs", "static_pod_node", "jobs", "max_document_size", "max_nodes"),
+}
+EXAMPLES = (
+    ("nodename-lint deploy/", "offline; no PATH: the current folder"),
+    ("nodename-lint deploy/ --context kind-kind", "and a live cluster, read-only"),
+    ("nodename-lint deploy/ --cluster-state state.yaml", "or a saved one"),
+    ("nodename-lint charts/ overlays/", "Helm charts, kustomizations"),
+    ("helm template . | nodename-lint -", "standard input"),
+    ("nodename-lint deploy/ --diff", "what --fix would change"),
+    ("nodename-lint . -q --fail-on warning", "CI: findings only"),
+    ("nodename-lint . --output-sarif out.sarif", "text, and SARIF to a file"),
+)
+
+
+@click.command(
+    "lint",
+    cls=SectionedCommand,
+    sections=SECTIONS,
+    examples=EXAMPLES,
+    short_help="Lint manifests (the default command).",
+)
 # readable=False: click would refuse the whole run for one unreadable file; the engine reports it as a
 # finding at its line 1 and lints the others.
-@click.argument("paths", nargs=-1, type=click.Path(readable=False))
-@click.option("--format", "formats", multiple=True, type=click.Choice(FORMATS), help="Output format (repeatable).")
-@click.option(
-    "--output", "-o", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE instead of stdout."
-)
-@format_output_options
+@click.argument("paths", nargs=-1, type=click.Path(readable=False), metavar="[PATH]...")
+@report_options
+@click.option("--show-source", is_flag=True, help="Text output: show the offending line with a caret under the column.")
 @click.option(
     "--changed-since",
     metavar="REF",
     default=None,
     help="Report only findings in files changed since git REF (committed or not).",
 )
+@exit_options
 @click.option(
-    "--fail-on",
-    type=click.Choice(SEVERITY_CHOICES),
-    default=None,
-    help="Lowest severity that makes the exit code 1 [default: error].",
+    "--fail-if-no-objects-found",
+    is_flag=True,
+    help="Exit with 1 when the paths hold no Kubernetes object (a wrong path in CI); without it, only a warning.",
 )
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    help="Config file [default: the .nodename-lint.yaml nearest to each PATH, else here or in a parent].",
-)
-@click.option(
-    "--select",
-    multiple=True,
-    shell_complete=complete_rule_ids,
-    help="Run only these rule ids (comma-separated, repeatable).",
-)
-@click.option(
-    "--ignore",
-    multiple=True,
-    shell_complete=complete_rule_ids,
-    help="Do not run these rule ids (comma-separated, repeatable).",
-)
-@click.option("--namespace", "-n", default=None, help="Namespace for objects that do not set one [default: default].")
-@click.option(
-    "--static-pod-dir",
-    "static_pod_dirs",
-    multiple=True,
-    type=click.Path(file_okay=False),
-    help="A kubelet staticPodPath folder; its files are checked as static Pods (repeatable).",
-)
-@click.option(
-    "--static-pod-node",
-    metavar="NAME",
-    default=None,
-    help="The node whose kubelet reads the static Pod folders: their Pods are checked against it.",
-)
-@click.option(
-    "--color/--no-color", default=None, help="Colour the text output [default: on a terminal, unless NO_COLOR is set]."
-)
-@click.option("--live", is_flag=True, help="Read cluster state from the current kubeconfig context.")
-@click.option("--offline", is_flag=True, help="Read no cluster (the default, except as `kubectl nodename-lint`).")
+@rule_options("Config file [default: the .nodename-lint.yaml nearest to each PATH, else here or in a parent].")
 @click.option(
     "--cluster-state",
     "cluster_state",
@@ -97,8 +88,8 @@ from .run import HelmFlags, run_lint
     help="Cluster state saved by `kubectl get nodes,namespaces,pods -A -o yaml` "
     "(or -o json, or `nodename-lint snapshot`).",
 )
-@click.option("--fix", is_flag=True, help="Fix what can be fixed in the files, then report what remains.")
-@click.option("--diff", is_flag=True, help="Print a unified diff of what --fix would change; write nothing.")
+@click.option("--live", is_flag=True, help="Read cluster state from the current kubeconfig context.")
+@click.option("--offline", is_flag=True, help="Read no cluster (the default, except as `kubectl nodename-lint`).")
 @click.option(
     "--helm-values",
     "helm_values",
@@ -118,6 +109,29 @@ from .run import HelmFlags, run_lint
     default=None,
     metavar="NS",
     help="Namespace charts are rendered in [default: --namespace, else default].",
+)
+@click.option("--fix", is_flag=True, help="Fix what can be fixed in the files, then report what remains.")
+@click.option("--diff", is_flag=True, help="Print a unified diff of what --fix would change; write nothing.")
+@click.option(
+    "--namespace",
+    "-n",
+    default=None,
+    metavar="NS",
+    help="Namespace for objects that do not set one [default: default].",
+)
+@click.option(
+    "--static-pod-dir",
+    "static_pod_dirs",
+    multiple=True,
+    metavar="DIR",
+    type=click.Path(file_okay=False),
+    help="A kubelet staticPodPath folder; its files are checked as static Pods (repeatable).",
+)
+@click.option(
+    "--static-pod-node",
+    metavar="NAME",
+    default=None,
+    help="The node whose kubelet reads the static Pod folders: their Pods are checked against it.",
 )
 @click.option(
     "--jobs",
@@ -141,16 +155,6 @@ from .run import HelmFlags, run_lint
     metavar="N",
     help="Most YAML nodes a document may hold or expand to through aliases [default: 1000000].",
 )
-@click.option(
-    "--exit-zero", is_flag=True, help="Exit with 0 even when there are findings (2 still means a usage error)."
-)
-@click.option(
-    "--statistics", is_flag=True, help="Text output: one `COUNT RULE SUMMARY` line per rule instead of each finding."
-)
-@click.option(
-    "--quiet", "-q", is_flag=True, help="Text output: only the findings, no summary and no skipped-rules line."
-)
-@click.option("--show-source", is_flag=True, help="Text output: show the offending line with a caret under the column.")
 @live_options
 def lint_command(
     paths: tuple[str, ...],
@@ -176,6 +180,7 @@ def lint_command(
     jobs: int | None,
     cluster_state: str | None,
     exit_zero: bool,
+    fail_if_no_objects_found: bool,
     statistics: bool,
     quiet: bool,
     show_source: bool,
@@ -188,7 +193,7 @@ def lint_command(
     **format_outputs: str | None,
 ) -> None:
     """Lint manifests in PATH... (files, folders, `-` for stdin; default: the current folder)."""
-    outputs: dict[str, str] = {name: file for name in FORMATS if (file := format_outputs[f"output_{name}"])}
+    outputs = outputs_of(format_outputs)
     if quiet:
         silence_informational_notes()
     try:
@@ -196,6 +201,7 @@ def lint_command(
             raise UsageError(
                 "--offline cannot be combined with --cluster-state, --context, --kubeconfig, --live or --in-cluster"
             )
+        selected, ignored = selected_rules(select, ignore)
         live_options = live_from_flags(kube_context, kubeconfig, in_cluster, request_timeout, max_response_bytes, live)
         code = run_lint(
             live=live_options,
@@ -206,8 +212,8 @@ def lint_command(
             output=output,
             fail_on=fail_on,
             config_path=config_path,
-            select=split_ids(select),
-            ignore=split_ids(ignore),
+            select=selected,
+            ignore=ignored,
             namespace=namespace,
             static_pod_dirs=list(static_pod_dirs),
             color=color,
@@ -218,15 +224,29 @@ def lint_command(
             jobs=jobs,
             text=TextOptions(quiet=quiet, statistics=statistics, show_source=show_source),
             static_pod_node=static_pod_node,
-            helm=HelmFlags(tuple(os.path.abspath(path) for path in helm_values), helm_release, helm_namespace),
+            helm=HelmFlags(values_from_flags(helm_values), helm_release, helm_namespace),
             limits=limits_from_flags(max_document_size, max_nodes),
+            exit_zero=exit_zero,
+            fail_if_no_objects=fail_if_no_objects_found,
         )
-        if exit_zero and code == EXIT_FINDINGS:
-            code = EXIT_CLEAN
     except UsageError as exc:
         report_usage_error(exc)
         code = EXIT_USAGE
     sys.exit(code)
+
+
+def values_from_flags(helm_values: tuple[str, ...]) -> tuple[str, ...]:
+    """--helm-values as absolute paths; a file reached through a symlink out of the repository holding it is
+    refused: the flag is the user's, but the link is the repository's (`values.yaml -> ~/.kube/config`)."""
+    for path in helm_values:
+        outside = link_out_of_repository(path)
+        if outside is not None:
+            raise UsageError(
+                f"--helm-values {path}: a symlink to {outside[0]}, outside the repository ({outside[1]}); "
+                "nodename-lint does not read it (a repository's links are as untrusted as its files): "
+                "give the file's own path"
+            )
+    return tuple(os.path.abspath(path) for path in helm_values)
 
 
 def limits_from_flags(max_document_size: int | None, max_nodes: int | None) -> Any:

@@ -7,7 +7,7 @@ import click
 # Startup: the server and pygls load only when the command runs (tests/test_imports.py).
 
 
-@click.command("lsp")
+@click.command("lsp", short_help="The language server for editors.")
 @click.option(
     "--stdio",
     is_flag=True,

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
 
-from ..clitypes import Duration, complete_contexts
+from ..clitypes import Duration, complete_contexts, complete_rule_ids
 from ..report import FORMATS
 from ..safe_text import note
 from ..sources import UsageError
@@ -18,44 +19,57 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 SEVERITY_CHOICES = ("error", "warning", "info")
 
 
+# The parameters of the shared options, by --help section (commands/help.py).
+OUTPUT_OPTIONS = ("formats", "output", *(f"output_{name}" for name in FORMATS), "color", "quiet", "statistics")
+EXIT_OPTIONS = ("fail_on", "exit_zero")
+RULE_OPTIONS = ("config_path", "select", "ignore")
+CLUSTER_OPTIONS = (
+    "cluster_state",
+    "kube_context",
+    "kubeconfig",
+    "live",
+    "in_cluster",
+    "offline",
+    "request_timeout",
+    "max_response_bytes",
+)
+
+
 def live_options(command: Any) -> Any:
     """The options that point nodename-lint at a live cluster (shared by `lint` and `snapshot`)."""
-    for option in reversed(
-        [
-            click.option(
-                "--context",
-                "kube_context",
-                metavar="NAME",
-                shell_complete=complete_contexts,
-                help="Read cluster state live from this kubeconfig context.",
-            ),
-            click.option(
-                "--kubeconfig",
-                type=click.Path(dir_okay=False),
-                help="Kubeconfig file [default: KUBECONFIG, else ~/.kube/config].",
-            ),
-            click.option("--in-cluster", is_flag=True, help="Use the Pod's service account (inside a cluster)."),
-            click.option(
-                "--request-timeout",
-                type=Duration(minimum=0.1),
-                default="5s",
-                show_default=True,
-                metavar="DURATION",
-                help="Longest time one API request may take, connecting to last byte, as kubectl takes it: "
-                "5s, 1m, 1m30s, or seconds.",
-            ),
-            click.option(
-                "--max-response-bytes",
-                type=click.IntRange(min=1024),
-                default=256 << 20,
-                show_default=True,
-                metavar="BYTES",
-                help="Largest API reply read; a bigger one ends the run (exit 2).",
-            ),
-        ]
-    ):
-        command = option(command)
-    return command
+    options: list[Callable[[Any], Any]] = [
+        click.option(
+            "--context",
+            "kube_context",
+            metavar="NAME",
+            shell_complete=complete_contexts,
+            help="Read cluster state live from this kubeconfig context.",
+        ),
+        click.option(
+            "--kubeconfig",
+            type=click.Path(dir_okay=False),
+            help="Kubeconfig file [default: KUBECONFIG, else ~/.kube/config].",
+        ),
+        click.option("--in-cluster", is_flag=True, help="Use the Pod's service account (inside a cluster)."),
+        click.option(
+            "--request-timeout",
+            type=Duration(minimum=0.1),
+            default="5s",
+            show_default=True,
+            metavar="DURATION",
+            help="Longest time one API request may take, connecting to last byte, as kubectl takes it: "
+            "5s, 1m, 1m30s, or seconds.",
+        ),
+        click.option(
+            "--max-response-bytes",
+            type=click.IntRange(min=1024),
+            default=256 << 20,
+            show_default=True,
+            metavar="BYTES",
+            help="Largest API reply read; a bigger one ends the run (exit 2).",
+        ),
+    ]
+    return apply_options(command, options)
 
 
 def live_from_flags(
@@ -84,6 +98,99 @@ def live_from_flags(
 
 def split_ids(values: tuple[str, ...]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def selected_rules(select: tuple[str, ...], ignore: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """--select and --ignore as id lists; a rule named by both is a mistake, not a run of nothing."""
+    selected, ignored = split_ids(select), split_ids(ignore)
+    both = [rule for rule in dict.fromkeys(selected) if rule in ignored]
+    if both:
+        raise UsageError(
+            f"--select and --ignore both name {', '.join(both)}: the rule would not run; "
+            "keep it in one of them (--ignore removes rules from what --select or the config selects)"
+        )
+    return selected, ignored
+
+
+def report_options(command: Any) -> Any:
+    """Where the report goes and how the text report looks (shared by `lint` and `audit`)."""
+    options: list[Callable[[Any], Any]] = [
+        click.option(
+            "--format", "formats", multiple=True, type=click.Choice(FORMATS), help="Output format (repeatable)."
+        ),
+        click.option(
+            "--output",
+            "-o",
+            type=click.Path(dir_okay=False, writable=True),
+            help="Write the report to FILE instead of stdout.",
+        ),
+        format_output_options,
+        click.option(
+            "--color/--no-color",
+            default=None,
+            help="Colour the text output [default: on a terminal, unless NO_COLOR is set].",
+        ),
+        click.option(
+            "--quiet",
+            "-q",
+            is_flag=True,
+            help="Text output: only the findings, no summary and no skipped-rules line.",
+        ),
+        click.option(
+            "--statistics",
+            is_flag=True,
+            help="Text output: one `COUNT RULE SUMMARY` line per rule instead of each finding.",
+        ),
+    ]
+    return apply_options(command, options)
+
+
+def exit_options(command: Any) -> Any:
+    """What makes the exit code 1 (shared by `lint` and `audit`)."""
+    command = click.option(
+        "--exit-zero", is_flag=True, help="Exit with 0 even when there are findings (2 still means a usage error)."
+    )(command)
+    return click.option(
+        "--fail-on",
+        type=click.Choice(SEVERITY_CHOICES),
+        default=None,
+        help="Lowest severity that makes the exit code 1 [default: error].",
+    )(command)
+
+
+def rule_options(config_help: str) -> Any:
+    """--config, --select and --ignore (shared by `lint` and `audit`; CONFIG_HELP says which file is found)."""
+
+    options = [
+        click.option("--config", "config_path", type=click.Path(dir_okay=False), help=config_help),
+        click.option(
+            "--select",
+            multiple=True,
+            metavar="IDS",
+            shell_complete=complete_rule_ids,
+            help="Run only these rule ids (comma-separated, repeatable).",
+        ),
+        click.option(
+            "--ignore",
+            multiple=True,
+            metavar="IDS",
+            shell_complete=complete_rule_ids,
+            help="Do not run these rule ids (comma-separated, repeatable).",
+        ),
+    ]
+    return lambda command: apply_options(command, options)
+
+
+def apply_options(command: Any, options: list[Callable[[Any], Any]]) -> Any:
+    """COMMAND with OPTIONS, in help order (decorators apply bottom-up)."""
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def outputs_of(format_outputs: dict[str, str | None]) -> dict[str, str]:
+    """The --output-FORMAT files given, by format."""
+    return {name: file for name in FORMATS if (file := format_outputs[f"output_{name}"])}
 
 
 def format_output_options(command: Any) -> Any:

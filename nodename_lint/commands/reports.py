@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from ..sources import UsageError
+from ..writing import check_output, write_output
 
 # Startup: every import inside a function of this module is deliberate (tests/test_imports.py): a
 # command loads only what it uses.
@@ -29,8 +30,13 @@ _DOCUMENT_FORMATS = ("json", "sarif")
 
 
 def check_destinations(formats: list[str], output: str | None, outputs: dict[str, str]) -> None:
-    """Refuse, before anything is linted, two reports in one file or a JSON/SARIF document mixed into stdout."""
+    """Refuse, before anything is linted, a report file that cannot be written or that a symlink of the
+    repository leads to (writing.py), two reports in one file, or a JSON/SARIF document mixed into stdout."""
     destinations = {name: outputs.get(name, output) for name in dict.fromkeys([*formats, *outputs])}
+    for name, file in destinations.items():
+        if file:
+            check_output(file, f"{name} report")
+            _check_writable(name, file)
     files = [file for file in destinations.values() if file]
     shared = sorted({file for file in files if files.count(file) > 1})
     if shared:
@@ -47,6 +53,20 @@ def check_destinations(formats: list[str], output: str | None, outputs: dict[str
             f"one after the other, and {documents[0]} must be alone to be read: "
             f"send it to a file with --output-{documents[0]} FILE"
         )
+
+
+def _check_writable(name: str, file: str) -> None:
+    """A report file whose folder is missing, or that is a folder, fails the run before it starts, not after."""
+    folder = os.path.dirname(os.path.abspath(file))
+    if not os.path.isdir(folder):
+        problem = "its folder does not exist" if not os.path.exists(folder) else "its folder is not a folder"
+    elif os.path.isdir(file):
+        problem = "it is a folder"
+    elif not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(file) and not os.access(file, os.W_OK)):
+        problem = "permission denied"
+    else:
+        return
+    raise UsageError(f"{file}: cannot write the {name} report: {problem}")
 
 
 def write_reports(
@@ -79,11 +99,7 @@ def write_reports(
         if file is None:
             click.echo(report, nl=False, color=use_color)  # click strips ANSI codes off a terminal unless told
             continue
-        try:
-            with open(file, "w", encoding="utf-8") as handle:
-                handle.write(report)
-        except OSError as exc:
-            raise UsageError(f"{file}: cannot write the {name} report: {exc.strerror or exc}") from None
+        write_output(file, report, f"{name} report")  # never through a symlink of the repository
 
 
 def _use_color(flag: bool | None, output: str | None) -> bool:

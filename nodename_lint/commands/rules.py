@@ -8,7 +8,7 @@ import click
 # command loads only what it uses.
 
 
-@click.command("rules")
+@click.command("rules", short_help="List the rules.")
 @click.option("--markdown", is_flag=True, help="Print the rule table as Markdown (as in README).")
 def rules_command(markdown: bool) -> None:
     """List every rule: id, default severity, offline or cluster, fixable, summary."""

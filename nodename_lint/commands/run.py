@@ -76,13 +76,16 @@ def run_lint(
     static_pod_node: str | None = None,
     helm: HelmFlags = HelmFlags(),
     limits: Any = None,
+    exit_zero: bool = False,
+    fail_if_no_objects: bool = False,
 ) -> int:
     """The whole lint run; returns the exit code. Raises UsageError for exit code 2.
 
     FORMATS go to OUTPUT (stdout when None); OUTPUTS sends a format to its own file. LIVE
     (LiveOptions) reads the cluster state from the API for what the manifests name. Each PATH is
     linted with the config file nearest to it (or CONFIG_PATH); CLUSTER_STATE, the file CLUSTER was
-    read from, is never linted.
+    read from, is never linted. EXIT_ZERO: findings do not make the exit code 1; FAIL_IF_NO_OBJECTS:
+    finding no Kubernetes object does (it is always said).
     """
     from ..engine import Linter
     from ..findings import RunResult
@@ -101,65 +104,50 @@ def run_lint(
     live_cluster = None
     if live is not None:
         # Two phases: parse every source once and hold it, fetch what the objects name, then lint them.
-        import gc
-
-        from ..cluster.live import LiveCluster, Referenced, referenced
-        from ..documents import without_cycle_collection
-        from ..engine import parse_source
+        from ..cluster.live import LiveCluster
 
         live_cluster = LiveCluster(live)  # resolves the kubeconfig; no request yet
         if diff:
             from ..fix.command import keep_stdin_for_diff
 
             keep_stdin_for_diff(all_sources)
-        wanted = Referenced()
-        held = 0
-        with without_cycle_collection():
-            for group in groups:
-                default_namespace = _namespace(namespace, group.config, live_cluster)
-                group.parsed = []
-                for source in group.sources:
-                    parsed = parse_source(source, helm.options(group.config), default_namespace, limits)
-                    wanted.update(referenced([parsed], default_namespace))
-                    size = _file_size(source)
-                    held += size
-                    group.parsed.append(parsed if not size or held <= HELD_INPUT_BYTES else source)  # else read again
-            # The held documents hold no cycles: out of the cyclic GC, which would rescan them at every full
-            # collection while the cluster state is fetched and the rules run (0.2 s of 1.3 s, 1,000 manifests).
-            gc.freeze()
-        if static_pod_node:
-            wanted.nodes.add(static_pod_node)  # its Pods count against the static Pods' requests
-        with without_cycle_collection():  # the replies and the state hold no cycles; the state lives to the end
-            cluster = kept_until_exit(live_cluster.state_for(wanted))
-        if "runtime_classes" in cluster.unavailable:
-            notes.append(f"RuntimeClass overhead is not counted: {cluster.unavailable['runtime_classes']}")
-        if "templates" in cluster.unavailable:
-            notes.append(
-                "the Pods a workload already runs cannot be told from its new ones (its rollout is played as if "
-                f"its template changed): {cluster.unavailable['templates']}"
-            )
+        wanted = _hold_parsed(groups, namespace, live_cluster, helm, limits, static_pod_node)
+        cluster = _read_cluster(live_cluster, wanted, notes)
+
+    def linter_for(group: _Group) -> Linter:
+        context = Context(
+            cluster=cluster,
+            default_namespace=_namespace(namespace, group.config, live_cluster),
+            static_pod_node=static_pod_node,
+        )
+        return Linter(group.severities, context, helm.options(group.config), limits=limits)
+
+    if fix or diff:
+        from ..fix.command import fix_sources
+        from ..sources import roots_of
+
+        changed = False
+        for group in groups:
+            roots = roots_of([*group.paths, *static_pod_dirs, *group.config.static_pod_dirs])
+            changed = fix_sources(linter_for(group), group.sources, write=fix, show_diff=diff, roots=roots) or changed
+        if not fix:  # --diff alone: the diff is the output; exit 1 when there is something to fix
+            return EXIT_FINDINGS if changed else EXIT_CLEAN
+        if changed and live is not None:
+            # What was held and read is the manifests before the fix: lint the files as written now, with
+            # the cluster read again if they name nodes or Pods the first read left out (a node name fixed).
+            fixed = _hold_parsed(groups, namespace, live_cluster, helm, limits, static_pod_node)
+            if not wanted.covers(fixed):
+                from ..cluster.live import LiveCluster
+
+                fixed.update(wanted)
+                cluster = _read_cluster(LiveCluster(live), fixed, [])
     progress = Progress(len(all_sources), enabled=not text.quiet)
     results: list[RunResult] = []
     complete: list[RunResult] = []  # before --changed-since: SARIF always holds every finding
-    failing = False
     thresholds: dict[int, int] = {}  # a finding -> its group's fail-on (a finding another group makes moot is dropped)
     try:
         for group in groups:
-            context = Context(
-                cluster=cluster,
-                default_namespace=_namespace(namespace, group.config, live_cluster),
-                static_pod_node=static_pod_node,
-            )
-            linter = Linter(group.severities, context, helm.options(group.config), limits=limits)
-            if fix or diff:
-                from ..fix.command import fix_sources
-                from ..sources import roots_of
-
-                roots = roots_of([*group.paths, *static_pod_dirs, *group.config.static_pod_dirs])
-                would_change = fix_sources(linter, group.sources, write=fix, show_diff=diff, roots=roots)
-                if not fix:  # --diff alone: the diff is the output; exit 1 when there is something to fix
-                    failing = failing or would_change
-                    continue
+            linter = linter_for(group)
             if group.parsed is not None:  # a live run: the sources are parsed already, lint them here
                 result = linter.collect(_lint_held(linter, group.parsed), progress.advance)
             else:
@@ -176,16 +164,81 @@ def run_lint(
             results.append(result)
     finally:
         progress.close()
-    if diff and not fix:
-        return EXIT_FINDINGS if failing else EXIT_CLEAN
     result = _merged(results, notes)
-    failing = failing or any(SEVERITY_RANK[finding.severity] >= thresholds[id(finding)] for finding in result.findings)
+    failing = any(SEVERITY_RANK[finding.severity] >= thresholds[id(finding)] for finding in result.findings)
+    text_on_stdout = "text" in formats and (outputs or {}).get("text", output) is None
     for message in result.notes:
-        note(message, informational=True)
+        if message in result.internal_errors:  # an error, on stderr whatever the report
+            note(message)
+        elif not text_on_stdout:  # else the report ends with them: said twice on a terminal
+            note(message, informational=True)
     write_reports(result, formats, output, outputs or {}, color, text, sarif_result=_merged(complete, notes))
     if result.internal_errors:
         return EXIT_USAGE  # a rule crashed: the report is incomplete and must not read as clean
-    return EXIT_FINDINGS if failing else EXIT_CLEAN
+    if not result.objects:
+        if not result.findings:  # else they say why (a file that does not parse, a chart that does not render)
+            _warn_no_objects(paths, result.files, fail_if_no_objects)
+        if fail_if_no_objects:
+            return EXIT_FINDINGS
+    return EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN
+
+
+def _warn_no_objects(paths: list[str], files: int, failing: bool) -> None:
+    """Said even with --quiet: a path that holds no manifest is most often a mistake (a wrong folder in CI)."""
+    read = f"{files} file{'s' * (files != 1)} read"
+    hint = "" if failing else " (--fail-if-no-objects-found makes this fail the run)"
+    note(f"warning: no Kubernetes objects found in {', '.join(paths)} ({read}): check the paths{hint}")
+
+
+def _hold_parsed(
+    groups: list[_Group],
+    namespace: str | None,
+    live_cluster: Any,
+    helm: HelmFlags,
+    limits: Any,
+    static_pod_node: str | None,
+) -> Any:
+    """Parse every group's sources and hold them (group.parsed); return what they name (cluster.live.Referenced)."""
+    import gc
+
+    from ..cluster.live import Referenced, referenced
+    from ..documents import without_cycle_collection
+    from ..engine import parse_source
+
+    wanted = Referenced()
+    held = 0
+    with without_cycle_collection():
+        for group in groups:
+            default_namespace = _namespace(namespace, group.config, live_cluster)
+            group.parsed = []
+            for source in group.sources:
+                parsed = parse_source(source, helm.options(group.config), default_namespace, limits)
+                wanted.update(referenced([parsed], default_namespace))
+                size = _file_size(source)
+                held += size
+                group.parsed.append(parsed if not size or held <= HELD_INPUT_BYTES else source)  # else read again
+        # The held documents hold no cycles: out of the cyclic GC, which would rescan them at every full
+        # collection while the cluster state is fetched and the rules run (0.2 s of 1.3 s, 1,000 manifests).
+        gc.freeze()
+    if static_pod_node:
+        wanted.nodes.add(static_pod_node)  # its Pods count against the static Pods' requests
+    return wanted
+
+
+def _read_cluster(live_cluster: Any, wanted: Any, notes: list[str]) -> Any:
+    """The cluster state for what the manifests name, kept to the end of the process."""
+    from ..documents import without_cycle_collection
+
+    with without_cycle_collection():  # the replies and the state hold no cycles; the state lives to the end
+        cluster = kept_until_exit(live_cluster.state_for(wanted))
+    if "runtime_classes" in cluster.unavailable:
+        notes.append(f"RuntimeClass overhead is not counted: {cluster.unavailable['runtime_classes']}")
+    if "templates" in cluster.unavailable:
+        notes.append(
+            "the Pods a workload already runs cannot be told from its new ones (its rollout is played as if "
+            f"its template changed): {cluster.unavailable['templates']}"
+        )
+    return cluster
 
 
 # A live run holds the parsed documents of this much input (files; stdin and builds are always held):
@@ -242,12 +295,26 @@ def _config_groups(
     seen: set[str] = set()  # with several groups, a --static-pod-dir reached by each is linted once
     for found, group_paths in by_config.items():
         config = load_config(found, list(catalogue))
+        config.static_pod_dirs = _existing_static_pod_dirs(config)
         severities = resolve_severities(catalogue, config, select, ignore)
         sources = list(discover(group_paths, [*static_pod_dirs, *config.static_pod_dirs], config.exclude))
         if len(by_config) > 1:
             sources = [source for source in sources if _first_time(source.path, seen)]
         groups.append(_Group(config, group_paths, dict(severities), sources))
     return groups
+
+
+def _existing_static_pod_dirs(config: Any) -> list[str]:
+    """The config's static-pod-dirs that exist; a missing one is said and skipped, as the kubelet skips a
+    missing staticPodPath (pkg/kubelet/config/file.go, sourceFile.listConfig: "path does not exist, ignoring")."""
+    existing = []
+    for folder in config.static_pod_dirs:
+        if os.path.lexists(folder):
+            existing.append(folder)
+        else:
+            where = os.path.relpath(folder, os.path.dirname(os.path.abspath(config.path)))
+            note(f"{config.path}: static-pod-dirs: {where} does not exist: no static Pod to check there")
+    return existing
 
 
 def _first_time(path: str, seen: set[str]) -> bool:

@@ -9,13 +9,14 @@ import click
 
 from ..safe_text import note
 from ..sources import UsageError
+from ..writing import write_output
 from .options import EXIT_USAGE, cluster_from_file, live_from_flags, live_options, report_usage_error
 
 # Startup: every import inside a function of this module is deliberate (tests/test_imports.py): a
 # command loads only what it uses.
 
 
-@click.command("snapshot")
+@click.command("snapshot", short_help="Save a cluster's state for --cluster-state.")
 @live_options
 @click.option(
     "--cluster-state",
@@ -68,8 +69,7 @@ def snapshot_command(
             source = live.source
         text = snapshot_text(state, source)
         if output:
-            with open(output, "w", encoding="utf-8") as handle:
-                handle.write(text)
+            write_output(output, text, "snapshot")
         else:
             sys.stdout.write(text)
     except OSError as exc:

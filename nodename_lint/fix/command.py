@@ -63,13 +63,10 @@ def fix_sources(linter: Linter, sources: Iterable[Source], *, write: bool, show_
     from .runner import fix_source  # startup: --fix/--diff alone load the runner, checked requests fail before
 
     changed_files = fixes = 0
+    built: list[Source] = []
     for source in sources:
         if source.render:  # a template or an overlay is not the object: a fix there could break the render
-            kind = "Helm chart templates are" if source.render == "helm" else "a kustomization's build is"
-            note(
-                f"{source.display}: not fixed: {kind} never changed by --fix; "
-                "change the template or overlay at the line the lint run reports"
-            )
+            built.append(source)
             continue
         writable = write and (source.path == STDIN or is_inside(source.path, roots))
         outcome = fix_source(linter, source, write=writable)
@@ -88,4 +85,14 @@ def fix_sources(linter: Linter, sources: Iterable[Source], *, write: bool, show_
             fixes += len(outcome.applied)
     verb = "fixed" if write else "would fix"
     note(f"{verb} {fixes} problem{'s' * (fixes != 1)} in {changed_files} file{'s' * (changed_files != 1)}")
+    for source in built:  # after the count, which they do not contradict: what is built is never rewritten
+        note(f"{source.display}: {_NOT_REWRITTEN[source.render]}")
     return changed_files > 0
+
+
+_NOT_REWRITTEN = {
+    "helm": "a Helm chart's templates are never rewritten by --fix: what the lint run reports in the chart "
+    "is left to change by hand at the template line",
+    "kustomize": "a kustomization's build is never rewritten by --fix (the manifest files among the paths are "
+    "fixed as files): what the lint run reports in the build is left to change by hand at the line it names",
+}

@@ -24,6 +24,7 @@ from ..engine import Linter
 from ..findings import Finding
 from ..model import Manifest, Path, objects_in
 from ..registry import all_rules
+from ..safe_text import visible_lines
 from ..sources import STDIN, Source
 from ..yamlnodes import ConversionError, lookup, to_python
 from .edits import Edit, Unfixable, apply_to_data
@@ -59,7 +60,10 @@ class FileFix:
         lines = difflib.unified_diff(
             self.original.splitlines(keepends=True), self.fixed.splitlines(keepends=True), name, name
         )
-        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+        # a bidi override or a line separator in the file (YAML allows them) shows as an escape, as everywhere
+        return visible_lines(
+            "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+        )
 
 
 def fix_source(linter: Linter, source: Source, *, write: bool) -> FileFix:

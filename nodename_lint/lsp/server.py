@@ -23,7 +23,7 @@ from pygls.workspace.position_codec import ServerTextPosition, ServerTextRange
 from .. import __version__
 from ..cluster.state import ClusterState
 from ..config import Config, config_for, load_config, resolve_severities
-from ..documents import iter_documents
+from ..documents import Document, iter_documents, without_cycle_collection
 from ..engine import SYNTAX_RULE, Linter
 from ..findings import Finding
 from ..registry import all_rules
@@ -32,7 +32,7 @@ from ..rule import Context
 from ..sources import MANIFEST_SUFFIXES, UsageError, is_excluded, is_static_pod_path
 from ..suppress import comment_edit
 from .hover import hover_markdown
-from .spans import Span, finding_span, node_ends
+from .spans import NodeEnds, Span, finding_span
 
 SOURCE = "nodename-lint"
 SETTINGS_SECTION = "nodename-lint"
@@ -169,45 +169,37 @@ class NodenameLintServer(LanguageServer):
             return Config()
 
     # --- linting ------------------------------------------------------------------------------
-    def lint(self, document: TextDocument) -> Linted:
+    def lint(self, document: TextDocument) -> tuple[Linted, list[Document]]:
+        """The findings of the document's text, and its documents as composed for them (for the ranges)."""
         path = uri_path(document.uri)
         text = document.source
         result = Linted(document.version, text, path, [], None)
         if is_helm_template(path):
-            return result  # unrendered templates are not YAML; lint `helm template` output instead
+            return result, []  # unrendered templates are not YAML; lint `helm template` output instead
         config = self.config_for(path)
         if config.exclude and is_excluded(path, config.exclude):
-            return result
+            return result, []
         catalogue = all_rules()
         severities = resolve_severities(catalogue, config, [], [])
         namespace = config.namespace or self.state.live_namespace or "default"
         linter = Linter(severities, Context(cluster=self.state.cluster, default_namespace=namespace))
         result.linter = linter
         result.is_static_pod = is_static_pod_path(path, config.static_pod_dirs)
-        file_result = linter.lint_text(text, path, result.is_static_pod)
+        documents = list(iter_documents([text], split_lists=True, limits=linter.limits))
+        file_result = linter.lint_documents(documents, path, result.is_static_pod)
         result.findings = linter.collect([file_result]).findings
-        return result
+        return result, documents
 
     def publish(self, document: TextDocument) -> None:
-        linted = self.lint(document)
+        # The documents are composed once, for the lint and the ranges, and dropped before the cyclic GC
+        # runs again: held while it runs (their nodes, a few hundred thousand objects in a big file), they
+        # cost a command-line run's whole lint in collections. They hold no cycles (see
+        # documents.without_cycle_collection): reference counting frees them.
+        with without_cycle_collection():
+            linted, documents = self.lint(document)
+            diagnostics = _diagnostics(document, linted, NodeEnds(documents))
+            del documents
         self.linted[document.uri] = linted
-        lines = text_lines(linted.text)
-        ends = node_ends(list(iter_documents([linted.text]))) if linted.findings else {}
-        diagnostics = []
-        for finding in linted.findings:
-            span = finding_span(finding.line, finding.column, ends, lines)
-            message = finding.message + (f"\nFix: {finding.fix}" if finding.fix else "")
-            diagnostics.append(
-                lsp.Diagnostic(
-                    range=client_range(document, span),
-                    message=message,
-                    severity=SEVERITY[finding.severity],
-                    code=finding.rule,
-                    code_description=lsp.CodeDescription(href=rule_doc_url(finding.rule)),
-                    source=SOURCE,
-                    data={"line": finding.line, "column": finding.column},
-                )
-            )
         self.text_document_publish_diagnostics(
             lsp.PublishDiagnosticsParams(uri=document.uri, version=document.version, diagnostics=diagnostics)
         )
@@ -239,6 +231,26 @@ class NodenameLintServer(LanguageServer):
             self.publish(document)
             linted = self.linted[uri]
         return linted
+
+
+def _diagnostics(document: TextDocument, linted: Linted, ends: NodeEnds) -> list[lsp.Diagnostic]:
+    lines = text_lines(linted.text)  # once: read again per finding, it made a big file's diagnostics quadratic
+    diagnostics = []
+    for finding in linted.findings:
+        span = finding_span(finding.line, finding.column, ends, lines)
+        message = finding.message + (f"\nFix: {finding.fix}" if finding.fix else "")
+        diagnostics.append(
+            lsp.Diagnostic(
+                range=client_range(document, span, lines),
+                message=message,
+                severity=SEVERITY[finding.severity],
+                code=finding.rule,
+                code_description=lsp.CodeDescription(href=rule_doc_url(finding.rule)),
+                source=SOURCE,
+                data={"line": finding.line, "column": finding.column},
+            )
+        )
+    return diagnostics
 
 
 def _read_live(context: str) -> tuple[ClusterState, str | None]:
@@ -274,9 +286,10 @@ def text_lines(text: str) -> list[str]:
     return text.splitlines(keepends=True) or [""]
 
 
-def client_range(document: TextDocument, span: Span) -> lsp.Range:
+def client_range(document: TextDocument, span: Span, lines: list[str]) -> lsp.Range:
+    """SPAN in the client's units (UTF-16 code units by default), LINES being the document's text_lines."""
     server = ServerTextRange(ServerTextPosition(*span.start), ServerTextPosition(*span.end))
-    return document.position_codec.range_to_client_units(text_lines(document.source), server)
+    return document.position_codec.range_to_client_units(lines, server)
 
 
 def offset_position(document: TextDocument, text: str, offset: int) -> lsp.Position:

@@ -7,9 +7,10 @@ key's line (`nodeName: kind-wroker`), else to the end of the key (`tolerations:`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from bisect import bisect_right
+from dataclasses import dataclass, field
 
-from yaml import MappingNode, Node, ScalarNode, SequenceNode
+from yaml import CollectionNode, MappingNode, Node, ScalarNode, SequenceNode
 
 from ..documents import Document
 from ..model import Path
@@ -21,6 +22,73 @@ Point = tuple[int, int]  # (line, column), both 0-based, column in code points
 class Span:
     start: Point
     end: Point
+
+
+@dataclass
+class NodeEnds:
+    """Where the underline of a finding ends, found from the point down: a lint of a big file has a
+    finding in most of its thousands of documents, and walking them all (or reading every line
+    again per finding) made the language server quadratic in the document (issue 23).
+
+    The document holding a point is found by bisection on the documents' first lines, the node
+    starting at it by bisection on the start of each mapping's keys and each sequence's items,
+    depth by depth. An alias is composed as the node it names, at that node's position, so in a
+    collection holding one the starts may be out of order: a point not found there falls back to
+    the walk of node_ends, once per document.
+    """
+
+    documents: list[Document]
+    _first_lines: list[int] = field(init=False)
+    _walked: dict[int, dict[Point, Point]] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self.documents = [document for document in self.documents if document.root is not None]
+        self._first_lines = [document.line_offset for document in self.documents]
+
+    def get(self, point: Point) -> Point | None:
+        """The end of the key or list item starting at POINT, as node_ends gives it; None when none starts there."""
+        index = bisect_right(self._first_lines, point[0]) - 1  # documents start on distinct lines, in order
+        if index < 0:
+            return None
+        document = self.documents[index]
+        assert document.root is not None
+        end = _end_at(document.root, point, document.line_offset)
+        if end is None and "*" in document.text:  # maybe an alias out of order: walk this document once
+            walked = self._walked.get(id(document))
+            if walked is None:
+                walked = self._walked[id(document)] = node_ends([document])
+            end = walked.get(point)
+        return end
+
+
+def _end_at(node: Node, point: Point, offset: int) -> Point | None:
+    """_collect's entry for POINT within NODE, found by descending to it (see NodeEnds)."""
+    while True:
+        if isinstance(node, MappingNode):
+            pairs = node.value
+            index = bisect_right(pairs, point, key=lambda pair: _point(pair[0].start_mark, offset)) - 1
+            if index < 0:
+                return None
+            key, value = pairs[index]
+            if _point(key.start_mark, offset) == point:
+                return _key_end(key, value, offset)
+            if point > _point(value.end_mark, offset):
+                return None
+            node = value
+        elif isinstance(node, SequenceNode):
+            items = node.value
+            index = bisect_right(items, point, key=lambda item: _point(item.start_mark, offset)) - 1
+            if index < 0:
+                return None
+            item = items[index]
+            if point > _point(item.end_mark, offset):
+                return None
+            inner = _end_at(item, point, offset)  # a mapping item's first key starts where the item does
+            if inner is None and _point(item.start_mark, offset) == point:
+                return _point(item.end_mark, offset)
+            return inner
+        else:
+            return None
 
 
 def node_ends(documents: list[Document]) -> dict[Point, Point]:
@@ -43,9 +111,7 @@ def _collect(node: Node, offset: int, ends: dict[Point, Point], seen: set[int]) 
     seen.add(id(node))
     if isinstance(node, MappingNode):
         for key, value in node.value:
-            on_key_line = value.end_mark.line == key.start_mark.line
-            whole = (isinstance(value, ScalarNode) or value.flow_style) and on_key_line
-            ends.setdefault(_point(key.start_mark, offset), _point((value if whole else key).end_mark, offset))
+            ends.setdefault(_point(key.start_mark, offset), _key_end(key, value, offset))
             _collect(value, offset, ends, seen)
     elif isinstance(node, SequenceNode):
         for item in node.value:
@@ -53,7 +119,14 @@ def _collect(node: Node, offset: int, ends: dict[Point, Point], seen: set[int]) 
             ends.setdefault(_point(item.start_mark, offset), _point(item.end_mark, offset))
 
 
-def finding_span(line: int, column: int, ends: dict[Point, Point], lines: list[str]) -> Span:
+def _key_end(key: Node, value: Node, offset: int) -> Point:
+    """The end of the value when it is a scalar or flow collection on the key's line, else of the key."""
+    on_key_line = value.end_mark.line == key.start_mark.line
+    whole = (isinstance(value, ScalarNode) or (isinstance(value, CollectionNode) and value.flow_style)) and on_key_line
+    return _point((value if whole else key).end_mark, offset)
+
+
+def finding_span(line: int, column: int, ends: NodeEnds, lines: list[str]) -> Span:
     """The range of a finding at 1-based LINE and COLUMN; a position no node starts at (a syntax
     error) gets the word there, or the rest of the line."""
     start = (max(line - 1, 0), max(column - 1, 0))

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from ..model import Manifest, Path
 
 RULE = "helm-render"
-SDK_HINT = "pip install helm-python-sdk, or put helm on PATH"
+SDK_HINT = "install the Helm engine: pip install helm-python-sdk, or put helm on PATH"
 # Helm names the template and position of a failure as `template: web/templates/x.yaml:12:20:`,
 # `execution error at (web/templates/x.yaml:4:8):`, `YAML parse error on web/templates/x.yaml:`, or (Helm 4)
 # at the start of a line of its multi-line message: `web/templates/x.yaml:4:18\n  executing ...`.
@@ -91,7 +91,17 @@ def render_chart(folder: str, display: str, options: RenderOptions, default_name
     rendering = Rendering()
     which = engine()
     if not which:
-        rendering.notes.append(f"{display}: Helm chart not linted: no Helm engine to render it ({SDK_HINT})")
+        rendering.problems.append(
+            RenderProblem(
+                RULE,
+                joined(display, CHART_FILE),
+                1,
+                1,
+                "Helm chart not checked: no Helm engine to render it, so nothing it would install was linted",
+                f"{SDK_HINT} (the GitHub Action and the pre-commit hook install helm-python-sdk)",
+                severity="warning",
+            )
+        )
         return rendering
     settings = options.chart_settings(folder)
     values_files = [*options.helm_values, *settings.values]

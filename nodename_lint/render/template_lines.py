@@ -17,12 +17,17 @@ from dataclasses import dataclass
 from ..model import Path
 
 # `key:` (plain or quoted), optionally after `- ` list markers; the key holds no template action.
+# A plain key runs to the first `#`, `{`, `}` or `:` and is taken whole at once (`(?=(...))(?P=...)`
+# is an atomic group): read lazily, each character tried its end and scanned the spaces after it
+# for the colon, n squared steps on a run of spaces. The spaces before the colon are in the group
+# and stripped with it.
 _KEY_LINE = re.compile(
     r"""^(?P<indent>[ ]*)(?P<dashes>(?:-[ ]+)*)"""
-    r"""(?P<key>"[^"{}]*"|'[^'{}]*'|[^\s#"'{}:\-?][^#{}:]*?|-[^\s#{}:][^#{}:]*?)[ ]*:(?:[ ]|$)"""
+    r"""(?P<key>"[^"{}]*"|'[^'{}]*'"""
+    r"""|[^\s#"'{}:\-?](?=(?P<plain>[^#{}:]*))(?P=plain)|-[^\s#{}:](?=(?P<dashed>[^#{}:]*))(?P=dashed))"""
+    r"""[ ]*:(?:[ ]|$)"""
 )
 _ITEM_LINE = re.compile(r"^(?P<indent>[ ]*)-(?:[ ]|$)")
-_ACTION_ONLY = re.compile(r"^\s*(?:\{\{.*?\}\}\s*)+$")
 _DOCUMENT_START = re.compile(r"^---(?:[ \t].*)?$")
 
 
@@ -65,7 +70,7 @@ def outline(text: str) -> list[TemplateDocument]:
             entries, kind = [], None
             continue
         stripped = line.strip()
-        if not stripped or stripped.startswith("#") or _ACTION_ONLY.match(line):
+        if not stripped or stripped.startswith("#") or _is_action_only(stripped):
             continue
         match = _KEY_LINE.match(line)
         if match:
@@ -86,6 +91,15 @@ def outline(text: str) -> list[TemplateDocument]:
     if entries:
         documents.append(TemplateDocument(tuple(entries), kind))
     return documents
+
+
+def _is_action_only(stripped: str) -> bool:
+    """Whether a line (stripped) holds only template actions: `{{ if }}`, `{{- end }} {{ x }}`.
+
+    `{{` up to the last `}}` is one action or several: `\\s*(?:\\{\\{.*?\\}\\}\\s*)+` says no more, and
+    tried every way to cut the line into actions (exponential on 205 characters).
+    """
+    return stripped.startswith("{{") and stripped.endswith("}}")
 
 
 def pick_document(documents: list[TemplateDocument], index: int, count: int, kind: str) -> TemplateDocument | None:

@@ -2,13 +2,16 @@
 
 `::error file=deploy/web.yaml,line=17,col=7,title=nodename-lint nodename-in-template::message`;
 warnings become `::warning`, infos `::notice`. Files are relative to the repository root, as
-GitHub expects. Values are escaped by the workflow-command rules (%, CR, LF; in properties also
-`:` and `,`), so a message can never end the command early or inject another one.
+GitHub expects. Control and bidi characters from manifests, file names and the API server are
+written as visible escapes (safe_text.one_line), then values are escaped by the workflow-command
+rules (%, CR, LF; in properties also `:` and `,`), so a message can never end the command early,
+inject another one, or reach the log or the annotation as a terminal sequence.
 """
 
 from __future__ import annotations
 
 from ..findings import Finding, RunResult
+from ..safe_text import one_line
 from ..sources import repository_root
 from .locations import repository_path
 
@@ -35,9 +38,10 @@ def annotation(finding: Finding, path: str | None) -> str:
         properties = {"line": line, "col": column, **properties}
     if path is not None:
         properties = {"file": path, **properties}
-    message = ("" if finding.in_file else f"{finding.where()}: ") + finding.message
-    message += f"\nfix: {finding.fix}" if finding.fix else ""
-    joined = ",".join(f"{key}={escape_property(str(value))}" for key, value in properties.items())
+    # one_line: ESC, BEL or a bidi override would reach the log and the annotation as they are
+    message = one_line(("" if finding.in_file else f"{finding.where()}: ") + finding.message)
+    message += f"\nfix: {one_line(finding.fix)}" if finding.fix else ""
+    joined = ",".join(f"{key}={escape_property(one_line(str(value)))}" for key, value in properties.items())
     return f"::{COMMANDS[finding.severity]} {joined}::{escape_data(message)}"
 
 

@@ -18,7 +18,7 @@ ICONS = {"error": ":x:", "warning": ":warning:", "info": ":information_source:"}
 
 def render(result: RunResult, *, color: bool = False) -> str:
     root = repository_root()
-    lines = ["## nodename-lint", "", summary_line(result), ""]
+    lines = ["## nodename-lint", "", markdown_text(summary_line(result)), ""]
     if result.findings:
         lines += [
             "| severity | rule | where | what the cluster will do | how to fix |",

@@ -16,6 +16,7 @@ from .. import __version__
 from ..findings import Finding, RunResult
 from ..registry import all_rules
 from ..rule import Rule
+from ..safe_text import one_line
 from ..sources import repository_root
 from .encoding import indented_json
 from .locations import PROJECT_URL, relative_uri, repository_path, root_uri, rule_doc_url
@@ -71,14 +72,15 @@ def _section(doc: str, heading: str) -> str:
 
 
 def _result(finding: Finding, rule_index: dict[str, int], root: str, fingerprints: _Fingerprints) -> dict[str, Any]:
-    message = finding.message + (f" Fix: {finding.fix}" if finding.fix else "")
+    # code scanning shows these texts as they are: ESC, BEL or a bidi override becomes a visible escape
+    message = one_line(finding.message + (f" Fix: {finding.fix}" if finding.fix else ""))
     file, line, column = finding.code_host_location()  # a rendered stream's finding goes to its template
     path = repository_path(file, root) if finding.in_file else None
     uri = path and relative_uri(path)
     location: dict[str, Any] = {}
     if finding.in_file:  # an audit finding names a cluster object only: no file, no region
         artifact: dict[str, Any] = (
-            {"uri": uri, "uriBaseId": SRCROOT} if uri else {"description": {"text": finding.file}}
+            {"uri": uri, "uriBaseId": SRCROOT} if uri else {"description": {"text": one_line(finding.file)}}
         )
         location["physicalLocation"] = {
             "artifactLocation": artifact,
@@ -86,7 +88,9 @@ def _result(finding: Finding, rule_index: dict[str, int], root: str, fingerprint
         }
     if finding.object is not None:
         name = finding.object.describe() if finding.in_file else finding.object.key()
-        location["logicalLocations"] = [{"name": finding.object.name, "fullyQualifiedName": name, "kind": "object"}]
+        location["logicalLocations"] = [
+            {"name": one_line(finding.object.shown_name), "fullyQualifiedName": one_line(name), "kind": "object"}
+        ]
     result: dict[str, Any] = {
         "ruleId": finding.rule,
         "level": LEVELS[finding.severity],
@@ -97,7 +101,7 @@ def _result(finding: Finding, rule_index: dict[str, int], root: str, fingerprint
     if finding.rule in rule_index:
         result["ruleIndex"] = rule_index[finding.rule]
     if finding.template:
-        result["properties"] = {"template": finding.template}
+        result["properties"] = {"template": one_line(finding.template)}
     return result
 
 
@@ -107,7 +111,7 @@ def _invocation(result: RunResult, rule_index: dict[str, int]) -> dict[str, Any]
     skipped = [
         {
             "level": "note",
-            "message": {"text": f"{rule_id} did not run: {reason}"},
+            "message": {"text": one_line(f"{rule_id} did not run: {reason}")},
             "associatedRule": {"id": rule_id, "index": rule_index[rule_id]},
         }
         for rule_id, reason in result.skipped_rules.items()
@@ -116,7 +120,7 @@ def _invocation(result: RunResult, rule_index: dict[str, int]) -> dict[str, Any]
         invocation["toolConfigurationNotifications"] = skipped
     if result.notes:
         invocation["toolExecutionNotifications"] = [
-            {"level": "warning", "message": {"text": note}} for note in result.notes
+            {"level": "warning", "message": {"text": one_line(note)}} for note in result.notes
         ]
     return invocation
 

@@ -26,6 +26,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import trustme
 
+from .watch import History, WatchStream
+
 # resource -> (kind, namespaced, field selectors the real API server accepts)
 RESOURCES: dict[str, tuple[str, bool, frozenset[str]]] = {
     "nodes": ("Node", False, frozenset({"metadata.name", "spec.unschedulable"})),
@@ -113,8 +115,11 @@ class Fault:
     never answer), "truncate" (promise more bytes than sent, then close), "malformed" (200 with a
     body that is not JSON), "not-utf8" (200 with JSON bytes that are not UTF-8), "gone" (410 Expired, only for
     requests that carry a continue token), "drip" (the real reply, one byte per second), "endless" (a chunked
-    200 that never ends). `retry_after` replaces the Retry-After header of a status fault; `message` its
-    Status message.
+    200 that never ends), "endless-continue" (the list's first page, `copies` times over, with a new continue
+    token on every page: a list that never ends), "dense" (a 200 list whose `items` are `size` bytes of `{},`:
+    small on the wire, a Python object every three bytes once decoded), "stall" (a watch accepted, then not a
+    byte), "end" (a watch ended at once, without an event; both for watches only). `retry_after` replaces the
+    Retry-After header of a status fault; `message` its Status message.
     """
 
     action: str
@@ -123,9 +128,13 @@ class Fault:
     continue_only: bool = False
     retry_after: str | None = None
     message: str | None = None
+    copies: int = 1
+    size: int = 0
 
     def matches(self, request: Request) -> bool:
         if self.times <= 0 or not request.path.startswith(self.path):
+            return False
+        if self.action in ("stall", "end") and not request.query.get("watch"):  # for watches only
             return False
         return not self.continue_only or bool(request.query.get("continue"))
 
@@ -260,9 +269,11 @@ class Store:
 
 
 class ApiServer:
-    """The loopback API server. Use as a context manager; `url`, `ca_pem` and `requests` for tests."""
+    """The loopback API server. Use as a context manager; `url`, `ca_pem` and `requests` for tests.
 
-    resource_version = "123456"
+    Objects change through `put`, `delete` and `label_node`, each a new resourceVersion that watches
+    see (watch.py); `history` holds the changes (`history.compact()`, `history.cut()`).
+    """
 
     def __init__(
         self,
@@ -297,6 +308,7 @@ class ApiServer:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
+        self.history = History(123456)
 
     # --- lifecycle ----------------------------------------------------------------------------
     def __enter__(self) -> ApiServer:
@@ -344,6 +356,32 @@ class ApiServer:
         """Requests for resources (discovery excluded)."""
         return [r for r in self.requests if r.path.startswith("/api/v1/")]
 
+    # --- changes, as a controller or a kubelet would make them --------------------------------------
+    def put(self, resource: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """Create or replace an object (by namespace and name); watches see ADDED or MODIFIED."""
+        store = self.stores[resource]
+        key = (obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+        index = store.by_key.get(key)
+        old = store.objects[index] if index is not None else None
+        stamped = self.history.record(resource, "ADDED" if old is None else "MODIFIED", old, obj)
+        others = [o for i, o in enumerate(store.objects) if i != index]
+        self.stores[resource] = Store(resource, [*others, stamped])
+        return stamped
+
+    def delete(self, resource: str, name: str, namespace: str = "") -> None:
+        """Delete an object; watches that saw it get DELETED."""
+        store = self.stores[resource]
+        index = store.by_key[(namespace, name)]
+        old = store.objects[index]
+        self.history.record(resource, "DELETED", old, old)
+        self.stores[resource] = Store(resource, [o for i, o in enumerate(store.objects) if i != index])
+
+    def label_node(self, name: str, **labels: str) -> dict[str, Any]:
+        """Set labels on a node (`kubectl label node NAME key=value`)."""
+        node = self.stores["nodes"].objects[self.stores["nodes"].by_key[("", name)]]
+        metadata = {**node["metadata"], "labels": {**node["metadata"].get("labels", {}), **labels}}
+        return self.put("nodes", {**node, "metadata": metadata})
+
     def expire_continue_tokens(self) -> None:
         """Like an etcd compaction: every continue token issued so far now gets 410 Gone."""
         self.continue_epoch += 1
@@ -366,8 +404,8 @@ class ApiServer:
             return "kubernetes-admin"
         raise ApiError(401, "Unauthorized", "Unauthorized")
 
-    def respond(self, request: Request) -> tuple[int, bytes]:
-        """Status code and JSON body for a request that is not a fault."""
+    def respond(self, request: Request) -> tuple[int, bytes | WatchStream]:
+        """Status code and JSON body for a request that is not a fault (a watch: the stream to serve)."""
         path = request.path.rstrip("/") or "/"
         if path == "/version":
             return 200, json.dumps(VERSION).encode()
@@ -413,12 +451,37 @@ class ApiServer:
         resource = parts[0]
         if namespace and not RESOURCES[resource][1]:
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
-        verb = "get" if len(parts) == 2 else "list"
+        verb = "get" if len(parts) == 2 else "watch" if request.query.get("watch") in ("1", "true") else "list"
         self._authorize(user, verb, resource, namespace)
         store = self.stores[resource]
         if verb == "get":
             return self._get(store, namespace, parts[1])
+        if verb == "watch":
+            return 200, self._watch(resource, namespace, request.query)
         return self._list(store, namespace, request.query)
+
+    def _watch(self, resource: str, namespace: str, query: dict[str, str]) -> WatchStream:
+        store = self.stores[resource]
+        terms = parse_field_selector(query.get("fieldSelector", ""), store.fields, resource)
+        if namespace:
+            terms.append(("metadata.namespace", namespace, True))
+        labels = parse_label_selector(query["labelSelector"]) if query.get("labelSelector") else None
+
+        def selects(obj: dict[str, Any]) -> bool:
+            return all((_dig(obj, name) == value) == equal for name, value, equal in terms) and (
+                labels is None or labels(obj["metadata"].get("labels") or {})
+            )
+
+        return WatchStream(
+            self.history,
+            resource,
+            store.kind,
+            GROUP_VERSIONS[resource],
+            selects,
+            query,
+            lambda: self.stores[resource].objects,
+            self._stopping,
+        )
 
     def _resource_list(self, group_version: str) -> dict[str, Any]:
         short = {
@@ -484,7 +547,7 @@ class ApiServer:
                 raise ApiError(410, "Expired", EXPIRED_CONTINUE)
         limit = int(query.get("limit") or 0)
         end = min(len(chosen), start + limit) if limit > 0 else len(chosen)
-        metadata: dict[str, Any] = {"resourceVersion": self.resource_version}
+        metadata: dict[str, Any] = {"resourceVersion": str(self.history.version)}
         if end < len(chosen):
             metadata["continue"] = base64.urlsafe_b64encode(
                 json.dumps({"start": end, "epoch": self.continue_epoch}).encode()
@@ -529,12 +592,15 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and self._fault(fault, request):
             return
         try:
-            code, body = api.respond(request)
+            code, reply = api.respond(request)
             extra: dict[str, str] = {}
         except ApiError as exc:
-            code, body = exc.code, json.dumps(exc.body).encode()
+            code, reply = exc.code, json.dumps(exc.body).encode()
             extra = {"Retry-After": "1"} if code == 429 else {}
-        self._send(code, body, extra)
+        if isinstance(reply, WatchStream):
+            reply.serve(self)
+            return
+        self._send(code, reply, extra)
 
     def _send(self, code: int, body: bytes, headers: dict[str, str] | None = None, length: int | None = None) -> None:
         self.send_response(code)
@@ -588,10 +654,39 @@ class _Handler(BaseHTTPRequestHandler):
         if action == "gone":
             self._send(410, json.dumps(status_body(410, "Expired", EXPIRED_CONTINUE)).encode())
             return True
+        if action == "dense":
+            items = b",".join([b"{}"] * max(1, fault.size // 3))
+            self._send(200, b'{"kind":"List","apiVersion":"v1","metadata":{},"items":[' + items + b"]}")
+            return True
+        if action == "endless-continue":
+            first = Request(
+                request.method,
+                request.path,
+                {k: v for k, v in request.query.items() if k != "continue"},
+                request.authorization,
+            )
+            page = json.loads(self.server.api.respond(first)[1])
+            page["items"] = page.get("items", []) * fault.copies
+            page["metadata"]["continue"] = base64.urlsafe_b64encode(str(time.monotonic_ns()).encode()).decode()
+            self._send(200, json.dumps(page).encode())
+            return True
         try:
-            code, body = self.server.api.respond(request)
+            code, reply = self.server.api.respond(request)
         except ApiError as exc:
-            code, body = exc.code, json.dumps(exc.body).encode()
+            code, reply = exc.code, json.dumps(exc.body).encode()
+        if isinstance(reply, WatchStream):  # a watch accepted, then silent, or ended at once
+            if action not in ("stall", "end"):
+                raise ValueError(f"fault {action!r} does not apply to a watch")
+            self.send_response(200)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            if action == "end":
+                self.wfile.write(b"0\r\n\r\n")
+                return True
+            self.server.api.wait_stopping(60)
+            self.close_connection = True
+            return True
+        body = reply
         if action == "truncate":
             self._send(code, body[: len(body) // 2], length=len(body))
             self.close_connection = True

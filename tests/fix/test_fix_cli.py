@@ -168,3 +168,37 @@ def test_unknown_node_fix_with_a_cluster_state_file(tmp_path: Path) -> None:
     )
     assert completed.returncode == 1  # kind-wrker3 still names no node
     assert "unknown-node" in completed.stdout and "kind-wrker3" in completed.stdout
+
+
+TYPO_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: debug}
+spec:
+  nodeName: kind-wroker
+  containers:
+    - name: shell
+      image: busybox
+      resources: {requests: {cpu: CPU}}
+"""
+
+
+@pytest.mark.parametrize(("cpu", "code"), [("100m", 0), ("3500m", 1)], ids=["clean-once-fixed", "fixed-node-too-small"])
+def test_fix_against_a_live_context_reports_what_a_second_run_reports(
+    tmp_path: Path, api_server, kubeconfig: Path, cpu: str, code: int
+) -> None:
+    """Issue 23: `--fix --context` reported the findings from before the fix (exit 1; a second run exited 0).
+
+    The fixed node name (kind-worker) was not among the nodes the first read fetched Pods for: its
+    3500m request only fails against kind-worker's 3150m free once the cluster is read for it."""
+    target = tmp_path / "pod.yaml"
+    target.write_text(TYPO_POD.replace("CPU", cpu), encoding="utf-8")
+    args = ("--kubeconfig", str(kubeconfig), "--context", "kind-kind", str(target))
+    fixing = run_cli("--fix", *args)
+    assert "fixed 1 problem in 1 file" in fixing.stderr, fixing.stderr
+    assert "nodeName: kind-worker\n" in target.read_text(encoding="utf-8")
+    second = run_cli(*args)
+    assert (fixing.returncode, fixing.stdout) == (second.returncode, second.stdout) == (code, second.stdout)
+    assert "unknown-node" not in fixing.stdout
+    assert ("insufficient-resources" in fixing.stdout) == (code == 1), fixing.stdout
+    assert api_server.methods == {"GET"}
