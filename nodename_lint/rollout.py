@@ -297,8 +297,9 @@ class RolloutView(ClusterState):
         removed, added = self.removed.get(node, ()), self.added.get(node, 0)
         if not removed and not added:
             return in_use
-        gone = {f"{own.pod.namespace}/{own.pod.name}" for own in removed}
-        ports = {port: holder for port, holder in (in_use or {}).items() if holder not in gone}
+        ports = dict(in_use or {})
+        if removed and in_use:  # a port the old Pod held may be held by another Pod too
+            ports = self.base.ports_held(node, frozenset(f"{own.pod.namespace}/{own.pod.name}" for own in removed))
         if added:
             ports.update((port, self.new_pods) for port in self.new_ports)
         return ports if in_use is not None or added else None
@@ -378,6 +379,7 @@ class Rollout:
     strategy_fixes: list[str] = field(default_factory=list)  # strategy changes that let the rollout complete
     probable: list[str] = field(default_factory=list)  # Pods taken for the workload's by their ReplicaSet's name
     placed: int = 0  # new Pods that find room once the old ones are gone (when no strategy helps)
+    old_counted: bool = False  # no strategy helps, and `view` holds the old Pods the stalled rollout keeps
 
     @property
     def blocks(self) -> bool:
@@ -436,6 +438,17 @@ class Rollout:
             parts.append(self.strategy.explained)
         elif all(own.current for own in self.own):
             parts.append(f"the {_pods(len(self.own))} it runs now keep running and were counted")
+        elif self.old_counted:
+            running_old = [own for own in self.kept if not own.current]
+            names = ", ".join(f"{own.pod.name} (on {own.node})" for own in running_old[:3])
+            more = f" and {len(running_old) - 3} more" if len(running_old) > 3 else ""
+            one = len(running_old) == 1
+            how = "" if self.deleted_and_stuck else f"{self.strategy.explained}, so "
+            parts.append(
+                f"{how}the old Pod{'' if one else 's'} {names}{more} keep{'s' if one else ''} running and "
+                f"{'is' if one else 'are'} counted; no update strategy helps: the new Pods do not fit even once the "
+                "old ones are gone"
+            )
         else:
             old = len([own for own in self.own if not own.current])
             parts.append(
@@ -506,7 +519,11 @@ def _predict(obj: Manifest, cluster: ClusterState) -> Rollout | None:
         return rollout
     if any(not o.current for o in own):
         rollout.strategy_fixes = _strategy_fixes(obj, own, replicas, strategy, requests, cluster, pinned, label)
-    if not rollout.strategy_fixes:  # no strategy helps: the new Pods do not fit where the old ones were
+    if not rollout.strategy_fixes and any(not o.current for o in kept):
+        # no strategy helps, and this one keeps old Pods running beside the refused new one: what the new
+        # Pod shows is said of the cluster as the rollout leaves it, the old Pods counted
+        rollout.old_counted = True
+    elif not rollout.strategy_fixes:  # no strategy helps: the new Pods do not fit where the old ones were
         current = [o for o in own if o.current]
         rollout.kept = current
         if isinstance(pinned, str):  # the rules count the new replicas on the node, the old ones gone

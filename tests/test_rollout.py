@@ -364,6 +364,21 @@ def test_without_replicasets_the_running_pods_are_taken_for_its_own_and_the_outc
     assert "web-5d8f7c9b6d-x7k2p were taken for Deployment web's own Pods by the name of their ReplicaSet" in message
 
 
+def test_a_rollout_no_strategy_helps_quotes_the_event_with_the_old_pod_it_keeps(tmp_path: Path) -> None:
+    """5 cpu never fit a 4-cpu node, so no strategy helps; but the default strategy keeps the old replica
+    running (maxUnavailable 0), and the new Pod's FailedScheduling event counts it: its host port is the
+    first filter that fails on n1 (was: the event of a cluster without the old Pod, "Insufficient cpu")."""
+    found = _every_way(tmp_path, WEB_CHANGED.replace("cpu: 3000m", "cpu: 5"), cluster_objects())
+    assert [f["rule"] for f in found] == ["no-node-fits"]
+    message = found[0]["message"]
+    assert (
+        "FailedScheduling \"0/3 nodes are available: 1 node(s) didn't have free ports for the requested pod ports, "
+        "2 node(s) didn't match Pod's node affinity/selector." in message
+    )
+    assert "the old Pod web-5d8f7c9b6d-x7k2p (on n1) keeps running and is counted" in message
+    assert "no update strategy helps: the new Pods do not fit even once the old ones are gone" in message
+
+
 # --- StatefulSet ----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("manifest", [DB, DB_NEW_IMAGE], ids=["unchanged", "new-image-same-size"])
 def test_a_statefulset_replaces_each_pod_in_its_own_place(tmp_path: Path, manifest: str) -> None:
@@ -391,8 +406,7 @@ def test_a_statefulset_the_scheduler_places_stalls_where_its_recreated_pod_finds
     assert (
         "\"0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't match Pod's node affinity/selector. no new "
         "claims to deallocate, preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, "
-        "2 Preemption is not helpful for scheduling.\""
-        in message
+        '2 Preemption is not helpful for scheduling."' in message
     )
     assert "so db-0 is deleted, its replacement finds no room" in message
 
@@ -402,6 +416,18 @@ def test_a_statefulset_the_scheduler_places_stalls_where_its_recreated_pod_finds
 def test_a_daemonset_pod_is_replaced_in_its_place(tmp_path: Path, manifest: str) -> None:
     """maxSurge defaults to 0: the old Pod is deleted first and the new one takes its port and cpu."""
     assert _every_way(tmp_path, manifest, cluster_objects()) == []
+
+
+def test_a_port_the_old_pod_shares_with_another_pod_stays_held_when_the_old_pod_goes(tmp_path: Path) -> None:
+    """Another Pod on n3 holds host port 9100 too (the kubelet admitted both: a Pod not yet admitted, or one
+    on another hostIP before a change): the DaemonSet's old Pod going does not free it."""
+    objects = cluster_objects()
+    other = api_pod("a-exporter", "n3", api_spec(api_container("exporter", "exporter:1", "100m", 9100)), {}, ("", ""))
+    other["metadata"].pop("ownerReferences")
+    objects["pods"].insert(0, other)  # before the DaemonSet's Pod, in a dump as in the API's order
+    found = _every_way(tmp_path, AGENT_CHANGED, objects)
+    assert [f["rule"] for f in found] == ["host-port-conflict"]
+    assert "host port TCP 9100 is already used by Pod default/a-exporter" in found[0]["message"]
 
 
 def test_a_daemonset_with_surge_stalls_beside_its_old_pod(tmp_path: Path) -> None:
@@ -457,6 +483,46 @@ def test_a_snapshot_of_the_live_cluster_predicts_the_same_rollouts(tmp_path: Pat
         found = _lint(tmp_path, manifest, "--cluster-state", str(tmp_path / "s.json"))
         assert [f["rule"] for f in found] == rules
         assert [f["message"] for f in found] == [f["message"] for f in _every_way(tmp_path, manifest, objects)]
+
+
+def test_a_live_rollout_run_sends_only_get_and_list_requests(tmp_path: Path) -> None:
+    """Every kind of rollout at once, linted live and saved as a snapshot: the API server sees GET requests
+    only, each a discovery read, a LIST of a collection or a GET of one object (no watch), and its objects
+    are as they were."""
+    objects = cluster_objects()
+    workloads = {resource: objects[resource] for resource in ("replicasets", "controllerrevisions")}
+    manifest = "---\n".join((WEB_CHANGED, DB_BIGGER, AGENT_SURGE))
+    server = ApiServer(objects["nodes"], objects["namespaces"], objects["pods"], workloads=workloads)
+    with server:
+        before = {name: json.dumps(store.objects, sort_keys=True) for name, store in server.stores.items()}
+        kubeconfig = kubeconfig_for(tmp_path / "kubeconfig", server)
+        found = _lint(tmp_path, manifest, "--kubeconfig", str(kubeconfig))
+        saved = run_cli("snapshot", "--kubeconfig", str(kubeconfig), "-o", str(tmp_path / "s.json"))
+        after = {name: json.dumps(store.objects, sort_keys=True) for name, store in server.stores.items()}
+    assert saved.returncode == 0, saved.stderr
+    assert sorted(f["rule"] for f in found) == [
+        "host-port-conflict",
+        "insufficient-resources",
+        "insufficient-resources",
+        "no-node-fits",
+    ]
+    assert server.methods == {"GET"}
+    verbs = set()
+    for request in server.requests:
+        assert request.query.get("watch") not in ("1", "true"), request
+        parts = [part for part in request.path.split("/") if part]
+        if parts[-1] in ("version", "api", "apis", "v1") or (request.path.startswith("/apis/") and len(parts) == 3):
+            verbs.add("discovery")
+        elif parts[-1] in ("nodes", "namespaces", "pods", "runtimeclasses", "replicasets", "controllerrevisions"):
+            verbs.add("list")
+        else:
+            assert parts[-2] in ("nodes", "namespaces", "pods"), request  # a GET of one named object
+            verbs.add("get")
+    assert "list" in verbs
+    assert {"/apis/apps/v1/namespaces/default/replicasets", "/apis/apps/v1/controllerrevisions"} <= {
+        r.path for r in server.requests
+    }
+    assert after == before
 
 
 def test_live_mode_reads_only_the_templates_of_the_workloads_own_pods(tmp_path: Path) -> None:

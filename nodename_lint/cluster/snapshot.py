@@ -9,7 +9,7 @@ cluster model (records.py, state.py), so a field added there travels without a c
     {"format": "nodename-lint.io/cluster-snapshot", "version": 3, "source": "context prod",
      "nodes": [NodeInfo, ...],               every public field of records.NodeInfo
      "usage": {"node": NodeUsage, ...},       every node whose Pods are known: Pod count, summed requests
-     "ports": {"node": [["0.0.0.0", "TCP", 8080, "ns/pod"], ...]},   host ports in use, and by which Pod
+     "ports": {"node": [["0.0.0.0", "TCP", 8080, "ns/pod"], ...]},   host ports in use, a row for each holder
      "runtimeClasses": {"name": RuntimeClassInfo, ...},
      "namespaces": ["default", ...],
      "pods": {"namespace": {"name": ["node", "phase"], ...}, ...},   every Pod (node and phase may be null);
@@ -102,11 +102,11 @@ def snapshot_text(state: ClusterState, source: str) -> str:
     usage: dict[str, NodeUsage] = {}
     ports: dict[str, list[PortRow]] = {}
     for name in nodes or ():
-        summed, in_use = state.usage(name), state.ports_in_use(name)
+        summed, holders = state.usage(name), state.port_holders(name)
         if summed is not None:
             usage[name] = summed
-        if in_use:
-            ports[name] = [(*port, holder) for port, holder in sorted(in_use.items())]
+        if holders:  # every holder of a shared port, in the Pods' order (the last one is what messages name)
+            ports[name] = [(*port, holder) for port, holder in sorted(holders, key=lambda row: row[0])]
     pods, pod_requests, templates = _pod_table(state)
 
     def listed(values: Any) -> str:
@@ -226,7 +226,7 @@ def load_snapshot(content: str | bytes, display: str) -> ClusterState:
     state.set_node_summaries(
         {name: snapshot.usage.get(name) or NodeUsage(0, {}) for name in known},
         {
-            name: {(ip, protocol, port): holder for ip, protocol, port, holder in snapshot.ports.get(name, ())}
+            name: [((ip, protocol, port), holder) for ip, protocol, port, holder in snapshot.ports.get(name, ())]
             for name in known
         },
     )

@@ -83,6 +83,7 @@ class ClusterState:
     # the caches of the accessors below, private to this state
     _usage: dict[str, NodeUsage] = field(default_factory=dict, repr=False)
     _ports: dict[str, dict[HostPort, str]] = field(default_factory=dict, repr=False)
+    _port_holders: dict[str, list[tuple[HostPort, str]]] = field(default_factory=dict, repr=False)
     _suggestions: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _no_fit: dict[str, NoNodeFits | None] = field(default_factory=dict, repr=False)
     _controlled: dict[str, dict[OwnerKey, list[PodInfo]]] | None = field(default=None, repr=False)  # by namespace
@@ -137,14 +138,29 @@ class ClusterState:
             return None
         cached = self._ports.get(node)
         if cached is None:
+            cached = self._ports[node] = dict(self.port_holders(node))
+        return cached
+
+    def port_holders(self, node: str) -> list[tuple[HostPort, str]]:
+        """Each host port of each non-terminated Pod on `node`, with its holder ("namespace/name"), in the
+        Pods' order: a port two Pods hold is there twice ([] when the node's Pods are not known)."""
+        if not self.pods_known_on(node):
+            return []
+        cached = self._port_holders.get(node)
+        if cached is None:
             running = self._pods_by_node().get(node, [])
             specs = _frozen(lambda: [pod.spec for pod in running])  # a JSON dump's specs made plain live on
-            cached = self._ports[node] = {
-                port: f"{pod.namespace}/{pod.name}"
+            cached = self._port_holders[node] = [
+                (port, f"{pod.namespace}/{pod.name}")
                 for pod, spec in zip(running, specs, strict=True)
                 for _, port in host_ports(spec)
-            }
+            ]
         return cached
+
+    def ports_held(self, node: str, without: frozenset[str]) -> dict[HostPort, str]:
+        """The host ports in use on `node` once the Pods named in `without` ("namespace/name") are gone: a
+        port another Pod holds too stays held."""
+        return {port: holder for port, holder in self.port_holders(node) if holder not in without}
 
     def live_pod(self, namespace: str, name: str) -> PodInfo | None:
         """The Pod with this namespace and name in the cluster, if any."""
@@ -248,10 +264,11 @@ class ClusterState:
             counts[absent_nodes_reason()] = len(nodes) - len(candidates)
         return NoNodeFits(counts, unknown_usage, preemption_may_help=may_help)
 
-    def set_node_summaries(self, usage: dict[str, NodeUsage], ports: dict[str, dict[HostPort, str]]) -> None:
-        """Usage and host ports in use, summed elsewhere (a snapshot holds them, not the Pods' specs)."""
+    def set_node_summaries(self, usage: dict[str, NodeUsage], ports: dict[str, list[tuple[HostPort, str]]]) -> None:
+        """Usage and host ports in use (port_holders), summed elsewhere (a snapshot holds them, not the Pods' specs)."""
         self._usage.update(usage)
-        self._ports.update(ports)
+        self._port_holders.update(ports)
+        self._ports.update((node, dict(holders)) for node, holders in ports.items())
 
 
 def _by_controller(pods: Any) -> dict[OwnerKey, list[PodInfo]]:
