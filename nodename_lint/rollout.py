@@ -519,9 +519,10 @@ def _predict(obj: Manifest, cluster: ClusterState) -> Rollout | None:
         return rollout
     if any(not o.current for o in own):
         rollout.strategy_fixes = _strategy_fixes(obj, own, replicas, strategy, requests, cluster, pinned, label)
-    if not rollout.strategy_fixes and any(not o.current for o in kept):
-        # no strategy helps, and this one keeps old Pods running beside the refused new one: what the new
-        # Pod shows is said of the cluster as the rollout leaves it, the old Pods counted
+    if not rollout.strategy_fixes and any(not o.current for o in kept) and not final.added:
+        # no strategy helps, and this one keeps old Pods running beside its first new Pod, refused: what that
+        # Pod shows is said of the cluster as the rollout leaves it, the old Pods counted. (Once some new
+        # Pods run, the count below, without the old Pods, says how many of them fit at all.)
         rollout.old_counted = True
     elif not rollout.strategy_fixes:  # no strategy helps: the new Pods do not fit where the old ones were
         current = [o for o in own if o.current]
