@@ -59,6 +59,16 @@ spec:
 YAMLLINT_CONFIG = "relaxed"
 
 
+# --pin CPU: every measured command runs on that one core (os.sched_setaffinity in the child before
+# exec, as `taskset -c CPU` does), so `--jobs` defaults to 1 worker and no run borrows a second core.
+PINNED_CPU: int | None = None
+
+
+def _pin() -> None:
+    assert PINNED_CPU is not None
+    os.sched_setaffinity(0, {PINNED_CPU})
+
+
 @dataclass
 class Measure:
     """Wall times, CPU times and peak RSS of repeated runs of one command."""
@@ -86,7 +96,12 @@ class Measure:
         """One run: wall time, CPU time (user + system, workers included) and peak RSS via wait4."""
         start = time.perf_counter()
         process = subprocess.Popen(
-            self.command, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            self.command,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            preexec_fn=_pin if PINNED_CPU is not None else None,
         )
         stderr = process.stderr.read() if process.stderr else b""
         _, status, usage = os.wait4(process.pid, 0)
@@ -314,7 +329,10 @@ def main() -> None:
         help="scratch folder for the generated corpus and state files",
     )
     parser.add_argument("--quick", action="store_true", help="2 rounds, 1 for the peers")
+    parser.add_argument("--pin", type=int, metavar="CPU", help="run every command on this one core (taskset -c CPU)")
     args = parser.parse_args()
+    global PINNED_CPU
+    PINNED_CPU = args.pin
     if args.quick:
         args.repeat, args.peer_repeat = 2, 1
     args.work.mkdir(parents=True, exist_ok=True)
@@ -341,7 +359,8 @@ def main() -> None:
     tables.append(latency)
     tables.append(cluster_cost(manifest, states, workloads, one_file, args))
     print(
-        f"\n{os.cpu_count()} cores, Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f} at the end; "
+        f"\n{os.cpu_count()} cores{f' (each command pinned to CPU {args.pin})' if args.pin is not None else ''}, "
+        f"Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f} at the end; "
         f"medians of {args.repeat} interleaved rounds ({args.peer_repeat} for peers)\n"
     )
     print("\n\n".join(tables))

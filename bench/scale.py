@@ -12,10 +12,12 @@ against a reference measured in the same rounds:
    shapes), converted once with `nodename-lint snapshot --cluster-state DUMP`, and 1,000
    manifests of which 250 name distinct missing nodes (a "did you mean" each): offline, against
    the dump, against the snapshot. The findings against the dump and the snapshot are compared.
-3. Live mode against the same size of cluster served by the test API server (tests/apiserver,
+3. The same three runs on each cluster shape of bench/cluster_shapes.py (`--sections shapes`: not
+   in the default sections; each shape's dump is 0.4 to 0.7 GB, as kubectl prints real objects).
+4. Live mode against the same size of cluster served by the test API server (tests/apiserver,
    needs the test extras): offline vs `--kubeconfig`, and the number of requests.
 
-    python bench/scale.py [--rounds 3] [--quick] [--skip-live] [--sections lists,cluster,live]
+    python bench/scale.py [--rounds 3] [--quick] [--skip-live] [--sections lists,cluster,shapes,live] [--pin CPU]
 
 --quick: 10,000/40,000 items, 500 nodes / 15,000 Pods, one round (a first look, not the figures).
 """
@@ -36,7 +38,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
+import run  # noqa: E402
 from cluster_scale import manifest, node, pod  # noqa: E402
+from cluster_shapes import SHAPES, write_shape  # noqa: E402
 from run import LINT, Measure, measure_interleaved, precompile  # noqa: E402
 
 ITEM = """\
@@ -171,6 +175,19 @@ def findings(report: Path, state: Path) -> list[dict]:
 
 def bench_cluster(work: Path, nodes: int, pods: int, manifests: int, rounds: int) -> None:
     dump, folder = write_cluster(work, nodes, pods, manifests)
+    measure_cluster(work, dump, folder, f"{manifests:,} manifests, {nodes:,} nodes / {pods:,} Pods", rounds)
+
+
+def bench_shapes(work: Path, names: list[str], nodes: int, pods: int, manifests: int, rounds: int) -> None:
+    """The same three rows on each shape of bench/cluster_shapes.py (written into WORK/SHAPE/)."""
+    for name in names:
+        folder = write_shape(work, SHAPES[name], nodes, pods, manifests)
+        title = f"shape {name}: {manifests:,} manifests, {nodes:,} nodes / {pods:,} Pods"
+        measure_cluster(folder, folder / "dump.json", folder / "manifests", title, rounds)
+
+
+def measure_cluster(work: Path, dump: Path, folder: Path, title: str, rounds: int) -> None:
+    """Offline, against the dump and against its snapshot, interleaved; the findings of the two compared."""
     snapshot = work / "cluster.snapshot.json"
     start = time.perf_counter()
     subprocess.run(
@@ -178,7 +195,7 @@ def bench_cluster(work: Path, nodes: int, pods: int, manifests: int, rounds: int
     )
     converted = time.perf_counter() - start
     print(
-        f"\n{nodes:,} nodes, {pods:,} Pods: dump {dump.stat().st_size / 1e6:.0f} MB; "
+        f"\n{title}: dump {dump.stat().st_size / 1e6:.0f} MB; "
         f"`snapshot --cluster-state` wrote {snapshot.stat().st_size / 1e6:.1f} MB in {converted:.1f} s"
     )
     reports = {state: work / f"report-{state.name}.json" for state in (dump, snapshot)}
@@ -211,7 +228,7 @@ def bench_cluster(work: Path, nodes: int, pods: int, manifests: int, rounds: int
         ],
         rounds,
     )
-    print_table(f"{manifests:,} manifests, {nodes:,} nodes / {pods:,} Pods", rows, offline)
+    print_table(title, rows, offline)
     from_dump, from_snapshot = findings(reports[dump], dump), findings(reports[snapshot], snapshot)
     unknown = sum(f["rule"] == "unknown-node" for f in from_dump)
     print(
@@ -251,8 +268,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--skip-live", action="store_true")
-    parser.add_argument("--sections", default="lists,cluster,live", help="comma-separated: lists, cluster, live")
+    parser.add_argument(
+        "--sections", default="lists,cluster,live", help="comma-separated: lists, cluster, shapes, live"
+    )
+    parser.add_argument("--shapes", default=",".join(SHAPES), help="the shapes of the shapes section")
+    parser.add_argument("--pin", type=int, metavar="CPU", help="run every command on this one core (taskset -c CPU)")
     options = parser.parse_args()
+    run.PINNED_CPU = options.pin
     sections = set(options.sections.split(","))
     precompile()
     work = Path(tempfile.mkdtemp(prefix="nodename-lint-scale-"))
@@ -264,6 +286,8 @@ def main() -> None:
         bench_lists(work, sizes, rounds)
     if "cluster" in sections:
         bench_cluster(work, nodes, pods, 1000, rounds)
+    if "shapes" in sections:
+        bench_shapes(work, options.shapes.split(","), nodes, pods, 1000, rounds)
     if "live" in sections and not options.skip_live:
         bench_live(work, nodes, pods, 1000, rounds)
 

@@ -41,7 +41,7 @@ from .scheduling import HostPort, reason_rule
 # Rules that cannot apply to an object read from the API: they are about files (syntax, Helm charts,
 # static Pod folders), compare a manifest with the live object (here the object itself), or predict
 # an admission the API server has already made (a live Pod's spec.overhead is the RuntimeClass
-# plugin's own; a live object's namespace exists).
+# plugin's own, its spec.priority the Priority plugin's; a live object's namespace exists).
 NOT_APPLICABLE = frozenset(
     {
         "yaml-syntax",
@@ -52,6 +52,7 @@ NOT_APPLICABLE = frozenset(
         "static-pod-missing-namespace",
         "mirror-pod-manifest",
         "runtime-class-overhead",
+        "invalid-priority",
         "missing-namespace",
     }
 )

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
 
-from .cluster.records import NodeUsage, OwnerKey, PodInfo
+from .cluster.records import NodeUsage, OwnerKey, PodInfo, RunningPod
 from .cluster.state import ClusterState
 from .cluster.templates import SAVE_TEMPLATES, TEMPLATE_HOLDERS, owner_key, split_key, template_digest
 from .cluster.templates import digest as held_digest
@@ -255,6 +255,7 @@ class RolloutView(ClusterState):
             namespaces=base.namespaces,
             pods=base.pods,
             runtime_classes=base.runtime_classes,
+            priority_classes=base.priority_classes,
             unavailable=base.unavailable,
             pod_nodes=base.pod_nodes,
             templates=base.templates,
@@ -304,13 +305,32 @@ class RolloutView(ClusterState):
             ports.update((port, self.new_pods) for port in self.new_ports)
         return ports if in_use is not None or added else None
 
+    def running_pods(self, node: str) -> list[RunningPod] | None:
+        """The base state's Pods on `node` as preemption weighs them, without the ones the rollout deleted
+        (its new Pods, of the preemptor's own priority, are never victims)."""
+        assert self.base is not None
+        running = self.base.running_pods(node)
+        removed = self.removed.get(node)
+        if running is None or not removed:
+            return running
+        gone = {f"{own.pod.namespace}/{own.pod.name}" for own in removed}
+        return [pod for pod in running if pod.key not in gone]
+
+    def lowest_priority(self, node: str) -> int | None:
+        if not self.removed.get(node):
+            assert self.base is not None
+            return self.base.lowest_priority(node)
+        return min((pod.priority for pod in self.running_pods(node) or ()), default=None)
+
     def remove(self, own: OwnPod) -> None:
         self.removed.setdefault(own.node, []).append(own)
         self._no_fit.clear()
+        self._preemption.clear()
 
     def add(self, node: str) -> None:
         self.added[node] = self.added.get(node, 0) + 1
         self._no_fit.clear()
+        self._preemption.clear()
 
 
 class _Placer:

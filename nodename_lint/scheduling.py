@@ -145,9 +145,12 @@ def is_pod_level_resource(resource: str) -> bool:
 
 
 def _pod_level_requests(resources: Any, containers: Callable[[], dict[str, Units]], lenient: bool) -> dict[str, Units]:
-    """spec.resources.requests after `defaultPodRequests` (pkg/apis/core/v1/defaults.go).
+    """spec.resources.requests after `defaultHugePagePodLimits` and `defaultPodRequests`
+    (pkg/apis/core/v1/defaults.go).
 
-    With pod-level limits, a resource without a pod-level request defaults to the containers'
+    With pod-level requests or limits, a hugepages size the containers ask for and the pod level
+    names neither as request nor as limit gets a pod-level limit of the containers' aggregate. Then,
+    with pod-level limits, a resource without a pod-level request defaults to the containers'
     aggregated request (`containers()`, the quantities as written: SetDefaults_Pod runs before the
     ResourceLists are rounded) when it is overcommittable (cpu, memory: not hugepages) and a
     container requests it, else to the pod-level limit. Without pod-level limits nothing is
@@ -157,6 +160,10 @@ def _pod_level_requests(resources: Any, containers: Callable[[], dict[str, Units
         return {}
     requests = _quantities(resources.get("requests"), ("resources", "requests"), lenient)
     limits = _quantities(resources.get("limits"), ("resources", "limits"), lenient)
+    if requests or limits:
+        for resource, amount in containers().items():
+            if resource.startswith("hugepages-") and resource not in requests and resource not in limits:
+                limits[resource] = stored_units(resource, amount)
     if limits:
         for resource, amount in containers().items():
             if resource not in requests and resource in POD_LEVEL_RESOURCES:
@@ -165,6 +172,35 @@ def _pod_level_requests(resources: Any, containers: Callable[[], dict[str, Units
             if resource not in requests and is_pod_level_resource(resource):
                 requests[resource] = amount
     return requests
+
+
+def evictable_requests(spec: dict[str, Any]) -> dict[str, int]:
+    """What evicting a running Pod frees for the kubelet's critical Pod admission: `GetResourceRequest`
+    (pkg/api/v1/resource/helpers.go) of each resource (and 1 of `pods`, which the caller adds).
+
+    It differs from the Pod's requests in two ways: with pod-level resources (`IsPodLevelResourcesSet`)
+    only the pod-level cpu, memory and hugepages count (`SkipContainerLevelResources`), and the
+    overhead is added only to a resource the Pod requests. A stored Pod: invalid quantities skipped.
+    """
+    resources = spec.get("resources")
+    pod_level = isinstance(resources, dict) and any(
+        isinstance(block, dict) and any(isinstance(name, str) and is_pod_level_resource(name) for name in block)
+        for block in (resources.get("requests"), resources.get("limits"))
+    )
+    if pod_level:
+        total = {
+            resource: amount
+            for resource, amount in _pod_level_requests(
+                resources, lambda: _aggregate(spec, True, stored=False), True
+            ).items()
+            if is_pod_level_resource(resource)
+        }
+    else:
+        total = _aggregate(spec, True, stored=True)
+    for resource, amount in _resource_list({"requests": spec.get("overhead")}, ("overhead",), True).items():
+        if total.get(resource):
+            total[resource] += amount
+    return {resource: math.ceil(amount) for resource, amount in total.items() if amount}
 
 
 def _quantities(block: Any, path: Path, lenient: bool, *, stored: bool = True) -> dict[str, Units]:
@@ -196,10 +232,32 @@ def running_pods_requests(pods: Iterable[PodInfo]) -> dict[str, int]:
         spec = pod.loaded_spec
         blocks = plain_container_requests(spec) if spec.__class__ is dict else spec.plain_container_requests()
         if blocks is None:
-            add_into(total, pod_requests(pod.spec, lenient=True))
+            add_into(total, _running_pod_requests(pod))
         else:
             _add_requests(total, blocks)
     return total
+
+
+# pod_requests of a JSON dump's Pods with init containers, overhead or pod-level resources, by what it
+# reads of them (see _running_pod_requests); a cluster's Pods repeat the specs of their workloads
+_RUNNING_REQUESTS: dict[bytes, dict[str, int]] = {}
+_RUNNING_REQUESTS_LIMIT = 20_000  # distinct specs kept (a few MB); past it, summed each time
+
+
+def _running_pod_requests(pod: PodInfo) -> dict[str, int]:
+    """pod_requests(pod.spec, lenient=True). A JSON dump's spec (json_dump structs) is looked up by the
+    fields pod_requests reads (`requests_key`) first: the generic sums took 28 µs a Pod of three
+    containers, and a third of a cluster's Pods have sidecars or init containers."""
+    spec = pod.loaded_spec
+    if spec.__class__ is dict:
+        return pod_requests(spec, lenient=True)
+    key = spec.requests_key()
+    found = _RUNNING_REQUESTS.get(key)
+    if found is None:
+        found = pod_requests(pod.spec, lenient=True)
+        if len(_RUNNING_REQUESTS) < _RUNNING_REQUESTS_LIMIT:
+            _RUNNING_REQUESTS[key] = found
+    return found
 
 
 def _add_requests(total: dict[str, int], blocks: Iterable[Any]) -> None:
@@ -705,6 +763,7 @@ _REASON_RULES = {
     "NodeAffinity": "node-selector-mismatch",
     "NodePorts": "host-port-conflict",
     "TaintToleration": "untolerated-taint",
+    "UnexpectedAdmissionError": "insufficient-resources",  # a critical Pod the kubelet cannot make room for
 }
 
 
@@ -748,6 +807,7 @@ def scheduler_rejection(
     usage: Callable[[], NodeUsage | None],
     wanted_ports: list[tuple[Path, HostPort]] | None = None,
     ports: Callable[[], dict[HostPort, str] | None] | None = None,
+    tolerations: list[Any] | None = None,
 ) -> FilterFailure | None:
     """Why the default scheduler's filters reject `node` (None when it fits).
 
@@ -755,9 +815,11 @@ def scheduler_rejection(
     NodePorts, NodeResourcesFit (`fitsRequest`: every short resource, `Unresolvable` when the request
     exceeds the allocatable). `usage` and `ports` are called only when the node passes the filters
     before them: summing the Pods of a node is the costly part, and most nodes of a big cluster never
-    need it. `wanted_ports` are the Pod's host ports (host_ports with defaulting).
+    need it. `wanted_ports` are the Pod's host ports (host_ports with defaulting); `tolerations`
+    its admitted_tolerations, given when the caller asks about many nodes.
     """
-    tolerations = admitted_tolerations(spec)
+    if tolerations is None:
+        tolerations = admitted_tolerations(spec)
     if node.unschedulable and not any(
         tolerates(t, {"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"}) for t in tolerations
     ):
@@ -839,7 +901,13 @@ PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 
 
 def failed_scheduling_message(
-    total: int, counts: dict[str, int], prefilter: str = "", *, preemption_may_help: int = 0, spec: Any = None
+    total: int,
+    counts: dict[str, int],
+    prefilter: str = "",
+    *,
+    preemption_may_help: int = 0,
+    spec: Any = None,
+    preemption: str | None = None,
 ) -> str:
     """The whole FailedScheduling event (and PodScheduled condition) text: FitError.Error() with the
     messages of the default profile's PostFilter plugins, joined by RunPostFilterPlugins.
@@ -851,8 +919,8 @@ def failed_scheduling_message(
       is not eligible (`PodEligibleToPreemptOthers`), else a second FitError over the nodes where
       preemption may help (`preemption_may_help`, the filters' Unschedulable status), whose dry run
       finds no victim (`SelectVictimsOnNode`), and the others ("Preemption is not helpful").
-      That assumes no Pod on those nodes has a lower priority than this Pod: preemption itself is
-      not predicted.
+      That assumes no Pod on those nodes has a lower priority than this Pod; `preemption`, the
+      message of a dry run (preemption.postfilter_text), replaces that assumption.
 
     Without any node, schedulePod fails before the plugins run (ErrNoNodesAvailable).
     """
@@ -861,7 +929,9 @@ def failed_scheduling_message(
     head = no_node_available_message(total, counts, prefilter)
     if prefilter:
         return f"{head} not found"
-    return f"{head} {NO_CLAIMS_TO_DEALLOCATE}, {preemption_message(total, preemption_may_help, spec)}"
+    if preemption is None:
+        preemption = preemption_message(total, preemption_may_help, spec)
+    return f"{head} {NO_CLAIMS_TO_DEALLOCATE}, {preemption}"
 
 
 def preemption_message(total: int, preemption_may_help: int, spec: Any) -> str:

@@ -405,19 +405,49 @@ def _key_problem(key_node: Node) -> str:
 # with a literal (the preceding character is checked by a lookbehind): re scans for a literal
 # prefix about 15 times faster than for a character class, and the screens read every byte.
 _END = r"(?:[ \t\r\n]|$)"
+
+
+class _AtNodeStart:
+    """A screen alternative: PATTERN where a node can start, i.e. after blanks (spaces, tabs) that
+    follow the start, another line break or whitespace, a flow or block indicator or a byte-order
+    mark (libyaml skips one at a line start).
+
+    A tag, an anchor or a flow mapping anywhere else is inside a scalar (CEL's `self.a != b` and
+    `a && b` in CRDs, PromQL's `x != 1`, Grafana's `"Received : {{ pod }}"`) or a syntax error that
+    stops the composer first. The pattern finds the candidates in C (literal first, the character
+    before checked by a lookbehind); each is then checked back over its blanks, which only reads the
+    blanks between two candidates, so the whole screen stays linear.
+    """
+
+    __slots__ = ("pattern",)
+
+    def __init__(self, literal: str, after: str = "") -> None:
+        self.pattern = re.compile(rf"{literal}(?<![^\s{_NODE_START}]{literal}){after}")
+
+    def search(self, text: str) -> bool:
+        for match in self.pattern.finditer(text):
+            start = match.start()
+            while start and text[start - 1] in " \t":
+                start -= 1
+            if not start or text[start - 1].isspace() or text[start - 1] in _NODE_START_CHARACTERS:
+                return True
+        return False
+
+
+_NODE_START = r"\[{,:?\ufeff-"
+_NODE_START_CHARACTERS = "[{,:?\ufeff-"
 # go-yaml cannot decode: an explicit tag (`!`), a merge key, a collection key (`{{ x }}`, `[a]: b`,
-# `{a: b}: c`), an alias (`*name` after a space, a flow indicator or the start).
-_MAY_NOT_DECODE = tuple(
-    re.compile(pattern, re.M)
-    for pattern in (
-        "!",
-        "<<",
-        r"\{[ \t]*[\[{]",
-        r",[ \t]*[\[{]",
-        r"\][ \t]*:" + _END,
-        r"\}[ \t]*:" + _END,
-        r"\*(?<![^\s\[{,:]\*)[^\s,\[\]{}]",
-    )
+# `{a: b}: c`), an alias. An alias needs an anchor of its document (else libyaml's composer refuses
+# it), so the screen looks for the anchor (`&name`, a name of libyaml's letters): a `*` is common
+# in descriptions.
+_MAY_NOT_DECODE: tuple[re.Pattern[str] | _AtNodeStart, ...] = (
+    _AtNodeStart("!"),
+    re.compile("<<"),
+    _AtNodeStart(r"\{", r"[ \t]*[\[{]"),
+    re.compile(r",[ \t]*[\[{]"),
+    re.compile(r"\][ \t]*:" + _END),
+    re.compile(r"\}[ \t]*:" + _END),
+    _AtNodeStart("&", "[0-9A-Za-z_-]"),
 )
 # JSON cannot hold: a null key (`~: x`, `null: x`, `: x`, after a space, `{`, `,`, `?`, `-` or the
 # start), .nan or .inf.
@@ -433,7 +463,7 @@ _MAY_NOT_BE_JSON = tuple(
 _QUESTION_MARK = re.compile(r"\?" + _END)
 
 
-def _may_hold(screen: tuple[re.Pattern[str], ...], text: str) -> bool:
+def _may_hold(screen: tuple[re.Pattern[str] | _AtNodeStart, ...], text: str) -> bool:
     """Whether any alternative of the screen, or an explicit key (`? key` on a line of its own), occurs."""
     return any(pattern.search(text) for pattern in screen) or _has_explicit_key(text)
 

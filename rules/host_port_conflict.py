@@ -18,6 +18,9 @@ meets its old Pods' ports as far as the update strategy keeps them (a Deployment
 by default and rounded up by `ResolveFenceposts`, starts the new Pod before the old one goes; a
 DaemonSet's default maxSurge 0 replaces the old Pod in place), and the finding says so, with the
 strategy that lets the rollout complete (docs/cluster-state.md, "A workload that already runs").
+A port the old Pod shares with another Pod stays held when the old Pod goes (the kubelet's
+`NodeInfo.UsedPorts` is built from every Pod on the node). The new Pod's verdict is checked
+against the kubelet's `AdmissionCheck` itself (`tests/test_oracle_rollout.py`).
 
 ## Why is this bad?
 The kubelet's admission runs `AdmissionCheck` (`pkg/scheduler/eventhandlers.go`), whose

@@ -22,10 +22,30 @@ the message says the Pod is rejected with one of them, not which one. When an ea
 decides what the Pod shows (node pressure, the OS; for a later replica, a host port an earlier
 one took), the message says so and quotes no kubelet text.
 
-Static Pods are checked against the node named with `--static-pod-node NAME` (the node whose
-kubelet reads the folder). A static Pod is critical: the kubelet's critical Pod admission handler
-evicts other Pods to make room when that is enough (`HandleAdmissionFailure`), so only a static
-Pod larger than the node's allocatable is certain to be refused.
+A critical Pod is not simply refused. A Pod is critical (`kubetypes.IsCriticalPod`) when it is a
+static Pod or its priority is at least 2000000000: `priorityClassName: system-node-critical` or
+`system-cluster-critical` (the Priority admission plugin resolves the class; see
+`invalid-priority`). The kubelet hands its failures to the critical Pod admission handler
+(`CriticalPodAdmissionHandler.HandleAdmissionFailure`, `pkg/kubelet/preemption/preemption.go`):
+
+- when another check fails too (node affinity, host ports, a NoExecute taint), that failure is
+  what the Pod shows, not the shortage, and nothing is evicted (the rule of that check reports it);
+- otherwise `getPodsToPreempt` chooses Pods to evict among those it may (`Preemptable`: not
+  critical, or of a lower priority; a static Pod's own priority is what its file says, or none):
+  Guaranteed Pods for what the BestEffort and Burstable ones together cannot free, then Burstable,
+  then BestEffort Pods, each time the one closest to what is missing first
+  (`getPodsToPreemptByDistance`; of two alike, the one listed last). The Pod is admitted, and this
+  rule warns with the Pods evicted (they go to Failed with reason `Preempting`); what each frees
+  is `GetResourceRequest` (with pod-level resources only the pod-level ones count);
+- when evicting all of them is not enough, the Pod is rejected with `UnexpectedAdmissionError`
+  and the kubelet's exact text ("preemption: error finding a set of pods to preempt: no set of
+  running pods found to reclaim resources: [(res: cpu, q: 1000), ]").
+
+For a critical template's replicas, each admission counts the Pods the earlier ones evicted as
+gone. Static Pods are checked against the node named with `--static-pod-node NAME` (the node
+whose kubelet reads the folder). The webhook's watched state counts each node's Pods without
+their priorities: there the warning says the kubelet evicts lower-priority Pods or rejects the
+Pod, not which.
 
 Quantities are read exactly as apimachinery does, and added up exactly (`Quantity.Add`): a Pod's
 total is rounded up once (cpu to millicores, the rest to whole units), as `PodRequests` and
@@ -37,7 +57,10 @@ its new Pods only as its controller makes them (an unchanged template makes none
 default maxSurge starts a new Pod beside the old ones, `ResolveFenceposts`; a StatefulSet recreates
 each Pod in its old one's place, `updateStatefulSet`; a DaemonSet replaces its Pod in place unless
 maxSurge is set). The message then says what the rollout does and which strategy lets it complete
-(docs/cluster-state.md, "A workload that already runs").
+(docs/cluster-state.md, "A workload that already runs"). The text quoted is the kubelet's for the
+new Pod where the rollout stalls, counting the old Pods the strategy keeps beside it; the first new
+Pod's verdict, reason and text (and how many replicas a `Recreate` gets admitted) are checked
+against the kubelet's admission itself (`tests/test_oracle_rollout.py`).
 
 ## Why is this bad?
 With `nodeName` the scheduler never checks resources, but the kubelet does on admission. The Pod
@@ -46,16 +69,29 @@ goes straight to phase Failed with the reason in kubectl's STATUS column (`OutOf
 capacity: 4000`. It is never retried or moved to another node. A controller keeps creating
 replacements that are rejected the same way, and failed Pods pile up.
 
+A critical Pod that fits only by eviction kills Pods that did nothing wrong; one the kubelet
+cannot make room for fails with `UnexpectedAdmissionError` instead of `OutOfcpu`.
+
 ## How to fix
 Lower the request, pick a node with room (`kubectl describe node` shows allocatable and
-allocated resources), or drop `nodeName` and let the scheduler place the Pod.
+allocated resources), or drop `nodeName` and let the scheduler place the Pod. For a critical Pod,
+make room first or give it a lower PriorityClass if it need not displace others.
 """
 
-from collections.abc import Iterator
+from __future__ import annotations
 
-from nodename_lint.model import Manifest
+import dataclasses
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from nodename_lint.model import Manifest, Path
 from nodename_lint.podspec import spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
+
+if TYPE_CHECKING:  # startup: offline runs never load the cluster code
+    from nodename_lint.cluster.state import ClusterState
+    from nodename_lint.preemption import KubeletAdmission
+    from nodename_lint.scheduling import Shortage
 
 _CLUSTER = """
     apiVersion: v1
@@ -107,6 +143,15 @@ RULE = Rule(
     examples=(
         Example("100 cpu on a 4-cpu node", _POD.replace("{cpu}", "100"), fails=True, cluster=_CLUSTER),
         Example("a request that fits", _POD.replace("{cpu}", "500m"), fails=False, cluster=_CLUSTER),
+        Example(
+            "a critical Pod on a full node: the kubelet evicts a Pod to admit it",
+            _POD.replace("{cpu}", "3500m").replace(
+                "      nodeName: kind-worker\n",
+                "      nodeName: kind-worker\n      priorityClassName: system-node-critical\n",
+            ),
+            fails=True,
+            cluster=_CLUSTER,
+        ),
     ),
 )
 
@@ -118,6 +163,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     from nodename_lint.cluster.targets import (
         admission_reasons,
         admission_target,
+        critical_admissions,
         pods_noun,
         rejection_fate,
         replica_count,
@@ -153,6 +199,15 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     usage = cluster.usage(name)
     replicas = rollout.to_place if rollout else replica_count(obj)
     noun = rollout.noun(replicas) if rollout else pods_noun(obj)
+    critical = critical_admissions(obj, node, cluster, min(replicas, 100_000), until_rejected=True)
+    if critical is not None:  # the kubelet's critical Pod admission: evictions, or UnexpectedAdmissionError
+        for finding in _critical_findings(obj, name, cluster, spec, critical, replicas, counted, noun):
+            if rollout is not None:
+                finding = dataclasses.replace(
+                    finding, message=rollout.explain(finding.message), fix=rollout.fix(finding.fix)
+                )
+            yield finding
+        return
     current = NodeUsage(usage.pods, dict(usage.requested)) if usage else NodeUsage(0, {})
     for admitted in range(min(replicas, 100_000)):  # noqa: B007  (read after the loop: how many fit)
         found = shortages(requests, node, current, kubelet=True)
@@ -171,21 +226,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     if not exact:  # scalar resources: Go map order
         reason = f"one of {', '.join(s.kubelet_reason for s in found)} (the kubelet checks these in no fixed order)"
     reason += first
-    if obj.is_static_pod:
-        if not shortage.never_fits:
-            return  # the critical Pod admission handler evicts other Pods to make room
-        head = (
-            f"static Pod {obj.shown_name} would be rejected by the kubelet on {name} (--static-pod-node) with {reason}"
-        )
-    elif replicas == 1:
-        head = f"{noun} would be rejected by the kubelet on {name} with {reason}"
-    elif admitted == 0:
-        head = f"none of {noun} fits on {name}: each would be rejected by the kubelet with {reason}"
-    else:
-        head = (
-            f"only {admitted} of {noun} fit on {name}: replica {admitted + 1} would be rejected by the "
-            f"kubelet with {reason}"
-        )
+    head = _rejected(noun, name, name, replicas, admitted, reason)
     others = "the Pods already there" + (f" and the first {admitted} replicas" if admitted else "")
     if resource == "pods":
         detail = f"the node already runs {shortage.used} of the {shortage.capacity} Pods it allows"
@@ -219,11 +260,6 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         )
     detail += counted
     fate = rejection_fate(obj)
-    if obj.is_static_pod:
-        fate = (
-            "even evicting every other Pod cannot make room, so the kubelet never runs it and its mirror Pod "
-            "shows Failed"
-        )
     path = spec_path(obj, "nodeName") if resource == "pods" else spec_path(obj, *request_path(spec, resource))
     # without the node's Pods the kubelet's "used" is unknown, so its message cannot be quoted; nor can
     # it when another check decides what the Pod shows
@@ -231,3 +267,160 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     quote = f' (kubelet: "Pod was rejected: {shortage.kubelet_message}")' if quoted else ""
     message = f"{head}: {detail}; {fate}{quote}"
     yield Violation(path, rollout.explain(message) if rollout else message, fix=rollout.fix(fix) if rollout else fix)
+
+
+def _critical_findings(
+    obj: Manifest,
+    name: str,
+    cluster: ClusterState,
+    spec: dict[str, Any],
+    admissions: list[KubeletAdmission],
+    replicas: int,
+    counted: str,
+    pods: str,
+) -> Iterator[Violation]:
+    """A critical Pod's fate on a full node: the kubelet evicts Pods to admit it (a warning naming them), or
+    rejects it with UnexpectedAdmissionError when evicting every Pod it may evict is not enough."""
+    from nodename_lint.cluster.targets import pod_priority, rejection_fate
+    from nodename_lint.preemption import (
+        PREEMPTED_MESSAGE,
+        PREEMPTED_REASON,
+        UNEXPECTED_ADMISSION_ERROR,
+        pod_names,
+    )
+    from nodename_lint.quantity import describe
+    from nodename_lint.scheduling import request_path
+
+    def at(resource: str) -> Path:
+        return spec_path(obj, "nodeName") if resource == "pods" else spec_path(obj, *request_path(spec, resource))
+
+    if obj.is_static_pod:
+        why = "it is a static Pod, which the kubelet treats as critical"
+        noun = f"static Pod {obj.shown_name}"
+        where = f"{name} (--static-pod-node)"
+    else:
+        why = f"its {pod_priority(obj, cluster).text} makes it critical"
+        noun = pods
+        where = name
+    rejected = next((index for index, admission in enumerate(admissions) if not admission.admitted), None)
+    before = admissions if rejected is None else admissions[:rejected]
+    uncounted = next((a for a in before if a.eviction is not None and not a.eviction.computed), None)
+    if uncounted is not None and uncounted.eviction is not None:
+        outcome = (
+            f"the kubelet evicts some of the {uncounted.eviction.candidates} Pods there it may evict to admit it (too "
+            "many to compute which)"
+            if uncounted.eviction.pods_known
+            else f"the kubelet evicts Pods that are not critical and of a lower priority to admit it, or rejects it "
+            f"with {UNEXPECTED_ADMISSION_ERROR} if they do not free enough (the cluster state {cluster.source} counts "
+            f"the Pods on {name} but does not hold them one by one)"
+        )
+        yield Violation(
+            at(uncounted.shortages[0].resource),
+            f"{noun} does not fit on {where} as it stands ({_lacks(uncounted.shortages)}), but {why}: {outcome}"
+            + counted,
+            fix=f"make room on {name} first, pick a node with room, or use a lower PriorityClass if the Pod need not "
+            "displace others",
+            severity="warning",
+        )
+        return
+    evicting = [(a.shortages, a.eviction) for a in before if a.eviction is not None and a.eviction.evicts]
+    if evicting:
+        evicted = [pod for _, eviction in evicting for pod in eviction.evicts]
+        first = evicting[0][0]
+        tie = any(eviction.tie for _, eviction in evicting)
+        them = "it" if replicas == 1 else "them"
+        yield Violation(
+            at(first[0].resource),
+            f"{noun} {'does' if replicas == 1 else 'do'} not fit on {where} as it stands ({_lacks(first)}), but "
+            f"{why}: the kubelet evicts {pod_names(evicted)} to admit {them} (evicted Pods go to Failed with reason "
+            f'{PREEMPTED_REASON}, "{PREEMPTED_MESSAGE}")'
+            + (
+                "; which of several Pods of the same size goes depends on the order the kubelet lists its Pods in"
+                if tie
+                else ""
+            )
+            + counted,
+            fix=f"make room on {name} first (move or scale down {pod_names(evicted)}), pick a node with room, or use "
+            "a lower PriorityClass if the Pod need not displace others",
+            severity="warning",
+        )
+    if rejected is None or admissions[rejected].reasons[0] != UNEXPECTED_ADMISSION_ERROR:
+        return  # admitted, or rejected for another reason that its own rule reports
+    rejection = admissions[rejected]
+    eviction = rejection.eviction
+    head = _rejected(noun, where, name, replicas, rejected, UNEXPECTED_ADMISSION_ERROR)
+    known = cluster.usage(name) is not None and eviction is not None and bool(eviction.message)
+    if known and eviction is not None:
+        resource, missing = eviction.unmet[0]
+        lacking = ", ".join(
+            f"{amount} Pod slot{'s' if amount != 1 else ''}" if res == "pods" else _amount(res, amount)
+            for res, amount in eviction.unmet
+        )
+        may = (
+            f"may evict only the {eviction.candidates} Pod{'s' if eviction.candidates != 1 else ''} there that "
+            "are not critical or have a lower priority"
+            if eviction.candidates
+            else "finds no Pod there it may evict (all are critical, or of the same or a higher priority)"
+        )
+        detail = (
+            f"{_lacks(rejection.shortages)}; {why}, and the kubelet's critical Pod admission {may}: "
+            f"{'even with all of them gone, ' if eviction.candidates else ''}{lacking} would be missing"
+        )
+        requested = next(s.requested for s in rejection.shortages if s.resource == resource)
+        most = describe(resource, requested - missing)
+        fix = (
+            "pick another node"
+            if resource == "pods"
+            else f"lower the {resource} request to at most {most} or pick another node"
+        )
+    else:
+        resource = rejection.shortages[0].resource
+        detail = (
+            f"{_lacks(rejection.shortages)}, beyond what the node can hold: {why}, but no eviction makes room for a "
+            f"request larger than the allocatable (the Pods already on {name} are not in the cluster state "
+            f"{cluster.source})"
+        )
+        fix = f"lower the {resource} request or pin to a node with more allocatable {resource}"
+    if replicas > 1:
+        fix += ", or run fewer replicas, or use a nodeSelector instead of nodeName so the scheduler spreads them"
+    fate = "the kubelet never runs it and its mirror Pod shows Failed" if obj.is_static_pod else rejection_fate(obj)
+    quote = f' (kubelet: "Pod was rejected: {eviction.message}")' if known and eviction and eviction.exact else ""
+    yield Violation(at(resource), f"{head}: {detail}{counted}; {fate}{quote}", fix=fix)
+
+
+def _lacks(found: list[Shortage]) -> str:
+    """What the node lacks for the Pod, each shortage as the kubelet counts it."""
+    from nodename_lint.quantity import describe
+
+    parts = []
+    for shortage in found:
+        resource = shortage.resource
+        if resource == "pods":
+            parts.append(f"the node already runs {shortage.used} of the {shortage.capacity} Pods it allows")
+        else:
+            parts.append(
+                f"it requests {_amount(resource, shortage.requested)} and "
+                f"{describe(resource, max(shortage.capacity - shortage.used, 0))} of "
+                f"{describe(resource, shortage.capacity)} allocatable is free"
+            )
+    return "; ".join(parts)
+
+
+def _amount(resource: str, amount: int) -> str:
+    """`2 cpu`, `512Mi of memory`, `2 nvidia.com/gpu`: an amount that says its resource."""
+    from nodename_lint.quantity import describe
+
+    text = describe(resource, amount)
+    return text if resource == "cpu" or text.endswith(resource) else f"{text} of {resource}"
+
+
+def _rejected(noun: str, where: str, name: str, replicas: int, admitted: int, reason: str) -> str:
+    """What the kubelet does with the Pods: "Pod x would be rejected ...", or how many replicas fit first."""
+    if replicas == 1:
+        return f"{noun} would be rejected by the kubelet on {where} with {reason}"
+    if admitted == 0:
+        return f"none of {noun} fits on {name}: each would be rejected by the kubelet with {reason}"
+    return (
+        f"only {admitted} of {noun} fit on {name}: replica {admitted + 1} would be rejected by the kubelet with "
+        f"{reason}"
+    )

@@ -114,3 +114,17 @@ def shared_dir() -> Path:
     if not SHARED.is_dir():
         pytest.skip(SHARED_MISSING)
     return SHARED
+
+
+@pytest.fixture(scope="session")
+def oracle() -> Path:
+    """The k8s oracle binary (../shared/k8s-oracle, built once and cached): skipped without ../shared (a
+    user's clone), a failure under CI=true when it cannot be built."""
+    from tests.differential.oracle import OracleError, build  # startup: only the oracle tests need it
+
+    if not SHARED.is_dir():
+        pytest.skip(SHARED_MISSING)
+    try:
+        return build(SHARED)
+    except OracleError as exc:
+        unavailable(f"the k8s oracle could not be built: {exc}")

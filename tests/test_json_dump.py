@@ -38,7 +38,7 @@ def _dump(items: list[Any], kind: str = "List") -> bytes:
 
 
 _CONTAINER_FIELDS = ("resources", "ports", "restartPolicy")
-_SPEC_FIELDS = ("nodeName", "overhead", "resources", "hostNetwork")
+_SPEC_FIELDS = ("nodeName", "overhead", "resources", "hostNetwork", "priority", "priorityClassName")
 
 
 def _read_by_rules(spec: dict[str, Any]) -> dict[str, Any]:
@@ -69,6 +69,8 @@ def _as_data(state: ClusterState) -> dict[str, Any]:
         "namespaces": state.namespaces,
         "pods": pods if state.pods is not None else None,
         "runtime_classes": state.runtime_classes,
+        "priority_classes": state.priority_classes,
+        "running": {name: state.running_pods(name) for name in nodes},  # annotations, start, QoS, priority
         "unavailable": state.unavailable,
         "pod_nodes": state.pod_nodes,
         "by_node": {node: [(p.namespace, p.name) for p in pods] for node, pods in state._pods_by_node().items()},
@@ -135,6 +137,15 @@ def _rich_cluster() -> list[dict[str, Any]]:
         if index % 43 == 0:
             reference = {"kind": "ReplicaSet", "name": "web-5d8f7c9b6d", "controller": "yes"}  # not a controller
             item["metadata"]["ownerReferences"] = [reference]
+        if index % 3 == 0:  # what preemption reads: priority, mirror annotations, start time, QoS class
+            item["spec"]["priority"] = rng.choice([0, 1000, 2000000000])
+            item["spec"]["priorityClassName"] = "batch-high"
+            item["metadata"]["annotations"] = rng.choice(
+                [{"kubernetes.io/config.mirror": "x", "kubernetes.io/config.source": "file"}, {"note": "y"}, None]
+            )
+            if "status" in item:
+                item["status"]["startTime"] = f"2026-01-01T00:00:{index % 60:02d}Z"
+                item["status"]["qosClass"] = rng.choice(["Burstable", "BestEffort"])
         items.append(item)
     items.append(
         {
@@ -159,6 +170,16 @@ def _rich_cluster() -> list[dict[str, Any]]:
             "overhead": {"podFixed": {"cpu": "250m"}},
         }
     )
+    items.append(
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": "batch-high"},
+            "value": 1000,
+            "globalDefault": False,
+            "preemptionPolicy": "Never",
+        }
+    )
     return items
 
 
@@ -169,6 +190,10 @@ def test_a_rich_dump_reads_the_same_both_ways() -> None:
     assert fast.runtime_classes and "kata" in fast.runtime_classes  # the comparison covers every kind
     assert fast.templates and "ControllerRevision/db-5f7c9" in fast.templates["team-1"]
     assert {p.template for p in fast.pods or ()} >= {"ControllerRevision/db-5f7c9", "ReplicaSet/web-5d8f7c9b6d"}
+    assert fast.priority_classes and fast.priority_classes["batch-high"].preemption_policy == "Never"
+    running = [pod for name in fast.nodes or () for pod in fast.running_pods(name) or ()]
+    assert any(pod.critical and pod.priority < 2000000000 for pod in running)  # a mirror Pod
+    assert any(pod.start_time for pod in running) and {pod.qos for pod in running} >= {"BestEffort", "Burstable"}
 
 
 @pytest.mark.parametrize(
@@ -291,3 +316,35 @@ def test_a_state_nested_too_deeply_is_a_clear_error(tmp_path: Path, text: str, m
     path.write_text(text)
     with pytest.raises(UsageError, match=message):
         load_state_file(str(path))
+
+
+def test_a_dumps_pods_of_one_spec_are_summed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Pod with init containers, overhead or pod-level resources takes the full PodRequests; a JSON
+    dump's Pods are looked up by what it reads of them (`_Spec.requests_key`), so the replicas of a
+    workload are summed once, with the same usage as the generic reader's."""
+    from nodename_lint import scheduling
+
+    rng = random.Random(26)
+    items: list[Any] = [node(0)]
+    for index in range(60):
+        item = pod(index, 1, rng)
+        spec = item["spec"]
+        spec["containers"][0]["resources"] = {"requests": {"cpu": "100m"}, "limits": {"memory": "64Mi"}}
+        spec["containers"][0]["env"] = [{"name": "POD", "value": f"p{index}"}]  # not read: not in the key
+        spec["initContainers"] = [{"name": "init", "resources": {"requests": {"cpu": f"{1 + index % 2}"}}}]
+        if index % 3 == 0:
+            spec["initContainers"][0]["restartPolicy"] = "Always"
+        items.append(item)
+    calls: list[Any] = []
+
+    def counted(spec: dict[str, Any], **options: Any) -> dict[str, int]:
+        calls.append(spec)
+        return pod_requests(spec, **options)
+
+    pod_requests = scheduling.pod_requests
+    monkeypatch.setattr(scheduling, "pod_requests", counted)
+    monkeypatch.setattr(scheduling, "_RUNNING_REQUESTS", {}, raising=False)
+    fast, generic = _both_ways(_dump(items))
+    assert fast is not None
+    assert fast.usage("node-00000") == generic.usage("node-00000")
+    assert len(calls) == 60 + 4  # the generic reader's 60 Pods, the dump's 4 distinct specs

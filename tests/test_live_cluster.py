@@ -72,6 +72,7 @@ def test_live_run_reads_only_what_the_manifests_name(tmp_path: Path, api_server:
         ("/api/v1/pods", f"spec.nodeName=kind-worker,{NON_TERMINATED}"),
         ("/api/v1/namespaces/default/pods", "metadata.name=node-debugger"),
         ("/apis/node.k8s.io/v1/runtimeclasses", ""),  # few objects; their overhead counts in the requests
+        ("/apis/scheduling.k8s.io/v1/priorityclasses", ""),  # few objects; a Pod's priority comes from them
     ]
     assert api_server.methods == {"GET"}
     assert all(r.authorization == f"Bearer {TOKEN}" for r in api_server.requests)
@@ -148,6 +149,7 @@ def test_a_live_run_parses_each_source_once_and_reads_stdin_as_a_stream(
         ("/api/v1/namespaces/default/pods", "metadata.name=node-debugger"),
         ("/api/v1/namespaces/default/pods", "metadata.name=chart-pod"),
         ("/apis/node.k8s.io/v1/runtimeclasses", ""),
+        ("/apis/scheduling.k8s.io/v1/priorityclasses", ""),
     }
     assert api_server.methods == {"GET"}
 

@@ -23,10 +23,17 @@ from nodename_lint.render import RenderOptions
 from nodename_lint.rule import Context, Severity
 from nodename_lint.sources import Source
 from tests.apiserver import TOKEN, ApiServer, cluster_entry, write_kubeconfig
+from tests.apiserver.server import BUILT_IN_PRIORITY_CLASSES
 from tests.conftest import ROOT, run_cli
 
 EXAMPLE = ROOT / "examples" / "cluster"
-KINDS = {"Node": "nodes", "Namespace": "namespaces", "Pod": "pods", "RuntimeClass": "runtimeclasses"}
+KINDS = {
+    "Node": "nodes",
+    "Namespace": "namespaces",
+    "Pod": "pods",
+    "RuntimeClass": "runtimeclasses",
+    "PriorityClass": "priorityclasses",  # served beside the built-in ones, as an API server does
+}
 TEMPLATE_HOLDERS = {"ReplicaSet": "replicasets", "ControllerRevision": "controllerrevisions"}  # served as workloads
 CA = trustme.CA()
 
@@ -43,6 +50,7 @@ def objects_of(state_text: str) -> dict[str, Any]:
             item.pop("apiVersion", None)
             if kind in known:
                 served[known[kind]].append(item)
+    served["priorityclasses"] = [*BUILT_IN_PRIORITY_CLASSES, *served["priorityclasses"]]
     return {
         **{resource: served[resource] for resource in KINDS.values()},
         "workloads": {resource: served[resource] for resource in TEMPLATE_HOLDERS.values()},

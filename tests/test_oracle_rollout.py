@@ -36,7 +36,7 @@ from .conftest import SHARED, SHARED_MISSING, unavailable
 from .differential.compare import SEVERITIES, _kubelet, _replicas, _scheduler
 from .differential.oracle import OracleError, build, run_batch
 from .differential.rollout import KINDS, RolloutCase, rollout_case
-from .differential.run import draw_cases
+from .differential.run import critical_replicas, draw_cases
 
 CASES = int(os.environ.get("NODENAME_ORACLE_ROLLOUT_CASES") or 1200)
 SEED = int(os.environ.get("NODENAME_ORACLE_SEED") or secrets.randbelow(2**32))
@@ -72,6 +72,10 @@ def _judge(case: RolloutCase, pinned: bool, answer: dict[str, Any], run: Rollout
     problems = [("crash", error) for error in errors]
     if answer.get("invalid"):
         run.outcomes["invalid"] += 1
+    elif case.case.refusal:  # the Priority admission plugin refuses the new Pods: no kubelet, no scheduler sees them
+        run.outcomes["refused by the Priority admission plugin"] += 1
+        if not any(f.rule == "invalid-priority" and case.case.refusal in f.message for f in findings):
+            problems.append((path, f"the API server refuses it ({case.case.refusal!r}); invalid-priority is silent"))
     elif pinned and case.kind == "recreate":
         problems += [(path, text) for text in _replicas(_with_replicas(case), findings, answer)]
         run.outcomes[f"{path}: {answer['admitted'] if not answer['admit'] else 'all'} admitted"] += 1
@@ -114,6 +118,16 @@ def run(oracle: Path, tmp_path_factory: pytest.TempPathFactory) -> RolloutRun:
     result = RolloutRun(SEED, cases)
     judged = [(case, True) for case in cases] + [(case, False) for case in cases if not case.pinned_only]
     answers = run_batch(oracle, [case.oracle_request(pinned) for case, pinned in judged])
+    # a critical Pod's Recreate replicas: one kubelet admission after another, the Pods each evicts gone
+    # (the oracle's kubelet-replicas mode keeps them: run.critical_replicas)
+    chained = [
+        index
+        for index, (case, pinned) in enumerate(judged)
+        if pinned and case.kind == "recreate" and case.case.critical and not case.case.refusal
+    ]
+    replicas = critical_replicas(oracle, [_with_replicas(judged[index][0]) for index in chained], 1)
+    for index, answer in zip(chained, replicas, strict=True):
+        answers[index] = answer
     for (case, pinned), answer in zip(judged, answers, strict=True):
         _judge(case, pinned, answer, result)
     if result.problems:

@@ -26,6 +26,8 @@ DEPLOYMENT = (
 
 CORE = {"nodes", "namespaces", "pods"}
 RUNTIME_CLASSES = ("node.k8s.io", "runtimeclasses")
+PRIORITY_CLASSES = ("scheduling.k8s.io", "priorityclasses")
+OPTIONAL = {"runtimeclasses", "priorityclasses"}  # no rule is skipped without them; the run says what it lacks
 WORKLOADS = {
     ("apps", "deployments"),
     ("apps", "statefulsets"),
@@ -49,7 +51,7 @@ def test_the_role_is_read_only() -> None:
     grants = {
         (group, resource) for rule in role["rules"] for group in rule["apiGroups"] for resource in rule["resources"]
     }
-    assert grants == {("", resource) for resource in CORE} | WORKLOADS | {RUNTIME_CLASSES}
+    assert grants == {("", resource) for resource in CORE} | WORKLOADS | {RUNTIME_CLASSES, PRIORITY_CLASSES}
 
 
 def test_the_role_is_enough_for_every_rule_and_for_snapshot(
@@ -83,6 +85,18 @@ def test_the_role_is_enough_for_audit(api_server: ApiServer, kubeconfig: Path) -
     assert result.returncode in (0, 1), result.stderr
     summary = json.loads(result.stdout)["summary"]
     assert summary["skipped_rules"] == [] and not any("not audited" in note for note in summary["notes"])
+
+
+def test_priorityclasses_are_needed_for_their_values(tmp_path: Path, api_server: ApiServer, kubeconfig: Path) -> None:
+    """No rule is skipped without them: the built-in classes are known, other ones are not resolved, and the run
+    says so."""
+    api_server.allowed = granted() - {("list", "priorityclasses")}
+    (tmp_path / "pod.yaml").write_text(POD)
+    result = run_cli(str(tmp_path / "pod.yaml"), "--kubeconfig", str(kubeconfig), "--format", "json")
+    assert json.loads(result.stdout)["summary"]["skipped_rules"] == []
+    assert "PriorityClasses are not known" in result.stderr and "grant list on priorityclasses" in result.stderr
+    snapshot = run_cli("snapshot", "--kubeconfig", str(kubeconfig))
+    assert snapshot.returncode == 2 and "refused to list priorityclasses" in snapshot.stderr
 
 
 def test_runtimeclasses_are_needed_for_their_overhead(tmp_path: Path, api_server: ApiServer, kubeconfig: Path) -> None:
@@ -120,7 +134,7 @@ def _lint_and_snapshot(tmp_path: Path, kubeconfig: Path) -> tuple[Any, Any]:
     return result, run_cli("snapshot", "--kubeconfig", str(kubeconfig))
 
 
-AUDITED = sorted(grant for grant in granted() if grant[1] not in ("runtimeclasses", "controllerrevisions"))
+AUDITED = sorted(grant for grant in granted() if grant[1] not in OPTIONAL | {"controllerrevisions"})
 
 
 @pytest.mark.parametrize("missing", AUDITED)

@@ -513,7 +513,15 @@ def test_a_live_rollout_run_sends_only_get_and_list_requests(tmp_path: Path) -> 
         parts = [part for part in request.path.split("/") if part]
         if parts[-1] in ("version", "api", "apis", "v1") or (request.path.startswith("/apis/") and len(parts) == 3):
             verbs.add("discovery")
-        elif parts[-1] in ("nodes", "namespaces", "pods", "runtimeclasses", "replicasets", "controllerrevisions"):
+        elif parts[-1] in (
+            "nodes",
+            "namespaces",
+            "pods",
+            "runtimeclasses",
+            "priorityclasses",
+            "replicasets",
+            "controllerrevisions",
+        ):
             verbs.add("list")
         else:
             assert parts[-2] in ("nodes", "namespaces", "pods"), request  # a GET of one named object

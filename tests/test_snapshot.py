@@ -154,15 +154,31 @@ def test_snapshot_of_a_generated_cluster_gives_the_same_findings(tmp_path: Path)
     } <= rules
 
 
-def test_snapshot_of_another_version_is_refused(tmp_path: Path) -> None:
+# An older snapshot, as the version that wrote it shaped it: version 3 was written by two lines of development,
+# one with the preemption fields (priorityClasses, running), one with the rollout fields (podRequests, templates)
+OLDER = {
+    99: (),
+    3: ("podRequests", "templates"),  # the preemption version 3
+    -3: ("priorityClasses", "running"),  # the rollout version 3
+    2: ("podRequests", "templates", "priorityClasses", "running"),
+}
+
+
+@pytest.mark.parametrize("version", sorted(OLDER))
+def test_snapshot_of_another_version_is_refused(tmp_path: Path, version: int) -> None:
     snapshot = tmp_path / "snap.json"
     _convert(EXAMPLE_STATE, snapshot)
-    snapshot.write_text(snapshot.read_text().replace(f'"version":{VERSION}', '"version":99', 1))
+    data = json.loads(snapshot.read_text())
+    assert VERSION == 4 and all(key in data for key in OLDER[2])  # version 4 holds both version 3s' additions
+    for key in OLDER[version]:
+        del data[key]
+    data["version"] = abs(version)
+    snapshot.write_text(json.dumps(data))
     result = run_cli(str(EXAMPLE_MANIFESTS), "--cluster-state", str(snapshot))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert (
-        f"{snapshot}: this cluster snapshot has format version 99, and this nodename-lint reads version {VERSION}"
-        in result.stderr
+        f"{snapshot}: this cluster snapshot has format version {abs(version)}, and this nodename-lint reads "
+        f"version {VERSION}" in result.stderr
     )
     assert "write it again with `nodename-lint snapshot`" in result.stderr
 

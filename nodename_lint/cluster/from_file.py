@@ -28,6 +28,7 @@ from .objects import (
     name_of,
     node_from_object,
     pod_from_object,
+    priority_class_from_object,
     runtime_class_from_object,
     state_from_kinds,
 )
@@ -40,7 +41,8 @@ try:
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
-_KINDS = ("Node", "Namespace", "Pod", "RuntimeClass", *HOLDER_KINDS)  # the kinds a state file is read for
+# the kinds a state file is read for
+_KINDS = ("Node", "Namespace", "Pod", "RuntimeClass", "PriorityClass", *HOLDER_KINDS)
 
 _NO_KEY = object()
 
@@ -355,6 +357,7 @@ def _load_state_text(text: str, source: str) -> ClusterState:
             namespaces,
             pods,
             [runtime_class_from_object(runtime_class) for runtime_class in by_kind["RuntimeClass"]],
+            [priority_class_from_object(priority_class) for priority_class in by_kind["PriorityClass"]],
             [holder for kind in HOLDER_KINDS for obj in by_kind[kind] if (holder := holder_from_object(obj, used))],
         )
     except StateError as exc:

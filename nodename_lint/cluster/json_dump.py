@@ -1,11 +1,13 @@
 """The fast path for the commonest big cluster state: a kubectl JSON List (`kubectl get ... -A -o json`).
 
 msgspec decodes the file into typed structs that hold only what the records read (metadata name,
-namespace and labels; of the spec the node, the containers' resources and ports, overhead and
-host network, a Node's taints; status phase, allocatable, conditions and a Node's nodeInfo; a
-RuntimeClass's overhead and scheduling) and skips everything else in C: managedFields, annotations,
-images, env, volumes, container statuses. The Pod records and the Pods-by-node index are built in one loop, and a Pod's
-spec stays a struct until a rule reads it (most Pods of a big cluster never are).
+namespace, labels and a Pod's annotations, left undecoded; of the spec the node, the containers'
+resources and ports, overhead, host network and priority, a Node's taints; status phase, start
+time, QoS class, allocatable, conditions and a Node's nodeInfo; a RuntimeClass's overhead and
+scheduling; a PriorityClass's value, globalDefault and preemptionPolicy) and skips everything else
+in C: managedFields, images, env, volumes, container statuses. The Pod records and the Pods-by-node
+index are built in one loop, and a Pod's spec stays a struct until a rule reads it (most Pods of a
+big cluster never are).
 
 Anything unusual (another top-level shape, a field of the wrong type, bytes that are not UTF-8, an
 item the records refuse) returns None, and the generic reader (from_file) reads the file again and
@@ -18,7 +20,14 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from .objects import Holder, StateError, node_from_object, runtime_class_from_object, state_from_kinds
+from .objects import (
+    Holder,
+    StateError,
+    node_from_object,
+    priority_class_from_object,
+    runtime_class_from_object,
+    state_from_kinds,
+)
 from .records import TERMINATED_PHASES, OwnerKey, PodInfo, TemplateInfo
 from .state import ClusterState
 from .templates import HOLDER_KINDS, REVISION_LABEL, holder_from_object, owner_key, template_key
@@ -38,6 +47,7 @@ class _Metadata(msgspec.Struct, gc=False):
     # decoded for Nodes, and for a StatefulSet's or DaemonSet's Pods its revision label only (_RevisionLabel):
     # every Pod of a real cluster has labels
     labels: msgspec.Raw = _NULL
+    annotations: msgspec.Raw = _NULL  # a Pod's: decoded only when preemption weighs it (mirror Pods)
     # decoded in the loading loop (_REFERENCES): as structs here, every Pod's would be alive at once
     ownerReferences: msgspec.Raw = _NULL
 
@@ -55,6 +65,8 @@ class _Status(msgspec.Struct, gc=False):
     allocatable: msgspec.Raw = _NULL  # Node
     conditions: msgspec.Raw = _NULL  # decoded for Nodes only: every Pod of a real cluster has some
     nodeInfo: msgspec.Raw = _NULL  # Node: decoded for its operatingSystem
+    startTime: Any = None  # Pod: when it started, for preemption
+    qosClass: Any = None  # Pod
 
 
 class _Container(msgspec.Struct, gc=False, omit_defaults=True):
@@ -68,6 +80,19 @@ class _Container(msgspec.Struct, gc=False, omit_defaults=True):
 _Containers = list[_Container] | None | msgspec.UnsetType
 
 
+class _SpecRequests(msgspec.Struct, gc=False, omit_defaults=True):
+    """What pod_requests reads of a Pod's spec (not its node or host network), encoded as _Spec.requests_key:
+    the containers whole (their ports too, which only split the key: the Pods of one workload share them)."""
+
+    containers: Any = msgspec.UNSET
+    initContainers: Any = msgspec.UNSET
+    overhead: Any = msgspec.UNSET
+    resources: Any = msgspec.UNSET
+
+
+_ENCODE_KEY = msgspec.json.Encoder().encode
+
+
 class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
     """The spec of any kind, with the fields a Pod's or a Node's record reads: a Pod's spec is kept
     as it is until a rule reads it (records.PodInfo.spec makes it plain values); unset stays absent."""
@@ -78,9 +103,16 @@ class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
     overhead: Any = msgspec.UNSET
     resources: Any = msgspec.UNSET
     hostNetwork: Any = msgspec.UNSET
+    priority: Any = msgspec.UNSET  # a Pod's, for preemption
+    priorityClassName: Any = msgspec.UNSET
     taints: Any = msgspec.UNSET  # Node
     unschedulable: Any = msgspec.UNSET  # Node
     template: msgspec.Raw = _NULL  # ReplicaSet: decoded only when one of the Pods runs it
+
+    def requests_key(self) -> bytes:
+        """What pod_requests reads of this spec, encoded: Pods with the same key have the same requests
+        (scheduling._running_pod_requests memoizes them by it)."""
+        return _ENCODE_KEY(_SpecRequests(self.containers, self.initContainers, self.overhead, self.resources))
 
     def plain_container_requests(self) -> list[Any] | None:
         """records.plain_container_requests of this spec, read from the structs (no plain values made)."""
@@ -103,6 +135,9 @@ class _Item(msgspec.Struct, gc=False):
     overhead: Any = None  # RuntimeClass
     scheduling: Any = None  # RuntimeClass
     data: msgspec.Raw = _NULL  # ControllerRevision: the same
+    value: Any = None  # PriorityClass
+    globalDefault: Any = None  # PriorityClass
+    preemptionPolicy: Any = None  # PriorityClass
 
 
 class _List(msgspec.Struct, gc=False):
@@ -131,6 +166,7 @@ def state_from_json_dump(data: bytes | str, source: str) -> ClusterState | None:
     try:
         nodes = [node_from_object(_as_object(item)) for item in others["Node"]]
         runtime_classes = [runtime_class_from_object(_as_object(item)) for item in others["RuntimeClass"]]
+        priority_classes = [priority_class_from_object(_as_object(item)) for item in others["PriorityClass"]]
     except (StateError, RecursionError):  # a Node's raw labels or conditions nested too deeply
         return None
     namespaces: list[str] = []
@@ -154,7 +190,7 @@ def state_from_json_dump(data: bytes | str, source: str) -> ClusterState | None:
                 holder = holder_from_object(_holder_object(kind, item), used)
             if holder is not None:
                 holders.append(holder)
-    state = state_from_kinds(source, nodes, namespaces, read.records, runtime_classes, holders)
+    state = state_from_kinds(source, nodes, namespaces, read.records, runtime_classes, priority_classes, holders)
     state.set_pod_indexes(read.by_node, read.by_namespace)
     return state
 
@@ -176,7 +212,9 @@ def _read_items(items: list[_Item], implied: str) -> _Read | None:
     records: list[PodInfo] = []
     by_node: dict[str, list[PodInfo]] = {}
     by_namespace: dict[str, dict[str, PodInfo]] = {}
-    others: dict[str, list[_Item]] = {kind: [] for kind in ("Node", "Namespace", "RuntimeClass", *HOLDER_KINDS)}
+    others: dict[str, list[_Item]] = {
+        kind: [] for kind in ("Node", "Namespace", "RuntimeClass", "PriorityClass", *HOLDER_KINDS)
+    }
     owners: dict[Any, OwnerKey] = {}  # the keys of the controllers, shared by their Pods
     replicasets: dict[Any, OwnerKey] = {}
     in_use: dict[str, set[OwnerKey]] = {}
@@ -215,6 +253,10 @@ def _read_items(items: list[_Item], implied: str) -> _Read | None:
                 if keys is None:
                     keys = in_use[namespace] = set()
                 keys.add(record.template)
+        if metadata.annotations is not _NULL:
+            record.loaded_annotations = metadata.annotations
+        if status is not None:
+            record.start_time, record.qos_class = status.startTime, status.qosClass
         records.append(record)
         named = by_namespace.get(namespace)
         if named is None:
@@ -296,7 +338,8 @@ def _holder_object(kind: str, item: _Item) -> dict[str, Any]:
 
 
 def _as_object(item: _Item) -> dict[str, Any]:
-    """A Node or RuntimeClass item as the API object the generic record readers take (a few thousand)."""
+    """A Node, RuntimeClass or PriorityClass item as the API object the generic record readers take (a few
+    thousand)."""
     metadata = item.metadata or _Metadata()
     status = item.status or _Status()
     fields = {
@@ -309,5 +352,8 @@ def _as_object(item: _Item) -> dict[str, Any]:
         },
         "overhead": item.overhead,
         "scheduling": item.scheduling,
+        "value": item.value,
+        "globalDefault": item.globalDefault,
+        "preemptionPolicy": item.preemptionPolicy,
     }
     return {key: value for key, value in fields.items() if value is not None}

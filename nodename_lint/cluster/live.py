@@ -32,6 +32,7 @@ __all__ = ["ClusterUnavailable", "LiveCluster", "LiveOptions", "Referenced", "re
 PARALLEL_REQUESTS = 4  # Pod lists in flight at once
 NON_TERMINATED = "status.phase!=Succeeded,status.phase!=Failed"
 RUNTIME_CLASSES = "/apis/node.k8s.io/v1/runtimeclasses"
+PRIORITY_CLASSES = "/apis/scheduling.k8s.io/v1/priorityclasses"
 
 
 @dataclass
@@ -40,7 +41,8 @@ class Referenced:
 
     nodes: set[str] = field(default_factory=set)
     pods: set[tuple[str, str]] = field(default_factory=set)  # (namespace, name)
-    # a Pod the scheduler places asks for host ports: the ports in use on every node matter
+    # a Pod the scheduler places asks for host ports, or names a PriorityClass and may preempt: the ports
+    # in use and the Pods on every node matter
     every_node: bool = False
     # (namespace, kind, name) of the Deployments, StatefulSets and DaemonSets: their running Pods' templates
     workloads: set[tuple[str, str, str]] = field(default_factory=set)
@@ -73,7 +75,7 @@ def referenced(parsed: Iterable[ParsedSource], default_namespace: str) -> Refere
                 node = pinned_node(obj)
                 if node and is_dns1123_subdomain(node):  # else invalid-node-name reports it: no request
                     found.nodes.add(node)
-                elif not node and not found.every_node and _scheduled_with_host_ports(obj):
+                elif not node and not found.every_node and _scheduled_needing_every_node(obj):
                     found.every_node = True
                 namespace = obj.namespace or default_namespace
                 if (
@@ -90,17 +92,16 @@ def referenced(parsed: Iterable[ParsedSource], default_namespace: str) -> Refere
     return found
 
 
-def _scheduled_with_host_ports(obj: Any) -> bool:
-    """A Pod or template the scheduler places (no-node-fits checks it) that asks for host ports."""
+def _scheduled_needing_every_node(obj: Any) -> bool:
+    """A Pod or template the scheduler places (no-node-fits checks it) that asks for host ports, or that
+    names a PriorityClass and may preempt (which Pods the scheduler could delete is on every node)."""
     from ..scheduling import host_ports
 
     spec = obj.pod_spec
-    return (
-        bool(spec)
-        and not obj.is_static_pod
-        and obj.kind != "DaemonSet"
-        and bool(host_ports(spec, default_from_host_network=True))
-    )
+    if not spec or obj.is_static_pod or obj.kind == "DaemonSet":
+        return False
+    may_preempt = bool(spec.get("priorityClassName")) and spec.get("preemptionPolicy") != "Never"
+    return may_preempt or bool(host_ports(spec, default_from_host_network=True))
 
 
 class LiveCluster:
@@ -138,13 +139,14 @@ class LiveCluster:
                 unavailable, "pods", lambda: self._pods(None if wanted.every_node else pod_nodes, sorted(wanted.pods))
             )
             runtime_classes = self._read(unavailable, "runtime_classes", lambda: conn.list_all(RUNTIME_CLASSES))
+            priority_classes = self._read(unavailable, "priority_classes", lambda: conn.list_all(PRIORITY_CLASSES))
             templates = None
             if pods and wanted.workloads:
                 templates = self._read(unavailable, "templates", lambda: self._templates(pods, wanted.workloads))
         finally:
             conn.close()
         known = frozenset(pod_nodes) if pods is not None and not wanted.every_node else None
-        return self._state(nodes, namespaces, pods, known, unavailable, runtime_classes, templates)
+        return self._state(nodes, namespaces, pods, known, unavailable, runtime_classes, priority_classes, templates)
 
     def _templates(self, pods: list[dict[str, Any]], workloads: set[tuple[str, str, str]]) -> list[Holder]:
         """The ReplicaSets and ControllerRevisions holding the templates of the linted workloads' running Pods,
@@ -193,10 +195,11 @@ class LiveCluster:
             namespaces = self._read(unavailable, "namespaces", lambda: conn.list_all("/api/v1/namespaces"))
             pods = self._read(unavailable, "pods", lambda: conn.list_all("/api/v1/pods", NON_TERMINATED))
             runtime_classes = self._read(unavailable, "runtime_classes", lambda: conn.list_all(RUNTIME_CLASSES))
+            priority_classes = self._read(unavailable, "priority_classes", lambda: conn.list_all(PRIORITY_CLASSES))
             templates = self._read(unavailable, "templates", lambda: self._every_template(pods or []))
         finally:
             conn.close()
-        return self._state(nodes, namespaces, pods, None, unavailable, runtime_classes, templates)
+        return self._state(nodes, namespaces, pods, None, unavailable, runtime_classes, priority_classes, templates)
 
     def _every_template(self, pods: list[dict[str, Any]]) -> list[Holder]:
         """The template of every ReplicaSet and ControllerRevision the Pods run, reduced to its digest as
@@ -224,6 +227,7 @@ class LiveCluster:
         pod_nodes: frozenset[str] | None,
         unavailable: dict[str, str],
         runtime_classes: Any,
+        priority_classes: Any,
         templates: list[Holder] | None,
     ) -> ClusterState:
         from .objects import StateError, state_from_objects
@@ -239,6 +243,7 @@ class LiveCluster:
                 pod_nodes=pod_nodes,
                 unavailable=unavailable or None,
                 runtime_classes=runtime_classes,
+                priority_classes=priority_classes,
                 holders=templates,
             )
         except StateError as exc:
@@ -289,6 +294,7 @@ class LiveCluster:
             namespaces = conn.list_all("/api/v1/namespaces")
             pods = conn.list_all("/api/v1/pods", NON_TERMINATED, keep=trim_pod)  # trimmed as pages arrive
             runtime_classes = conn.list_all(RUNTIME_CLASSES)
+            priority_classes = conn.list_all(PRIORITY_CLASSES)
             templates = self._every_template(pods)
         except Forbidden as exc:
             raise ClusterUnavailable(f"cannot snapshot {self.source}: {exc.reason()}") from None
@@ -301,6 +307,7 @@ class LiveCluster:
                 namespaces=namespaces,
                 pods=pods,
                 runtime_classes=runtime_classes,
+                priority_classes=priority_classes,
                 holders=templates,
             )
         except StateError as exc:

@@ -1,4 +1,4 @@
-"""Records from API objects: Nodes, Namespaces, Pods and RuntimeClasses as the API returns them.
+"""Records from API objects: Nodes, Namespaces, Pods, RuntimeClasses and PriorityClasses as the API returns them.
 
 The live client, a saved kubectl List (from_file) and the JSON dump fast path (json_dump) all end
 here, so an object reads the same whatever brought it. An object of the wrong shape raises
@@ -8,10 +8,11 @@ StateError with the path inside it; the reader that has the file turns that into
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from ..sources import UsageError
-from .records import NodeInfo, OwnerKey, PodInfo, RuntimeClassInfo, TemplateInfo
+from .records import NodeInfo, OwnerKey, PodInfo, PriorityClassInfo, RuntimeClassInfo, TemplateInfo
 from .state import ClusterState
 from .templates import SAVE_TEMPLATES, pod_owner
 
@@ -120,6 +121,9 @@ def pod_from_object(obj: Any) -> PodInfo:
         loaded_spec=spec,
         owner=owner,
         template=template,
+        loaded_annotations=metadata.get("annotations") if isinstance(metadata, dict) else None,
+        start_time=status.get("startTime") if status else None,
+        qos_class=status.get("qosClass") if status else None,
     )
 
 
@@ -136,6 +140,23 @@ def runtime_class_from_object(obj: Any) -> tuple[str, RuntimeClassInfo]:
     return name, RuntimeClassInfo(fixed or None, _strings(obj, obj, ("scheduling", "nodeSelector")), tolerations)
 
 
+PREEMPTION_POLICIES = ("PreemptLowerPriority", "Never")
+
+
+def priority_class_from_object(obj: Any) -> tuple[str, PriorityClassInfo]:
+    """(name, what the Priority admission plugin reads) of a PriorityClass; StateError when its shape is wrong."""
+    _, name = name_of(obj, "PriorityClass")
+    value = obj.get("value")
+    if not isinstance(value, int) or isinstance(value, bool) or not -(2**31) <= value < 2**31:
+        raise StateError(obj, ("value",), f"PriorityClass {name}: value is not a 32-bit integer")
+    policy = obj.get("preemptionPolicy") or "PreemptLowerPriority"
+    if policy not in PREEMPTION_POLICIES:
+        raise StateError(
+            obj, ("preemptionPolicy",), f"PriorityClass {name}: preemptionPolicy is not one of {PREEMPTION_POLICIES}"
+        )
+    return name, PriorityClassInfo(value, obj.get("globalDefault") is True, policy)
+
+
 def state_from_objects(
     source: str,
     *,
@@ -145,6 +166,7 @@ def state_from_objects(
     pod_nodes: frozenset[str] | None = None,
     unavailable: dict[str, str] | None = None,
     runtime_classes: list[dict] | None = None,
+    priority_classes: list[dict] | None = None,
     holders: list[Holder] | None = None,
 ) -> ClusterState:
     """A ClusterState from API objects as returned by the API or `kubectl get -o json`.
@@ -160,6 +182,7 @@ def state_from_objects(
         namespaces=None if namespaces is None else frozenset(name_of(ns, "Namespace")[1] for ns in namespaces),
         pods=None if pods is None else [pod_from_object(pod) for pod in pods],
         runtime_classes=None if runtime_classes is None else dict(map(runtime_class_from_object, runtime_classes)),
+        priority_classes=None if priority_classes is None else dict(map(priority_class_from_object, priority_classes)),
         unavailable=dict(unavailable or {}),
         pod_nodes=pod_nodes,
         templates=None if holders is None else templates_by_namespace(holders),
@@ -182,6 +205,7 @@ def state_from_kinds(
     namespaces: list[str],
     pods: list[PodInfo],
     runtime_classes: list[tuple[str, RuntimeClassInfo]],
+    priority_classes: Sequence[tuple[str, PriorityClassInfo]] = (),
     holders: list[Holder] | None = None,
 ) -> ClusterState:
     """The ClusterState of a file's records; a kind the file lacks is unavailable, and the message says
@@ -206,12 +230,18 @@ def state_from_kinds(
             f"the cluster state {source} has no ReplicaSets or ControllerRevisions ({SAVE_TEMPLATES} to tell "
             "the Pods a workload already runs from its new ones)"
         )
+    if not priority_classes:
+        missing["priority_classes"] = (
+            f"the cluster state {source} has no PriorityClasses (add priorityclasses to the kubectl get command "
+            "to resolve their values; the built-in system-node-critical and system-cluster-critical are known)"
+        )
     return ClusterState(
         source=f"file {source}",
         nodes={node.name: node for node in nodes},
         namespaces=frozenset(namespaces) if namespaces else None,
         pods=pods or None,
         runtime_classes=dict(runtime_classes) if runtime_classes else None,
+        priority_classes=dict(priority_classes) if priority_classes else None,
         unavailable=missing,
         templates=templates_by_namespace(holders) if holders else None,
     )

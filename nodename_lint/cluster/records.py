@@ -59,6 +59,11 @@ class PodInfo:
     owner: OwnerKey | None = None  # "Kind/name" of its controller ownerReference (templates.owner_key)
     template: OwnerKey | None = None  # the object holding the Pod template it was made from (templates.template_key)
     requests: dict[str, int] | None = None  # its effective requests, when the spec is not held (a snapshot)
+    # what priority and preemption read besides the spec (preemption.running_pod): the annotations as
+    # loaded (a dump's raw JSON, decoded when read), status.startTime and status.qosClass
+    loaded_annotations: Any = field(default=None, repr=False)
+    start_time: Any = field(default=None, repr=False)
+    qos_class: Any = field(default=None, repr=False)
 
     @property
     def spec(self) -> dict[str, Any]:
@@ -201,3 +206,35 @@ class RuntimeClassInfo:
     overhead: dict[str, Any] | None = None  # overhead.podFixed: becomes spec.overhead
     node_selector: dict[str, str] = field(default_factory=dict)  # scheduling.nodeSelector: merged into the Pod's
     tolerations: list[dict[str, Any]] = field(default_factory=list)  # scheduling.tolerations: added to the Pod's
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityClassInfo:
+    """What the Priority admission plugin reads from a PriorityClass (scheduling.k8s.io/v1)."""
+
+    value: int
+    global_default: bool = False
+    preemption_policy: str = "PreemptLowerPriority"  # the API's default for a class that sets none
+
+
+@dataclass(frozen=True, slots=True)
+class RunningPod:
+    """A non-terminated Pod on a node as the kubelet's critical Pod admission and the scheduler's
+    preemption weigh it (preemption.py): who it is, how important, and what evicting it frees."""
+
+    key: str  # "namespace/name"
+    priority: int  # spec.priority as the API stored it (PodPriority)
+    critical: bool  # kubelettypes.IsCriticalPod: a static or mirror Pod, or priority >= SystemCriticalPriority
+    qos: str  # BestEffort, Burstable or Guaranteed (GetPodQOS)
+    start_time: str | None  # status.startTime (RFC 3339), None before it started
+    requests: dict[str, int]  # PodRequests with overhead: what it adds to the node's requested resources
+    # resource.GetResourceRequest of each resource, where it differs from `requests` (pod-level resources
+    # hide the containers' other requests; overhead counts only on a resource the Pod requests)
+    evictable: dict[str, int] | None = None
+    ports: tuple[tuple[str, str, int], ...] = ()  # host ports (scheduling.HostPort)
+
+    def freed(self, resource: str) -> int:
+        """resource.GetResourceRequest: what evicting it frees for the kubelet's critical Pod admission."""
+        if resource == "pods":
+            return 1
+        return (self.requests if self.evictable is None else self.evictable).get(resource, 0)

@@ -6,11 +6,15 @@ Pod's spec so that the run can sum each node's requests; the snapshot holds the 
 It is JSON, one record per line (a change to one node is a one-line diff), made only of the
 cluster model (records.py, state.py), so a field added there travels without a change here:
 
-    {"format": "nodename-lint.io/cluster-snapshot", "version": 3, "source": "context prod",
+    {"format": "nodename-lint.io/cluster-snapshot", "version": 4, "source": "context prod",
      "nodes": [NodeInfo, ...],               every public field of records.NodeInfo
      "usage": {"node": NodeUsage, ...},       every node whose Pods are known: Pod count, summed requests
      "ports": {"node": [["0.0.0.0", "TCP", 8080, "ns/pod"], ...]},   host ports in use, a row for each holder
      "runtimeClasses": {"name": RuntimeClassInfo, ...},
+     "priorityClasses": {"name": PriorityClassInfo, ...},   or null when the source did not list them
+     "running": {"node": [[key, priority, critical, qos, startTime, requests, evictable, ports], ...]},
+                                              every node whose Pods are known: its Pods as preemption weighs
+                                              them (records.RunningPod), in the state's order
      "namespaces": ["default", ...],
      "pods": {"namespace": {"name": ["node", "phase"], ...}, ...},   every Pod (node and phase may be null);
                                               a controller's Pod adds its owner, the holder of its template
@@ -23,7 +27,8 @@ cluster model (records.py, state.py), so a field added there travels without a c
      "unavailable": {"pods": "why", ...}}     data the source could not give, and why
 
 `null` for nodes, namespaces or pods means "not known" (the rules needing it are skipped).
-Another `version` is refused with a message saying how to write the file again.
+Another `version` is refused with a message saying how to write the file again (version 3 was written
+by two lines of development, one with the preemption fields, one with the rollout fields: 4 holds both).
 """
 
 from __future__ import annotations
@@ -38,15 +43,27 @@ import msgspec
 
 from ..safe_text import json_escaped
 from ..sources import UsageError
-from .records import NodeInfo, NodeUsage, OwnerKey, PodTable, RuntimeClassInfo, TemplateInfo
+from .records import (
+    NodeInfo,
+    NodeUsage,
+    OwnerKey,
+    PodTable,
+    PriorityClassInfo,
+    RunningPod,
+    RuntimeClassInfo,
+    TemplateInfo,
+)
 from .state import ClusterState
 from .templates import digest
 
 FORMAT = "nodename-lint.io/cluster-snapshot"
-VERSION = 3  # 3: a controller's Pods with owner, template and requests (2: Pods keyed by namespace and name)
+VERSION = 4  # 4: 3's two kinds together; 3: PriorityClasses and each node's Pods for preemption, or a controller's
+# Pods with owner, template and requests (2: Pods keyed by namespace and name)
 _HEAD = re.compile(r'\A\s*\{\s*"format"\s*:\s*"' + re.escape(FORMAT) + '"')
 
 PortRow = tuple[str, str, int, str]  # hostIP, protocol, hostPort (scheduling.HostPort), "namespace/name" of the Pod
+# records.RunningPod as an array: key, priority, critical, qos, start_time, requests, evictable, ports
+RunningRow = tuple[str, int, bool, str, str | None, dict[str, int], dict[str, int] | None, list[tuple[str, str, int]]]
 
 
 class PodRow(msgspec.Struct, array_like=True, gc=False):
@@ -67,7 +84,12 @@ class _Header(msgspec.Struct):
 
 class _Snapshot(
     msgspec.Struct,
-    rename={"pod_nodes": "podNodes", "runtime_classes": "runtimeClasses", "pod_requests": "podRequests"},
+    rename={
+        "pod_nodes": "podNodes",
+        "runtime_classes": "runtimeClasses",
+        "priority_classes": "priorityClasses",
+        "pod_requests": "podRequests",
+    },
 ):
     format: str
     version: int
@@ -81,6 +103,8 @@ class _Snapshot(
     templates: dict[str, dict[OwnerKey, tuple[OwnerKey | None, str]]] | None
     pod_nodes: list[str] | None
     runtime_classes: dict[str, RuntimeClassInfo] | None
+    priority_classes: dict[str, PriorityClassInfo] | None
+    running: dict[str, msgspec.Raw]  # node -> its RunningRows, decoded when read
     unavailable: dict[str, str]
 
 
@@ -101,10 +125,12 @@ def snapshot_text(state: ClusterState, source: str) -> str:
     nodes = state.nodes
     usage: dict[str, NodeUsage] = {}
     ports: dict[str, list[PortRow]] = {}
+    running: dict[str, list[RunningRow]] = {}
     for name in nodes or ():
         summed, holders = state.usage(name), state.port_holders(name)
         if summed is not None:
             usage[name] = summed
+            running[name] = [_running_row(pod) for pod in state.running_pods(name) or ()]
         if holders:  # every holder of a shared port, in the Pods' order (the last one is what messages name)
             ports[name] = [(*port, holder) for port, holder in sorted(holders, key=lambda row: row[0])]
     pods, pod_requests, templates = _pod_table(state)
@@ -142,6 +168,10 @@ def snapshot_text(state: ClusterState, source: str) -> str:
         f'"templates":{keyed(templates)}',
         f'"podNodes":{encode(None if state.pod_nodes is None else sorted(state.pod_nodes)).decode()}',
         f'"runtimeClasses":{encode(state.runtime_classes).decode()}',
+        f'"priorityClasses":{encode(state.priority_classes).decode()}',
+        '"running":{'
+        + ",".join(f"\n{encode(name).decode()}:{encode(rows).decode()}" for name, rows in running.items())
+        + ("\n}" if running else "}"),
         f'"unavailable":{encode(state.unavailable).decode()}',
     ]
     return json_escaped("{" + ",\n".join(fields) + "}") + "\n"  # names from the API server: no raw bidi
@@ -202,7 +232,7 @@ def load_snapshot(content: str | bytes, display: str) -> ClusterState:
         for node in snapshot.nodes:
             _reset_private(node, private)
             nodes[node.name] = node
-    unknown = sorted((set(snapshot.usage) | set(snapshot.ports)) - set(nodes or ()))
+    unknown = sorted((set(snapshot.usage) | set(snapshot.ports) | set(snapshot.running)) - set(nodes or ()))
     if unknown:
         raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: usage of unknown node {unknown[0]!r}")
     state = ClusterState(
@@ -221,7 +251,9 @@ def load_snapshot(content: str | bytes, display: str) -> ClusterState:
         unavailable=snapshot.unavailable,
         pod_nodes=None if snapshot.pod_nodes is None else frozenset(snapshot.pod_nodes),
         runtime_classes=snapshot.runtime_classes,
+        priority_classes=snapshot.priority_classes,
     )
+    state.set_running_source(partial(_node_running, display, snapshot.running))
     known = [name for name in nodes or () if state.pods_known_on(name)]
     state.set_node_summaries(
         {name: snapshot.usage.get(name) or NodeUsage(0, {}) for name in known},
@@ -234,6 +266,37 @@ def load_snapshot(content: str | bytes, display: str) -> ClusterState:
 
 
 _NAMESPACE_PODS = msgspec.json.Decoder(dict[str, PodRow])
+_RUNNING = msgspec.json.Decoder(list[RunningRow])
+
+
+def _running_row(pod: RunningPod) -> RunningRow:
+    return (
+        pod.key,
+        pod.priority,
+        pod.critical,
+        pod.qos,
+        pod.start_time,
+        pod.requests,
+        pod.evictable,
+        list(pod.ports),
+    )
+
+
+def _node_running(display: str, running: dict[str, msgspec.Raw], node: str) -> list[RunningPod]:
+    """The Pods of one node of a snapshot as preemption weighs them, decoded when first read."""
+    rows = running.get(node)
+    if rows is None:
+        return []
+    try:
+        decoded = _RUNNING.decode(rows)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise UsageError(
+            f"{display}: not a valid nodename-lint cluster snapshot: {_problem(exc)} (the Pods of node {node!r})"
+        ) from None
+    return [
+        RunningPod(key, priority, critical, qos, start, requests, evictable, tuple(ports))
+        for key, priority, critical, qos, start, requests, evictable, ports in decoded
+    ]
 
 
 def _namespace_pods(display: str, namespace: str, pods: msgspec.Raw) -> dict[str, PodRow]:

@@ -17,20 +17,35 @@ import json
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..scheduling import (
     AFFINITY_CONFLICT,
     HostPort,
     absent_nodes_reason,
+    admitted_tolerations,
     host_ports,
     prefilter_node_names,
     running_pods_requests,
     scheduler_rejection,
 )
 from .names import closest_node_names
-from .records import TERMINATED_PHASES, NodeInfo, NodeUsage, OwnerKey, PodInfo, PodTable, RuntimeClassInfo, TemplateInfo
+from .records import (
+    TERMINATED_PHASES,
+    NodeInfo,
+    NodeUsage,
+    OwnerKey,
+    PodInfo,
+    PodTable,
+    PriorityClassInfo,
+    RunningPod,
+    RuntimeClassInfo,
+    TemplateInfo,
+)
 from .templates import workload_of
+
+if TYPE_CHECKING:
+    from ..preemption import Priority, SchedulerPreemption
 
 _Index = TypeVar("_Index")
 
@@ -59,6 +74,7 @@ class NoNodeFits:
     unknown_usage: int
     prefilter: str = ""  # a PreFilter rejection that replaces the per-node reasons
     preemption_may_help: int = 0  # the nodes whose filter status is Unschedulable (not ...AndUnresolvable)
+    helpful: tuple[str, ...] = ()  # those nodes' names: where DefaultPreemption looks for victims
 
 
 @dataclass(slots=True)
@@ -74,6 +90,7 @@ class ClusterState:
     namespaces: frozenset[str] | None = None
     pods: Collection[PodInfo] | None = None  # a list, or a snapshot's PodTable
     runtime_classes: dict[str, RuntimeClassInfo] | None = None  # by name
+    priority_classes: dict[str, PriorityClassInfo] | None = None  # by name (the built-in ones may be missing)
     unavailable: dict[str, str] = field(default_factory=dict)  # data kind -> why it is missing
     pod_nodes: frozenset[str] | None = None
     # namespace -> "ReplicaSet/web-5d8f7c9b6d" (or a ControllerRevision) -> its Pod template; None: not known
@@ -88,9 +105,14 @@ class ClusterState:
     _no_fit: dict[str, NoNodeFits | None] = field(default_factory=dict, repr=False)
     _controlled: dict[str, dict[OwnerKey, list[PodInfo]]] | None = field(default=None, repr=False)  # by namespace
     _workloads: dict[str, dict[OwnerKey, list[tuple[list[PodInfo], bool]]]] | None = field(default=None, repr=False)
+    _running: dict[str, list[RunningPod]] = field(default_factory=dict, repr=False)
+    _running_source: Callable[[str], list[RunningPod]] | None = field(default=None, repr=False)  # a snapshot's
+    _lowest: dict[str, int | None] = field(default_factory=dict, repr=False)
+    _preemption: dict[str, SchedulerPreemption] = field(default_factory=dict, repr=False)
 
     def has(self, data: str) -> bool:
-        """Whether one kind of data ("nodes", "namespaces", "pods", "live-pods", "runtime_classes") is known."""
+        """Whether one kind of data ("nodes", "namespaces", "pods", "live-pods", "runtime_classes",
+        "priority_classes") is known."""
         if data in self.unavailable:
             return False
         attribute = "pods" if data == "live-pods" else data
@@ -161,6 +183,42 @@ class ClusterState:
         """The host ports in use on `node` once the Pods named in `without` ("namespace/name") are gone: a
         port another Pod holds too stays held."""
         return {port: holder for port, holder in self.port_holders(node) if holder not in without}
+
+    def running_pods(self, node: str) -> list[RunningPod] | None:
+        """The non-terminated Pods on `node` as preemption weighs them (in the state's order); None when
+        its Pods are not known."""
+        if not self.pods_known_on(node):
+            return None
+        cached = self._running.get(node)
+        if cached is None:
+            if self._running_source is not None:
+                cached = self._running[node] = self._running_source(node)
+                return cached
+            from ..preemption import running_pod
+
+            running = self._pods_by_node().get(node, [])
+            cached = self._running[node] = _frozen(lambda: [running_pod(pod, self.priority_classes) for pod in running])
+        return cached
+
+    def lowest_priority(self, node: str) -> int | None:
+        """The lowest priority of the non-terminated Pods on `node` (None: no Pod, or not known), read
+        without weighing each Pod whole: most nodes of a cluster hold no Pod a given Pod may preempt."""
+        if not self.pods_known_on(node):
+            return None
+        if node not in self._lowest:
+            if self._running_source is not None:
+                priorities = [pod.priority for pod in self.running_pods(node) or ()]
+            else:
+                from ..preemption import running_priority
+
+                classes = self.priority_classes
+                priorities = [running_priority(pod, classes) for pod in self._pods_by_node().get(node, ())]
+            self._lowest[node] = min(priorities, default=None)
+        return self._lowest[node]
+
+    def set_running_source(self, source: Callable[[str], list[RunningPod]]) -> None:
+        """Where running_pods reads a node's Pods from, when the state holds them already weighed (a snapshot)."""
+        self._running_source = source
 
     def live_pod(self, namespace: str, name: str) -> PodInfo | None:
         """The Pod with this namespace and name in the cluster, if any."""
@@ -245,6 +303,8 @@ class ClusterState:
         )
         counts: dict[str, int] = {}
         unknown_usage = may_help = 0
+        tolerations = admitted_tolerations(spec)  # the same for every node (a third of the loop, per node)
+        helpful: list[str] = []
         for node in candidates:
             rejection = scheduler_rejection(
                 spec,
@@ -253,16 +313,36 @@ class ClusterState:
                 partial(self.usage, node.name),
                 wanted_ports,
                 partial(self.ports_in_use, node.name),
+                tolerations,
             )
             if rejection is None:
                 return None
             unknown_usage += not self.pods_known_on(node.name)
             may_help += rejection.preemption_may_help
+            if rejection.preemption_may_help:
+                helpful.append(node.name)
             for reason in rejection.reasons:
                 counts[reason] = counts.get(reason, 0) + 1
         if len(candidates) < len(nodes):
             counts[absent_nodes_reason()] = len(nodes) - len(candidates)
-        return NoNodeFits(counts, unknown_usage, preemption_may_help=may_help)
+        return NoNodeFits(counts, unknown_usage, preemption_may_help=may_help, helpful=tuple(helpful))
+
+    def scheduler_preemption(
+        self, spec: dict[str, Any], requests: dict[str, int], priority: Priority, verdict: NoNodeFits
+    ) -> SchedulerPreemption:
+        """What DefaultPreemption does for a Pod no node fits (`verdict`, from no_node_fits with the same spec
+        and requests): preemption.scheduler_preemption, once per set of constraints, requests and priority."""
+        from ..preemption import scheduler_preemption
+
+        constraints = {key: spec.get(key) for key in ("nodeSelector", "affinity", "tolerations")}
+        ports = [port for _, port in host_ports(spec, default_from_host_network=True)]
+        key = json.dumps([constraints, requests, ports, priority.value, priority.policy], sort_keys=True, default=str)
+        if key not in self._preemption:
+            nodes = self.nodes or {}
+            self._preemption[key] = scheduler_preemption(
+                spec, requests, priority, nodes, verdict.helpful, self.running_pods, self.lowest_priority
+            )
+        return self._preemption[key]
 
     def set_node_summaries(self, usage: dict[str, NodeUsage], ports: dict[str, list[tuple[HostPort, str]]]) -> None:
         """Usage and host ports in use (port_holders), summed elsewhere (a snapshot holds them, not the Pods' specs)."""

@@ -14,6 +14,7 @@ from .state import ClusterState
 __all__ = ["admitted_spec", "replica_count", "runtime_class", "runtime_overhead"]  # where the rules read them
 
 if TYPE_CHECKING:
+    from ..preemption import KubeletAdmission, Preemptor, Priority
     from ..scheduling import HostPort
 
 
@@ -60,12 +61,64 @@ def pod_labels(obj: Manifest) -> dict[str, Any]:
     return labels if isinstance(labels, dict) else {}
 
 
+def pod_priority(obj: Manifest, cluster: ClusterState) -> Priority:
+    """The priority the Priority admission plugin gives the object's Pods (preemption.resolve_priority)."""
+    from ..preemption import resolve_priority
+
+    return resolve_priority(obj.pod_spec or {}, cluster.priority_classes)
+
+
+def kubelet_preemptor(obj: Manifest, cluster: ClusterState) -> Preemptor:
+    """The object's Pod as the kubelet's critical Pod admission sees it (critical or not, its priority)."""
+    from ..preemption import preemptor_for
+
+    return preemptor_for(
+        obj.pod_spec or {}, f"{obj.namespace}/{obj.name}", pod_priority(obj, cluster), static=obj.is_static_pod
+    )
+
+
+def critical_admissions(
+    obj: Manifest, node: NodeInfo, cluster: ClusterState, replicas: int, *, until_rejected: bool = False
+) -> list[KubeletAdmission] | None:
+    """What the kubelet does with each of the first `replicas` Pods of a critical object on `node`
+    (preemption.critical_admissions: it may evict other Pods to admit them); None when the Pod is not
+    critical, and the kubelet reports its failures as they are."""
+    from ..preemption import critical_admissions as admissions
+    from ..scheduling import RequestError, pod_requests
+
+    preemptor = kubelet_preemptor(obj, cluster)
+    if not preemptor.critical:
+        return None
+    spec = admitted_spec(obj, cluster)
+    overhead = runtime_overhead(obj, cluster)[0]
+    try:
+        requests = pod_requests(spec, overhead=overhead)
+    except RequestError:
+        requests = {}
+    return admissions(
+        spec,
+        requests,
+        node,
+        cluster.usage(node.name),
+        cluster.running_pods(node.name),
+        other_pods_ports(obj, node.name, cluster),
+        preemptor,
+        replicas,
+        labels=pod_labels(obj),
+        static=obj.is_static_pod,
+        overhead=overhead,
+        until_rejected=until_rejected,
+    )
+
+
 def admission_reasons(obj: Manifest, node: NodeInfo, cluster: ClusterState, replicas_before: int = 0) -> list[str]:
     """The kubelet's admission failures for the object's Pod on `node`, in the kubelet's order.
 
     `replicas_before`: for a replica of a pinned template, how many of its siblings the kubelet
     admitted before it; their requests and host ports count as the other Pods' do. For a
-    workload that already runs Pods, the cluster as its rollout leaves it (rollout.py).
+    workload that already runs Pods, the cluster as its rollout leaves it (rollout.py). For a critical
+    Pod, what the kubelet reports after its critical Pod admission (no resource shortage: it evicts,
+    or fails with UnexpectedAdmissionError).
     """
     from ..rollout import workload_rollout
     from ..scheduling import RequestError, add_into, host_ports, kubelet_reasons, pod_requests
@@ -74,6 +127,9 @@ def admission_reasons(obj: Manifest, node: NodeInfo, cluster: ClusterState, repl
     if rollout is not None:
         cluster = rollout.view
 
+    critical = critical_admissions(obj, node, cluster, replicas_before + 1)
+    if critical is not None:
+        return critical[-1].reasons
     spec = admitted_spec(obj, cluster)
     overhead = runtime_overhead(obj, cluster)[0]
     usage = cluster.usage(node.name)

@@ -172,17 +172,24 @@ def trim_pod(pod: dict[str, Any]) -> dict[str, Any]:
         kind, name = split_key(owner)
         kept["ownerReferences"] = [{"kind": kind, "name": name, "controller": True}]
         kept["labels"] = _pick(metadata.get("labels"), (REVISION_LABEL,))
+    annotations = _pick(metadata.get("annotations") if isinstance(metadata, dict) else None, _PREEMPTION_ANNOTATIONS)
+    if annotations:
+        kept["annotations"] = annotations
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": kept,
         "spec": {
-            **_pick(spec, ("nodeName", "overhead", "resources")),
+            **_pick(spec, ("nodeName", "overhead", "resources", "priority", "priorityClassName")),
             **containers("initContainers", ("name", "resources", "restartPolicy", "ports")),
             **containers("containers", ("name", "resources", "ports")),
         },
-        "status": _pick(pod.get("status"), ("phase",)),
+        "status": _pick(pod.get("status"), ("phase", "startTime", "qosClass")),
     }
+
+
+# what preemption reads of a Pod's annotations: whether it is a static Pod's mirror (kubelettypes.IsCriticalPod)
+_PREEMPTION_ANNOTATIONS = ("kubernetes.io/config.mirror", "kubernetes.io/config.source")
 
 
 def trim_runtime_class(runtime_class: dict[str, Any]) -> dict[str, Any]:

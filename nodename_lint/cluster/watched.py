@@ -23,7 +23,7 @@ from typing import Any
 
 from ..scheduling import HostPort, host_ports, running_pods_requests
 from .objects import name_of, node_from_object, pod_from_object, runtime_class_from_object
-from .records import NodeInfo, NodeUsage, RuntimeClassInfo
+from .records import NodeInfo, NodeUsage, RunningPod, RuntimeClassInfo
 from .state import ClusterState
 
 Requests = tuple[tuple[str, int], ...]  # (resource, amount) in the units the usage sums
@@ -182,6 +182,14 @@ class WatchedState(ClusterState):
         if not self.pods_known_on(node):
             return None
         return self.sums.ports.get(node) or {}
+
+    def running_pods(self, node: str) -> list[RunningPod] | None:
+        """Not known: the Pods are kept as their node's sums, without the priority, QoS class and start
+        time preemption weighs (the rules say what the kubelet and the scheduler may evict, not who)."""
+        return None
+
+    def lowest_priority(self, node: str) -> int | None:
+        return None
 
     # --- whole kinds, from a list (built before the lock is taken) ----------------------------------
     def install(self, kind: str, records: Any) -> None:

@@ -238,6 +238,11 @@ def _read_cluster(live_cluster: Any, wanted: Any, notes: list[str]) -> Any:
             "the Pods a workload already runs cannot be told from its new ones (its rollout is played as if "
             f"its template changed): {cluster.unavailable['templates']}"
         )
+    if "priority_classes" in cluster.unavailable:
+        notes.append(
+            "PriorityClasses are not known (only the built-in system-node-critical and system-cluster-critical): "
+            f"{cluster.unavailable['priority_classes']}"
+        )
     return cluster
 
 

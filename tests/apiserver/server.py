@@ -61,6 +61,8 @@ RESOURCES: dict[str, tuple[str, bool, frozenset[str]]] = {
     "cronjobs": ("CronJob", True, frozenset({"metadata.name", "metadata.namespace"})),
     # RuntimeClasses: their overhead counts in a Pod's requests
     "runtimeclasses": ("RuntimeClass", False, frozenset({"metadata.name"})),
+    # PriorityClasses: what the Priority admission plugin resolves a Pod's priority from
+    "priorityclasses": ("PriorityClass", False, frozenset({"metadata.name"})),
 }
 # resource -> group/version it is served under ("v1" is the core group at /api/v1)
 GROUP_VERSIONS = {
@@ -75,7 +77,33 @@ GROUP_VERSIONS = {
     "jobs": "batch/v1",
     "cronjobs": "batch/v1",
     "runtimeclasses": "node.k8s.io/v1",
+    "priorityclasses": "scheduling.k8s.io/v1",
 }
+# The PriorityClasses every API server creates at start (pkg/registry/scheduling/rest: SystemPriorityClasses)
+BUILT_IN_PRIORITY_CLASSES = tuple(
+    {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+        "globalDefault": False,
+        "preemptionPolicy": "PreemptLowerPriority",
+        "description": description,
+    }
+    for name, value, description in (
+        (
+            "system-node-critical",
+            2000001000,
+            "Used for system critical pods that must not be moved from their current node.",
+        ),
+        (
+            "system-cluster-critical",
+            2000000000,
+            "Used for system critical pods that must run in the cluster, but can be moved to another node if "
+            "necessary.",
+        ),
+    )
+)
 WORKLOAD_RESOURCES = tuple(resource for resource, group in GROUP_VERSIONS.items() if group in ("apps/v1", "batch/v1"))
 VERSION = {
     "major": "1",
@@ -281,6 +309,7 @@ class ApiServer:
         namespaces: Iterable[dict[str, Any]] = (),
         pods: Iterable[dict[str, Any]] = (),
         runtimeclasses: Iterable[dict[str, Any]] = (),
+        priorityclasses: Iterable[dict[str, Any]] = BUILT_IN_PRIORITY_CLASSES,
         *,
         tokens: Iterable[str] = (TOKEN,),
         ca: trustme.CA | None = None,
@@ -293,6 +322,7 @@ class ApiServer:
             "namespaces": Store("namespaces", namespaces),
             "pods": Store("pods", pods),
             "runtimeclasses": Store("runtimeclasses", runtimeclasses),
+            "priorityclasses": Store("priorityclasses", priorityclasses),
         }
         for resource in WORKLOAD_RESOURCES:  # served empty unless given: a cluster without Jobs has none
             self.stores[resource] = Store(resource, (workloads or {}).get(resource, ()))
@@ -493,6 +523,7 @@ class ApiServer:
             "daemonsets": ["ds"],
             "replicasets": ["rs"],
             "cronjobs": ["cj"],
+            "priorityclasses": ["pc"],
         }
         resources = []
         for name, (kind, namespaced, _) in RESOURCES.items():

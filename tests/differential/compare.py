@@ -32,6 +32,7 @@ from nodename_lint.rule import Context
 from nodename_lint.scheduling import RequestError, pod_requests
 
 from .generator import Case
+from .preemption import kubelet_evictions, scheduler_nomination
 
 SEVERITIES: dict[str, Any] = dict.fromkeys(all_rules())  # every rule at its own severity
 REJECTED = "rejected by the kubelet"
@@ -47,7 +48,7 @@ _QUOTE = re.compile(
     r'\(kubelet: "(?P<text>Pod was rejected: .*?)"'
     r"(?P<unordered> \(the kubelet lists the conditions in no fixed order\))?\)"
 )
-_EVENT = re.compile(r'stays Pending with FailedScheduling "(?P<event>[^"]*)"')
+_EVENT = re.compile(r'(?:stays Pending with|first gets) FailedScheduling "(?P<event>[^"]*)"')
 
 
 @dataclass
@@ -176,7 +177,7 @@ def _requests(case: Case, answer: dict[str, Any], invalid: bool) -> list[str]:
 
 
 def _kubelet(findings: list[Finding], answer: dict[str, Any]) -> list[str]:
-    problems: list[str] = []
+    problems: list[str] = kubelet_evictions(findings, answer)
     claims = _claims(findings, problems)
     if answer["admit"]:
         return problems + [f"the kubelet admits the Pod; {claim.rule} says {claim.message}" for claim in claims]
@@ -188,7 +189,7 @@ def _kubelet(findings: list[Finding], answer: dict[str, Any]) -> list[str]:
 
 
 def _replicas(case: Case, findings: list[Finding], answer: dict[str, Any]) -> list[str]:
-    problems: list[str] = []
+    problems: list[str] = kubelet_evictions(findings, answer)
     claims = _claims(findings, problems)
     admitted = case.replicas if answer["admit"] else answer["admitted"]
     predicted = min((claim.admitted for claim in claims), default=case.replicas)
@@ -210,7 +211,7 @@ def _scheduler(findings: list[Finding], answer: dict[str, Any]) -> list[str]:
         return [f"the scheduler binds the Pod to {answer['node']}; nodename-lint says {event!r}" for event in events]
     if not events:
         return [f"FailedScheduling {answer['message']!r}; nodename-lint is silent"]
-    return [
+    return scheduler_nomination(findings, answer) + [
         f"FailedScheduling {answer['message']!r}; nodename-lint quotes {event!r}"
         for event in events
         if event != answer["message"]
@@ -226,6 +227,13 @@ def compare(case: Case, linted: Linted, answers: dict[str, dict[str, Any]]) -> l
     problems: list[Disagreement] = [("crash", error) for error in linted.errors]
     invalid = bool(answers["kubelet"].get("invalid"))
     problems += [("requests", text) for text in _requests(case, answers["requests"], invalid)]
+    if case.refusal and not invalid:  # the Priority admission plugin refuses it: no kubelet, no scheduler sees it
+        for mode in ("kubelet", "kubelet-replicas", "scheduler"):
+            if not any(f.rule == "invalid-priority" and case.refusal in f.message for f in linted.findings[mode]):
+                problems.append(
+                    (mode, f"the API server refuses the Pod ({case.refusal!r}); invalid-priority is silent")
+                )
+        return problems
     if invalid:
         for mode in ("kubelet", "kubelet-replicas"):
             unreadable: list[str] = []

@@ -25,14 +25,17 @@ hostNetwork, spec.os and the OS label, priority class names.
 
 Two limits keep each case within what the oracle models exactly:
 
-- Priority and preemption (issue 22's last item, for the priority work to take over): the Pod under
-  test is never critical (no `system-node-critical`/`system-cluster-critical` class, no static or
-  mirror annotation), so the kubelet's critical-Pod admission handler (`HandleAdmissionFailure` in
-  pkg/kubelet/preemption) never evicts; and its priority (0: its class names are not built in, and
-  the oracle resolves only those) is never above a Pod already bound, so the scheduler's
-  DefaultPreemption finds no victim (`SelectVictimsOnNode`: "No preemption victims found for incoming
-  pod") and never nominates a node. `PREEMPTION` is the switch: with it on, the Pod under test may be
-  critical and the Pods already bound may have any priority.
+- Priority: PriorityClasses (the built-in ones, which every API server creates and a dump lists,
+  and some of the cluster's own: a globalDefault one, one with preemptionPolicy Never, a negative
+  one), Pods already bound with any of them (some the mirror Pods of static Pods, some with a start
+  time), and a Pod under test that names one of them, none, or one the cluster lacks, sometimes
+  with spec.priority or spec.preemptionPolicy written. The oracle resolves only the built-in
+  classes, so `admitted` applies the Priority admission plugin (`admitPod`, plugin/pkg/admission/
+  priority) as `priority_admission` reads it; a Pod that plugin refuses (`Case.refusal`) reaches no
+  kubelet and no scheduler, and only the refusal is compared. Static Pods under test are left to
+  tests/test_preemption.py (the harness lints manifests applied through the API). `PREEMPTION` is
+  the switch: off, the Pod under test is never critical and never above a Pod already bound, so
+  that nothing preempts.
 - A Node whose `kubernetes.io/os` label is missing always has `status.nodeInfo.operatingSystem`
   linux: a kubelet always reports its OS there (`runtime.GOOS`), and the oracle takes the kubelet's OS
   from the label, linux when it is missing (its `ORACLE-CHANGE`); a Node with neither tells
@@ -43,15 +46,15 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from random import Random
 from typing import Any
 
 from hypothesis import strategies as st
 
-# Off: the Pod under test never makes the kubelet or the scheduler preempt (see the module's doc).
-PREEMPTION = False
+# On: the Pod under test may be critical and Pods of any priority are bound (see the module's doc).
+PREEMPTION = True
 
 KI, MI, GI = 1024, 1024**2, 1024**3
 NODE_NAMES = ("kind-control-plane", "kind-worker", "kind-worker2", "kind-worker3")
@@ -397,12 +400,16 @@ def pod_level_resources(rnd: Random, totals: dict[str, int]) -> dict[str, Any]:
 
 # --- the Pods already bound ------------------------------------------------------------------------
 PHASES = ("Running", "Running", "Running", "Pending", "Succeeded", "Failed", "Unknown", None)
-BOUND_PRIORITIES = (  # (class, priority) of Pods already stored: the Priority plugin resolved the class
-    (None, 0),
-    ("high-priority", 1000),
-    ("system-node-critical", 2000001000),
-    ("system-cluster-critical", 2000000000),
+# a few start times, so that Pods of one priority tie (MoreImportantPod) or not; None: not started
+START_TIMES = (
+    None,
+    None,
+    "2026-03-01T10:00:00Z",
+    "2026-03-01T10:00:00Z",
+    "2026-03-01T09:30:00Z",
+    "2026-03-02T08:00:00Z",
 )
+MIRROR_ANNOTATIONS = {"kubernetes.io/config.mirror": "5b8a5d7c", "kubernetes.io/config.source": "file"}
 
 
 def _stored(spec: dict[str, Any]) -> None:
@@ -419,30 +426,122 @@ def _stored(spec: dict[str, Any]) -> None:
                 port["hostPort"] = port["containerPort"]
 
 
-def bound_pod(rnd: Random, index: int, node_names: list[str], min_priority: int) -> dict[str, Any]:
+def bound_pod(
+    rnd: Random, index: int, node_names: list[str], classes: Classes, min_priority: int, *, crowded: bool = False
+) -> dict[str, Any]:
+    """A Pod already bound: smaller than the Pod under test, or as large in a crowded cluster (where the
+    Pod under test often fits only by preemption)."""
     host_network = chance(rnd, 10)
-    spec = pod_spec(rnd, host_network=host_network, halved=True, pod_level=True)
+    spec = pod_spec(rnd, host_network=host_network, halved=not crowded, pod_level=True)
     if host_network:
         spec["hostNetwork"] = True
     _stored(spec)
     spec["nodeName"] = choice(rnd, (*node_names, *node_names, *node_names, GHOST_NODE))
-    priorities = tuple(p for p in BOUND_PRIORITIES if PREEMPTION or p[1] >= min_priority)
-    class_name, priority = choice(rnd, priorities)
+    names = tuple(name for name, (value, _, _) in classes.items() if PREEMPTION or value >= min_priority)
+    class_name = choice(rnd, (None, None, *names))
     if class_name:
         spec["priorityClassName"] = class_name
-    spec["priority"] = priority
+    stored = priority_admission(spec, classes)  # as the API stored it: the class resolved (or the default)
+    if not PREEMPTION and stored.priority < min_priority:
+        spec.pop("priorityClassName", None)
+        stored = Admission(min_priority, "", PREEMPT_LOWER)
+    if stored.class_name:
+        spec["priorityClassName"] = stored.class_name
+    spec["priority"] = stored.priority
+    spec["preemptionPolicy"] = stored.policy
     phase = choice(rnd, PHASES)
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": f"running-{index}",
-            "namespace": choice(rnd, NAMESPACES),
-            "labels": {"app": f"app-{index}"},
-        },
-        "spec": spec,
-        "status": {"phase": phase} if phase else {},
+    metadata: dict[str, Any] = {
+        "name": f"running-{index}",
+        "namespace": choice(rnd, NAMESPACES),
+        "labels": {"app": f"app-{index}"},
     }
+    if PREEMPTION and chance(rnd, 8):  # a static Pod's mirror: critical whatever its priority
+        metadata["annotations"] = dict(MIRROR_ANNOTATIONS)
+    status: dict[str, Any] = {"phase": phase} if phase else {}
+    started = choice(rnd, START_TIMES)
+    if started and phase in ("Running", "Unknown"):
+        status["startTime"] = started
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec, "status": status}
+
+
+# --- PriorityClasses and the Priority admission plugin ---------------------------------------------
+PREEMPT_LOWER, PREEMPT_NEVER = "PreemptLowerPriority", "Never"
+Classes = dict[str, tuple[int, bool, str]]  # name -> (value, globalDefault, preemptionPolicy)
+# the classes every API server creates (and `kubectl get priorityclasses` lists)
+BUILT_IN_CLASSES: Classes = {
+    "system-node-critical": (2000001000, False, PREEMPT_LOWER),
+    "system-cluster-critical": (2000000000, False, PREEMPT_LOWER),
+}
+# the cluster's own, each in some clusters only: a globalDefault one in a quarter of them
+CLUSTER_CLASSES: Classes = {
+    "high-priority": (1000, False, PREEMPT_LOWER),
+    "batch-low": (-10, False, PREEMPT_LOWER),
+    "no-preempt": (5000, False, PREEMPT_NEVER),
+    "team-default": (100, True, PREEMPT_LOWER),
+}
+MISSING_CLASS = "gold"  # named by a Pod, in no cluster
+
+
+def cluster_classes(rnd: Random) -> Classes:
+    classes = dict(BUILT_IN_CLASSES)
+    for name, entry in CLUSTER_CLASSES.items():
+        if chance(rnd, 4) == entry[1]:  # the globalDefault one once in 4 clusters, the others 3 in 4
+            classes[name] = entry
+    return classes
+
+
+def priority_class_object(name: str, entry: tuple[int, bool, str]) -> dict[str, Any]:
+    value, default, policy = entry
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+        "globalDefault": default,
+        "preemptionPolicy": policy,
+    }
+
+
+@dataclass(frozen=True)
+class Admission:
+    """What the Priority admission plugin makes of a new Pod: its priority, class and preemptionPolicy, or
+    the Forbidden message it refuses the Pod with."""
+
+    priority: int
+    class_name: str
+    policy: str
+    refusal: str = ""
+
+
+def priority_admission(spec: dict[str, Any], classes: Classes) -> Admission:
+    """admitPod on create: the named class, else the globalDefault one of the lowest value, else 0 and
+    PreemptLowerPriority; spec.priority and spec.preemptionPolicy, when written, must be what it computes."""
+    name = spec.get("priorityClassName") or ""
+    if name and name not in classes:
+        return Admission(0, name, PREEMPT_LOWER, f"no PriorityClass with name {name} was found")
+    if not name:
+        defaults = sorted((value, class_name) for class_name, (value, default, _) in classes.items() if default)
+        name = defaults[0][1] if defaults else ""
+    value, _, policy = classes[name] if name else (0, False, PREEMPT_LOWER)
+    written = spec.get("priority")
+    if written is not None and written != value:
+        computed = f"priority admission controller computed {value} from the given PriorityClass name"
+        return Admission(
+            value,
+            name,
+            policy,
+            f"the integer value of priority ({written}) must not be provided in pod spec; {computed}",
+        )
+    chosen = spec.get("preemptionPolicy")
+    if chosen is not None and chosen != policy:
+        computed = f"priority admission controller computed {policy} from the given PriorityClass name"
+        return Admission(
+            value,
+            name,
+            policy,
+            f"the string value of PreemptionPolicy ({chosen}) must not be provided in pod spec; {computed}",
+        )
+    return Admission(value, name, policy)
 
 
 # --- the Pod under test ----------------------------------------------------------------------------
@@ -541,7 +640,7 @@ def _toleration(rnd: Random, taints: list[dict[str, Any]]) -> dict[str, Any]:
     return found
 
 
-def pod_under_test(rnd: Random, nodes: list[dict[str, Any]], target: str) -> dict[str, Any]:
+def pod_under_test(rnd: Random, nodes: list[dict[str, Any]], target: str, classes: Classes) -> dict[str, Any]:
     taints = next(node for node in nodes if node["metadata"]["name"] == target)["spec"].get("taints", [])
     host_network = chance(rnd, 8)
     labels = {"app": POD_NAME}
@@ -566,11 +665,21 @@ def pod_under_test(rnd: Random, nodes: list[dict[str, Any]], target: str) -> dic
     tolerations = [_toleration(rnd, taints) for _ in range(choice(rnd, (0, 0, 1, 1, 2, 3)))]
     if tolerations:
         spec["tolerations"] = tolerations
-    classes = ("batch-low", "high-priority") + (
-        ("system-node-critical", "system-cluster-critical") if PREEMPTION else ()
-    )
-    if chance(rnd, 5):
-        spec["priorityClassName"] = choice(rnd, classes)
+    # no class (a third), a built-in critical one (a quarter), one of the cluster's, rarely one it lacks
+    own = tuple(name for name in classes if name not in BUILT_IN_CLASSES)
+    kind = choice(rnd, ("none",) * 7 + ("critical",) * 5 + ("cluster",) * 7 + ("missing",))
+    if not PREEMPTION:
+        kind = "none"
+    if kind == "critical":
+        spec["priorityClassName"] = choice(rnd, tuple(BUILT_IN_CLASSES))
+    elif kind == "cluster" and own:
+        spec["priorityClassName"] = choice(rnd, own)
+    elif kind == "missing":
+        spec["priorityClassName"] = choice(rnd, (MISSING_CLASS, *(name for name in CLUSTER_CLASSES if name not in own)))
+    if PREEMPTION and chance(rnd, 30):
+        spec["priority"] = choice(rnd, (0, 1000, 2000000000))
+    if PREEMPTION and chance(rnd, 30):
+        spec["preemptionPolicy"] = choice(rnd, (PREEMPT_LOWER, PREEMPT_NEVER))
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -590,7 +699,22 @@ class Case:
     pod: dict[str, Any]
     node: str
     replicas: int
+    classes: Classes = field(default_factory=lambda: dict(BUILT_IN_CLASSES))
     id: str = ""
+
+    @property
+    def admission(self) -> Admission:
+        return priority_admission(self.pod["spec"], self.classes)
+
+    @property
+    def refusal(self) -> str:
+        """The Priority admission plugin's Forbidden message ("" when it admits the Pod)."""
+        return self.admission.refusal
+
+    @property
+    def critical(self) -> bool:
+        """kubelettypes.IsCriticalPod of the Pod under test (no static Pod here: a priority that high)."""
+        return self.admission.priority >= 2000000000
 
     def manifest(self, mode: str) -> dict[str, Any]:
         """What the user lints: the Pod unpinned (`scheduler`), pinned (`kubelet`), or the Deployment of
@@ -618,11 +742,13 @@ class Case:
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}, "status": {"phase": "Active"}}
             for name in NAMESPACES
         ]
-        return json.dumps({"apiVersion": "v1", "kind": "List", "items": [*self.nodes, *namespaces, *self.pods]})
+        classes = [priority_class_object(name, entry) for name, entry in self.classes.items()]
+        items = [*self.nodes, *namespaces, *self.pods, *classes]
+        return json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
 
     def oracle_request(self, mode: str) -> dict[str, Any]:
         """The oracle's JSON line for one mode: the same objects, the Pod as the API server stores it."""
-        pod = admitted(self.manifest("scheduler" if mode in ("scheduler", "requests") else "kubelet"))
+        pod = admitted(self.manifest("scheduler" if mode in ("scheduler", "requests") else "kubelet"), self.classes)
         request: dict[str, Any] = {"id": f"{self.id}/{mode}", "mode": mode, "nodes": self.nodes, "pods": self.pods}
         request["pod"] = pod
         if mode == "kubelet-replicas":
@@ -631,14 +757,28 @@ class Case:
 
     def to_json(self) -> str:
         return json.dumps(
-            {"nodes": self.nodes, "pods": self.pods, "pod": self.pod, "node": self.node, "replicas": self.replicas}
+            {
+                "nodes": self.nodes,
+                "pods": self.pods,
+                "pod": self.pod,
+                "node": self.node,
+                "replicas": self.replicas,
+                "classes": self.classes,
+            }
         )
 
 
-def admitted(pod: dict[str, Any]) -> dict[str, Any]:
-    """The Pod after the admission plugins the oracle does not run (see the module's doc)."""
+def admitted(pod: dict[str, Any], classes: Classes | None = None) -> dict[str, Any]:
+    """The Pod after the admission plugins the oracle does not run (see the module's doc): the Priority
+    plugin's priority and preemptionPolicy (a Pod it refuses keeps what it wrote), DefaultTolerationSeconds."""
     pod = copy.deepcopy(pod)
     spec = pod["spec"]
+    admission = priority_admission(spec, BUILT_IN_CLASSES if classes is None else classes)
+    if not admission.refusal:
+        if admission.class_name:
+            spec["priorityClassName"] = admission.class_name
+        spec["priority"] = admission.priority
+        spec["preemptionPolicy"] = admission.policy
     tolerations = list(spec.get("tolerations") or [])
     for key in (NOT_READY_TAINT, UNREACHABLE_TAINT):
         if not any(t.get("key", "") in (key, "") and t.get("effect", "") in ("NoExecute", "") for t in tolerations):
@@ -656,7 +796,10 @@ def cases(draw: st.DrawFn) -> Case:
     rnd = Random(draw(st.integers(0, 2**64 - 1)))  # a plain Random: hypothesis' own would record each call
     nodes = [node(rnd, name) for name in names]
     target = choice(rnd, names)
-    pod = pod_under_test(rnd, nodes, target)
-    priority = 0  # the Pod under test's (see PREEMPTION)
-    bound = [bound_pod(rnd, index, list(names), priority) for index in range(bound_count)]
-    return Case(nodes=nodes, pods=bound, pod=pod, node=target, replicas=replicas)
+    classes = cluster_classes(rnd) if PREEMPTION else dict(BUILT_IN_CLASSES)
+    pod = pod_under_test(rnd, nodes, target, classes)
+    priority = priority_admission(pod["spec"], classes).priority  # the Pod under test's (see PREEMPTION)
+    crowded = PREEMPTION and chance(rnd, 3)
+    bound_count += rnd.randrange(6) if crowded else 0
+    bound = [bound_pod(rnd, index, list(names), classes, priority, crowded=crowded) for index in range(bound_count)]
+    return Case(nodes=nodes, pods=bound, pod=pod, node=target, replicas=replicas, classes=classes)

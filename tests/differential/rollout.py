@@ -33,7 +33,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .generator import NAMESPACES, POD_NAME, Case, _stored, admitted
+from .generator import NAMESPACES, POD_NAME, Case, _stored, admitted, priority_class_object
 
 KINDS = ("surge", "no-surge", "recreate", "statefulset", "daemonset", "daemonset-surge")
 HASH = "6d4cf56db6"  # the old ReplicaSet's pod-template-hash (SafeEncodeString's alphabet)
@@ -125,10 +125,12 @@ class RolloutCase:
         template = self._old_template()
         pods = []
         for index in range(self.replicas):
-            spec = admitted({"spec": copy.deepcopy(template["spec"])})["spec"]
+            # as the API stored them: the Priority admission plugin resolved their class (an old template it
+            # refuses could not have made them: they run at the priority 0 of no class)
+            spec = admitted({"spec": copy.deepcopy(template["spec"])}, self.case.classes)["spec"]
             _stored(spec)
             spec["nodeName"] = self.case.node
-            spec["priority"] = 0
+            spec.setdefault("priority", 0)
             pod_name = f"{POD_NAME}-{index}" if self.workload == "StatefulSet" else f"{POD_NAME}-{HASH}-x{index}"
             reference = {"apiVersion": "apps/v1", "kind": kind, "name": name, "uid": UID, "controller": True}
             pods.append(
@@ -174,13 +176,14 @@ class RolloutCase:
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}, "status": {"phase": "Active"}}
             for name in NAMESPACES
         ]
-        items = [*self.case.nodes, *namespaces, *self.case.pods, *self.old_pods(), self._holder()]
+        classes = [priority_class_object(name, entry) for name, entry in self.case.classes.items()]
+        items = [*self.case.nodes, *namespaces, *self.case.pods, *self.old_pods(), self._holder(), *classes]
         return json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
 
     def oracle_request(self, pinned: bool) -> dict[str, Any]:
         """What the oracle judges: the first new Pod as the API server stores it (the controller's
         additions included), beside the old Pods only when the strategy keeps them."""
-        pod = admitted(self.case.manifest("kubelet" if pinned else "scheduler"))
+        pod = admitted(self.case.manifest("kubelet" if pinned else "scheduler"), self.case.classes)
         if self.workload == "DaemonSet":
             tolerations = pod["spec"]["tolerations"]
             added = list(_DAEMON_TOLERATIONS)
