@@ -35,27 +35,9 @@ from .findings import Finding, RunResult
 from .model import PlainObject
 from .podspec import pinned_node
 from .registry import all_rules
-from .rule import SEVERITY_RANK, Context, Severity
+from .rule import SEVERITY_RANK, AuditAddition, Context, Severity
 from .scheduling import HostPort, reason_rule
 
-# Rules that cannot apply to an object read from the API: they are about files (syntax, Helm charts,
-# static Pod folders), compare a manifest with the live object (here the object itself), or predict
-# an admission the API server has already made (a live Pod's spec.overhead is the RuntimeClass
-# plugin's own, its spec.priority the Priority plugin's; a live object's namespace exists).
-NOT_APPLICABLE = frozenset(
-    {
-        "yaml-syntax",
-        "duplicate-key",
-        "helm-render",
-        "nodename-immutable",
-        "static-pod-invalid",
-        "static-pod-missing-namespace",
-        "mirror-pod-manifest",
-        "runtime-class-overhead",
-        "invalid-priority",
-        "missing-namespace",
-    }
-)
 PODGC_PERIOD = timedelta(seconds=20)  # gcCheckPeriod, pkg/controller/podgc/gc_controller.go
 PODGC_QUARANTINE = timedelta(seconds=40)  # quarantineTime: how long a missing node may reappear
 LIVE = "In the cluster: "  # starts what a finding adds from the object's live state (see _live)
@@ -271,7 +253,9 @@ def run_audit(
 ) -> RunResult:
     """Audit the objects with the rules at these severities; findings name objects, not files."""
     state = build_state(objects)
-    active = {rule: severity for rule, severity in severities.items() if rule not in NOT_APPLICABLE}
+    catalogue = all_rules()
+    # a rule about files, or about an admission the API server has already made, says so (Rule.not_audited)
+    active = {rule: severity for rule, severity in severities.items() if not catalogue[rule].not_audited}
     linter = Linter(active, Context(cluster=state, default_namespace=default_namespace))
     work = plan(objects, default_namespace)
     result = RunResult(skipped_rules=dict(linter.skipped), cluster=objects.source)
@@ -312,19 +296,19 @@ def _pod_findings(
     status = obj.get(("status",)) or {}
     phase = status.get("phase") if isinstance(status, dict) else None
     if phase == "Failed":
-        return _rejections(obj, [f for f in findings if f.rule != "nodename-on-pod"], [obj.raw], severities, state)
+        return _rejections(obj, findings, [obj.raw], severities, state)
+    catalogue = all_rules()
     kept = []
     for finding in findings:
-        if finding.rule == "unknown-node":
+        adds = catalogue[finding.rule].audit_adds  # what the rule declares audit adds (rule.AUDIT_ADDITIONS)
+        if adds == "podgc-timeline":
             finding.message = _live(finding.message, _podgc_timeline(obj, phase, now))
         elif subject.placement is Placement.UNKNOWN:
             continue
-        elif finding.rule == "nodename-on-pod" and subject.managers:
+        elif adds == "nodename-managers" and subject.managers:
             finding.message += f" (nodeName was set at creation by {', '.join(subject.managers)}, per managedFields)"
-        elif finding.rule == "node-not-ready" or (
-            finding.rule == "untolerated-taint" and "TaintToleration" in finding.message
-        ):
-            finding.message = _live(finding.message, _stranded(finding.rule, phase, obj, state))
+        elif adds == "node-state-eviction" or (adds == "taint-eviction" and "TaintToleration" in finding.message):
+            finding.message = _live(finding.message, _stranded(adds, phase, obj, state))
         finding.fix += (
             f"; a Pod's nodeName, selector and resources cannot change in place: recreate it "
             f"(kubectl delete pod {obj.name} -n {obj.namespace}, then apply the changed manifest)"
@@ -333,12 +317,12 @@ def _pod_findings(
     return kept
 
 
-def _stranded(rule: str, phase: Any, obj: ClusterObject, state: ClusterState) -> str:
+def _stranded(adds: AuditAddition, phase: Any, obj: ClusterObject, state: ClusterState) -> str:
     """What becomes of a bare Pod already on a node that turned unusable: nothing recreates it."""
     from .scheduling import NOT_READY_TAINT, UNREACHABLE_TAINT, eviction_delay, tolerations_of, untolerated
 
     where = f"it is {phase} there" if isinstance(phase, str) else "it is bound there"
-    if rule == "untolerated-taint":
+    if adds == "taint-eviction":
         return (
             f"{where}: the taint eviction controller deletes a Pod that does not tolerate a NoExecute taint of "
             "its node, and nothing recreates a bare Pod"

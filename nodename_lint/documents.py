@@ -272,15 +272,21 @@ def _deep_line(text: str) -> int | None:
     return None if found is None else found.start() + 1
 
 
-# An `apiVersion:` or `kind:` key (YAML, or JSON's `"kind":`), not the end of a longer word. Literal
-# first (see _BOUNDARY_LINE); read only in a document that does not parse, never on the hot path.
-_OBJECT_KEY = re.compile(r"""(?:apiVersion|kind)(?<![\w.-]apiVersion)(?<![\w.-]kind)["']?[ \t]*:""")
+# A `kind:` key, or an `apiVersion:` key with a Kubernetes API version (`v1`, `apps/v1`, `x.io/v1beta1`)
+# (YAML, or JSON's `"kind":`), not the end of a longer word: an Azure Resource Manager template names
+# `"apiVersion": "2015-06-15"` (kubespray's, Jinja: `"{{apiVersion}}"`). Literal first (see _BOUNDARY_LINE);
+# read only in a document that does not parse, never on the hot path; each try scans one run of name
+# characters, which stops at the next `apiVersion` (its `V`), so the search is linear.
+_OBJECT_KEY = re.compile(
+    r"""kind(?<![\w.-]kind)["']?[ \t]*:"""
+    r"""|apiVersion(?<![\w.-]apiVersion)["']?[ \t]*:[ \t]*["']?(?:[a-z0-9][a-z0-9.-]*/)?v[0-9]"""
+)
 
 
 def names_object_keys(text: str) -> bool:
-    """Whether TEXT writes an apiVersion or kind key anywhere (comments included): a document that does not
-    parse is then a broken manifest, else something else kept beside manifests (JSON with comments, JSON
-    Lines, a Jinja template, an openssl dump)."""
+    """Whether TEXT writes a kind key or a Kubernetes apiVersion anywhere (comments included): a document
+    that does not parse is then a broken manifest, else something else kept beside manifests (JSON with
+    comments, JSON Lines, a Jinja template, an openssl dump, an Azure Resource Manager template)."""
     return _OBJECT_KEY.search(text) is not None
 
 

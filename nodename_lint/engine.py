@@ -84,7 +84,7 @@ class _Unparsed:
         first = self.first
         result.notes.append(
             f"{result.source.display}:{first.line}:{first.column}: skipped a file that is not a Kubernetes manifest: "
-            f"it does not parse ({first.message}) and names no apiVersion or kind"
+            f"it does not parse ({first.message}) and names no kind or Kubernetes apiVersion"
         )
 
 
@@ -208,6 +208,12 @@ class Linter:
         self.syntax_severity = _active_severity(SYNTAX_RULE, severities, catalogue)
         self.suppression_severity = _active_severity(SUPPRESSION_RULE, severities, catalogue)
         self.rule_ids = list(catalogue)
+        # rule id -> the active rules whose finding on an object drops this rule's there (Rule.superseded_by)
+        self.superseders = {
+            rule_id: frozenset(catalogue[rule_id].superseded_by & severities.keys())
+            for rule_id in severities
+            if catalogue[rule_id].superseded_by & severities.keys()
+        }
 
     def _missing_data(self, rule: Rule) -> str:
         if not rule.needs:
@@ -416,15 +422,25 @@ class Linter:
         if obj.is_static_pod:
             checks = checks + self.object_checks["static-pod"]
         context = self.context
+        superseders = self.superseders
+        held: list[tuple[ActiveCheck[ObjectCheck], Violation]] = []  # of rules another rule may supersede
+        fired: set[str] = set()
         for check in checks:
             try:
                 for violation in check.function(obj, context):
-                    self._report(result.findings, check.rule, check.configured, obj, violation, result.conditional)
+                    fired.add(check.rule.id)
+                    if check.rule.id in superseders:
+                        held.append((check, violation))
+                    else:
+                        self._report(result.findings, check.rule, check.configured, obj, violation, result.conditional)
             except UsageError:  # bad input found while checking (a damaged snapshot's Pod table): exit 2, no rule bug
                 raise
             except Exception as exc:
                 if not self._failed(result, check.rule, obj, exc):
-                    return
+                    break
+        for check, violation in held:  # kept unless a rule that supersedes it found something here too
+            if fired.isdisjoint(superseders[check.rule.id]):
+                self._report(result.findings, check.rule, check.configured, obj, violation, result.conditional)
 
     def _run(
         self,

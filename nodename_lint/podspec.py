@@ -1,4 +1,11 @@
-"""Small readers shared by rules: the pinned node of an object and Kubernetes name validation."""
+"""What every rule may read of an object's Pod spec, offline or against a cluster.
+
+The boundary: an offline rule (no `needs`) runs in a run that loads no cluster code, so it may
+import this module, `model`, `rule` and (in a fixer) `fix.edits`, never `scheduling`, `quantity`,
+`preemption` or `cluster/` (tests/test_cluster_rules.py). A reader that an offline rule and the cluster code both
+need lives here, once: the pinned node, paths inside the spec, the required node affinity's terms
+and the node names they allow, how messages name an object's Pods, name validation.
+"""
 
 from __future__ import annotations
 
@@ -81,10 +88,88 @@ def dotted(path: Path) -> str:
     return text
 
 
-def workload_noun(obj: Manifest) -> str:
-    """How messages name the Pods an object creates ("every replica of Deployment web")."""
-    if obj.kind == "DaemonSet":
-        return f"the Pods of DaemonSet {obj.shown_name}"
+# --- how messages name an object's Pods (one wording for offline and cluster rules) ---------------
+# Where each controller keeps the number of Pods it runs at once.
+_REPLICA_FIELDS = {
+    "Deployment": ("spec", "replicas"),
+    "ReplicaSet": ("spec", "replicas"),
+    "StatefulSet": ("spec", "replicas"),
+    "ReplicationController": ("spec", "replicas"),
+    "Job": ("spec", "parallelism"),
+    "CronJob": ("spec", "jobTemplate", "spec", "parallelism"),
+}
+
+
+def rejection_fate(obj: Manifest) -> str:
+    """What follows a kubelet rejection: a Pod stays Failed; a controller keeps replacing it."""
+    if obj.is_pod:
+        return "the Pod goes to Failed and is never retried or moved"
+    return "rejected Pods go to Failed and the controller keeps creating replacements that fail the same way"
+
+
+def replica_count(obj: Manifest) -> int:
+    """How many Pods of the object run at once (1 for a Pod or a DaemonSet's one node)."""
+    path = _REPLICA_FIELDS.get(obj.kind)
+    if path is None:
+        return 1
+    value = obj.get(path)
+    if value is None:
+        return 1
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 1
+
+
+def pods_noun(obj: Manifest, count: int | None = None) -> str:
+    """How messages name the Pods of an object: "Pod bigcpu", "the 3 replicas of Deployment web"."""
+    if obj.is_pod:
+        return f"Pod {obj.shown_name}"
+    count = replica_count(obj) if count is None else count
     if obj.kind in ("Job", "CronJob"):
-        return f"every Pod of {obj.kind} {obj.shown_name}"
-    return f"every replica of {obj.kind} {obj.shown_name}"
+        return f"the Pods of {obj.kind} {obj.shown_name}"
+    if obj.kind == "DaemonSet":
+        return f"the Pod of DaemonSet {obj.shown_name}"
+    return f"the {count} replica{'s' if count != 1 else ''} of {obj.kind} {obj.shown_name}"
+
+
+# --- required node affinity ---------------------------------------------------------------------
+REQUIRED_NODE_AFFINITY: Path = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+NODE_NAME_FIELD = "metadata.name"  # the one field a matchFields requirement may name
+
+
+def required_node_selector_terms(spec: dict[str, Any]) -> list[Any] | None:
+    """The nodeSelectorTerms of the required node affinity (ORed; GetRequiredNodeAffinity in
+    component-helpers `scheduling/corev1/nodeaffinity`): None when no required node affinity is set,
+    [] when it lists no term (then no node matches)."""
+    affinity = spec.get("affinity")
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+    required = node_affinity.get(REQUIRED_NODE_AFFINITY[2]) if isinstance(node_affinity, dict) else None
+    if not isinstance(required, dict):
+        return None
+    terms = required.get("nodeSelectorTerms")
+    return terms if isinstance(terms, list) else []
+
+
+def required_node_names(spec: dict[str, Any]) -> frozenset[str] | None:
+    """The node names the required node affinity allows through `matchFields` `metadata.name` `In`
+    (what NodeAffinity's PreFilter narrows the scheduler's search to): None when some term names no
+    node that way (then any node may match). Each term allows the intersection of its `In` values,
+    the terms the union; an empty result: the terms conflict, no node matches.
+    """
+    terms = required_node_selector_terms(spec)
+    if not terms:
+        return None
+    names: set[str] = set()
+    for term in terms:
+        fields = term.get("matchFields") if isinstance(term, dict) else None
+        allowed: set[str] | None = None
+        for requirement in fields if isinstance(fields, list) else []:
+            if (
+                isinstance(requirement, dict)
+                and requirement.get("key") == NODE_NAME_FIELD
+                and requirement.get("operator") == "In"
+            ):
+                values = {str(v) for v in requirement.get("values") or [] if v is not None}
+                allowed = values if allowed is None else allowed & values
+        if allowed is None:
+            return None
+        names |= allowed
+    return frozenset(names)

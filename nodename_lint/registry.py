@@ -23,4 +23,18 @@ def all_rules() -> dict[str, Rule]:
             rule.module = module.__name__
             found.append(rule)
     found.sort(key=lambda rule: (rule.is_cluster_rule, rule.id))
-    return {rule.id: rule for rule in found}
+    catalogue = {rule.id: rule for rule in found}
+    complete_supersedes(catalogue)
+    return catalogue
+
+
+def complete_supersedes(catalogue: dict[str, Rule]) -> None:
+    """Make `supersedes` and `superseded_by` both hold the whole relation, whichever side declared it
+    (an id that names no rule is left in place: tests/test_rule_catalogue.py reports it)."""
+    pairs = {(rule.id, other) for rule in catalogue.values() for other in rule.supersedes}
+    pairs |= {(other, rule.id) for rule in catalogue.values() for other in rule.superseded_by}
+    for winner, loser in pairs:
+        if winner in catalogue:
+            catalogue[winner].supersedes |= {loser}
+        if loser in catalogue:
+            catalogue[loser].superseded_by |= {winner}

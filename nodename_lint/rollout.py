@@ -48,6 +48,7 @@ from .cluster.state import ClusterState
 from .cluster.templates import SAVE_TEMPLATES, TEMPLATE_HOLDERS, owner_key, split_key, template_digest
 from .cluster.templates import digest as held_digest
 from .model import Manifest
+from .podspec import replica_count, required_node_names
 from .scheduling import (
     AFFINITY_REASON,
     TAINT_REASON,
@@ -58,7 +59,6 @@ from .scheduling import (
     host_ports,
     pod_requests,
     port_conflict,
-    prefilter_node_names,
     running_pods_requests,
     scheduler_rejection,
     shortages,
@@ -358,7 +358,7 @@ class _Placer:
                 return None
             in_use = view.ports_in_use(node.name)
             return None if in_use and port_conflict(self.wanted, in_use) is not None else node.name
-        names = prefilter_node_names(self.spec)
+        names = required_node_names(self.spec)  # NodeAffinity's PreFilter
         for node in (nodes[name] for name in sorted(names) if name in nodes) if names is not None else nodes.values():
             if node.name in self.static_out or node.name in self.full:
                 continue
@@ -572,7 +572,6 @@ def _without_own(
 
 def _replicas(obj: Manifest, running: int) -> int:
     """spec.replicas; without it, `kubectl apply` leaves the live count alone (an autoscaler's): the Pods running."""
-    from .cluster.admitted import replica_count
 
     if obj.kind == "DaemonSet":
         return 1

@@ -31,6 +31,18 @@ SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 # Cluster data a rule can need; a rule whose data is missing is skipped and the summary says why.
 ClusterData = Literal["nodes", "namespaces", "pods", "live-pods"]
+# What `nodename-lint audit` adds to a rule's finding on a bare Pod from the Pod's live state
+# (nodename_lint.audit), after "In the cluster:"; a rule whose finding is about one of these declares it.
+AuditAddition = Literal["podgc-timeline", "nodename-managers", "node-state-eviction", "taint-eviction"]
+AUDIT_ADDITIONS: dict[AuditAddition, str] = {
+    "podgc-timeline": "the Pod's phase and when PodGC deletes it (a Pod on a missing node); reported even when who "
+    "set nodeName is unknown",
+    "nodename-managers": "who set nodeName when the Pod was created, per managedFields",
+    "node-state-eviction": "what becomes of the Pod already on the node: evicted at once, after its toleration of the "
+    "not-ready or unreachable NoExecute taint, or bound there forever",
+    "taint-eviction": "that the taint eviction controller deletes the Pod already on the node (a NoExecute taint it "
+    "does not tolerate) and nothing recreates it",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +141,17 @@ class Rule:
 
     `doc` is Markdown with the sections "What it does", "Why is this bad?" (what the cluster does)
     and "How to fix"; `fix` says what --fix changes, empty when the rule has no automatic fix.
+
+    What `nodename-lint audit` does with the rule is declared here too: `not_audited` says why the
+    rule cannot apply to an object read from the API server (it is about files, or predicts an
+    admission the API server has already made), and audit (and the admission webhook) then never
+    run it; `audit_adds` names what audit adds to its finding on a bare Pod (AUDIT_ADDITIONS).
+
+    Overlapping rules: a finding of this rule on an object drops that object's findings of the
+    rules it `supersedes`, and a finding of a rule in `superseded_by` drops this rule's. A rule
+    supersedes another when its finding says all that the other's would, more precisely. Either
+    side may declare the relation (a new rule places itself without editing the others); the
+    registry completes the other side, so both sets hold the whole relation once loaded.
     """
 
     id: str
@@ -138,6 +161,10 @@ class Rule:
     examples: tuple[Example, ...]
     needs: frozenset[ClusterData] = frozenset()
     fix: str = ""
+    not_audited: str = ""
+    audit_adds: AuditAddition | None = None
+    supersedes: frozenset[str] = frozenset()
+    superseded_by: frozenset[str] = frozenset()
     checks: list[RuleCheck] = field(default_factory=list)
     fixer_function: Fixer | None = None
     module: str = field(default="", repr=False)
@@ -179,6 +206,16 @@ class Rule:
         if self.needs:
             parts.append(f"Needs cluster state: {', '.join(sorted(self.needs))}.")
         parts.append(f"Automatic fix: {self.fix}" if self.fix else "Automatic fix: none.")
+        if self.not_audited:
+            parts.append(f"Not run by `nodename-lint audit`: {self.not_audited}.")
+        if self.audit_adds:
+            parts.append(f"`nodename-lint audit` adds {AUDIT_ADDITIONS[self.audit_adds]}.")
+        if self.supersedes:
+            parts.append(
+                f"Supersedes (their findings on an object this rule reports are dropped): {_ids(self.supersedes)}."
+            )
+        if self.superseded_by:
+            parts.append(f"Superseded by (their finding on the object drops this rule's): {_ids(self.superseded_by)}.")
         parts.append(f"Documentation: {rule_doc_url(self.id)}")
         parts += ["", textwrap.dedent(self.doc).strip(), ""]
         for example in self.examples:
@@ -190,3 +227,7 @@ class Rule:
             if example.cluster:
                 parts += ["With this cluster state:", "", "```yaml", example.cluster.rstrip(), "```", ""]
         return "\n".join(parts).rstrip() + "\n"
+
+
+def _ids(rule_ids: frozenset[str]) -> str:
+    return ", ".join(f"`{rule_id}`" for rule_id in sorted(rule_ids))

@@ -32,6 +32,7 @@ from typing import Any
 
 from .cluster.records import NodeInfo, NodeUsage, PodInfo, plain_container_requests
 from .model import Path
+from .podspec import NODE_NAME_FIELD, REQUIRED_NODE_AFFINITY, required_node_selector_terms
 from .quantity import QuantityError, request_units, stored_units, written_units
 
 NATIVE_ORDER = ("cpu", "memory", "ephemeral-storage")
@@ -399,8 +400,8 @@ def _expression_mismatch(expression: Any, labels: dict[str, str], node_name: str
     values = [str(v) for v in listed] if isinstance(listed, list) else []
     actual: str | None
     if field:
-        present, actual = key == "metadata.name", node_name
-        what = "metadata.name"
+        present, actual = key == NODE_NAME_FIELD, node_name
+        what = NODE_NAME_FIELD
     else:  # a key that is not a string (a list, a number) names no label, and must not be hashed
         actual = labels.get(key) if isinstance(key, str) else None
         present = actual is not None
@@ -447,14 +448,10 @@ def affinity_mismatch(spec: dict[str, Any], node: NodeInfo) -> AffinityMismatch 
                 return AffinityMismatch(
                     ("nodeSelector", key), f"label {key} is {actual!r} on node {node.name}, not {str(wanted)!r}"
                 )
-    path: Path = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
-    affinity = spec.get("affinity")
-    required = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
-    required = required.get(path[2]) if isinstance(required, dict) else None
-    if not isinstance(required, dict):
+    terms = required_node_selector_terms(spec)
+    if terms is None:
         return None
-    terms = required.get("nodeSelectorTerms")
-    terms = terms if isinstance(terms, list) else []
+    path: Path = (*REQUIRED_NODE_AFFINITY, "nodeSelectorTerms")
     mismatches = [_term_mismatch(term, node, (*path, index)) for index, term in enumerate(terms)]
     if any(m is None for m in mismatches):
         return None
@@ -841,42 +838,7 @@ def scheduler_rejection(
     )
 
 
-NODE_NAME_FIELD = "metadata.name"
-AFFINITY_CONFLICT = "pod affinity terms conflict"
-
-
-def prefilter_node_names(spec: dict[str, Any]) -> frozenset[str] | None:
-    """The nodes NodeAffinity's PreFilter narrows the search to (None: all nodes).
-
-    Each required term that has `matchFields` `metadata.name` `In` requirements allows the
-    intersection of their values; the union over the terms is the result, unless some term has
-    no such requirement (then every node is a candidate). An empty result means the terms
-    conflict (AFFINITY_CONFLICT).
-    """
-    affinity = spec.get("affinity")
-    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
-    required = (
-        node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(node_affinity, dict) else None
-    )
-    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
-    if not isinstance(terms, list) or not terms:
-        return None
-    names: set[str] = set()
-    for term in terms:
-        fields = term.get("matchFields") if isinstance(term, dict) else None
-        allowed: set[str] | None = None
-        for requirement in fields if isinstance(fields, list) else []:
-            if (
-                isinstance(requirement, dict)
-                and requirement.get("key") == NODE_NAME_FIELD
-                and requirement.get("operator") == "In"
-            ):
-                values = {str(v) for v in requirement.get("values") or [] if v is not None}
-                allowed = values if allowed is None else allowed & values
-        if allowed is None:
-            return None
-        names |= allowed
-    return frozenset(names)
+AFFINITY_CONFLICT = "pod affinity terms conflict"  # no node is in every term's matchFields metadata.name list
 
 
 def absent_nodes_reason(plugins: str = "NodeAffinity") -> str:

@@ -319,3 +319,14 @@ def link_out_of_repository(path: str) -> tuple[str, str] | None:
             return None
     real = os.path.realpath(absolute)
     return None if is_inside(real, [os.path.realpath(root)]) else (real, root)
+
+
+def refuse_link_out_of_repository(path: str, flag: str) -> None:
+    """UsageError when PATH, a file named with FLAG, is reached through a symlink out of its repository."""
+    outside = link_out_of_repository(path)
+    if outside is not None:
+        raise UsageError(
+            f"{flag} {printable_path(path)}: a symlink to {printable_path(outside[0])}, outside the repository "
+            f"({printable_path(outside[1])}); nodename-lint does not read it (a repository's links are as untrusted "
+            "as its files): give the file's own path"
+        )

@@ -1,1 +1,1 @@
-"""The rule catalogue: one module per rule (see README "Adding a rule")."""
+"""The rule catalogue: one module per rule (how to add one: CONTRIBUTING.md, "Adding a rule")."""

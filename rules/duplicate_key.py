@@ -33,6 +33,7 @@ RULE = Rule(
     severity="warning",
     summary="A key appears twice in one mapping: kubectl silently keeps the last value, strict validation rejects it.",
     doc=__doc__,
+    not_audited="it is about a file's text, and an object read from the API has none",
     examples=(
         Example(
             "nodeName written twice: the second one wins",

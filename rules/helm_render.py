@@ -1,10 +1,15 @@
 """
 ## What it does
 Reports a Helm chart (a folder with `Chart.yaml`) that Helm cannot render with the values of the
-run: a template error (`nil pointer evaluating`, a `required` or `fail` call, a missing
-`include`), a values file that is not YAML, a values schema violation. The finding is at the
-template file and the line Helm names (else at the chart's `Chart.yaml`); the other charts and
-files of the run are still linted.
+run: a template error (`nil pointer evaluating`, a missing `include`), a values file that is not
+YAML, a values schema violation, or a `required` or `fail` call that stops the values the run
+gives. The finding is at the template file and the line Helm names (else at the chart's
+`Chart.yaml`); the other charts and files of the run are still linted.
+
+A chart whose own `required` or `fail` stops it when rendered with its values.yaml alone (no
+`--helm-values`, no values in the config) asks for values rather than being broken (grafana's
+`loki-canary`: `'lokiAddress' must be set`): a **warning** at that line that says the chart was
+not checked and how to give it values.
 
 Also at `Chart.yaml`: a chart that does not render within nodename-lint's budget per chart (30 s
 of CPU time, 2 GiB of memory, 60 s of wall time, 64 MiB of output: a `range until` loop or a
@@ -39,16 +44,17 @@ RULE = Rule(
     severity="error",
     summary="A Helm chart fails to render: helm install would create none of its objects.",
     doc=__doc__,
+    not_audited="it is about Helm charts, and the API holds what they rendered",
     examples=(
         Example(
-            "a required value that the values do not set",
+            "a template that reads a value the values do not set",
             """
             apiVersion: v1
             kind: Pod
             metadata:
               name: debug
             spec:
-              nodeName: {{ required "set node" .Values.node }}
+              nodeName: {{ .Values.node.name }}
               containers:
                 - name: debug
                   image: busybox

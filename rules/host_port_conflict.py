@@ -39,7 +39,7 @@ For several replicas, do not pin them to one node: a DaemonSet runs one per node
 from collections.abc import Iterator
 
 from nodename_lint.model import Manifest
-from nodename_lint.podspec import spec_path
+from nodename_lint.podspec import pods_noun, rejection_fate, replica_count, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
 
 _CLUSTER = """
@@ -105,14 +105,7 @@ _KUBELET = ' (kubelet: "Pod was rejected: Predicate NodePorts failed: {reason}")
 
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
-    from nodename_lint.cluster.targets import (
-        admission_reasons,
-        admission_target,
-        other_pods_ports,
-        pods_noun,
-        rejection_fate,
-        replica_count,
-    )
+    from nodename_lint.cluster.targets import admission_reasons, admission_target, other_pods_ports
     from nodename_lint.rollout import workload_rollout
     from nodename_lint.scheduling import PORTS_REASON, host_ports, port_conflict, port_text, reported_first
 

@@ -85,7 +85,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from nodename_lint.model import Manifest, Path
-from nodename_lint.podspec import spec_path
+from nodename_lint.podspec import pods_noun, rejection_fate, replica_count, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
 
 if TYPE_CHECKING:  # startup: offline runs never load the cluster code
@@ -160,15 +160,7 @@ RULE = Rule(
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
     from nodename_lint.cluster.records import NodeUsage
-    from nodename_lint.cluster.targets import (
-        admission_reasons,
-        admission_target,
-        critical_admissions,
-        pods_noun,
-        rejection_fate,
-        replica_count,
-        runtime_overhead,
-    )
+    from nodename_lint.cluster.targets import admission_reasons, admission_target, critical_admissions, runtime_overhead
     from nodename_lint.quantity import describe
     from nodename_lint.rollout import workload_rollout
     from nodename_lint.scheduling import (
@@ -281,7 +273,7 @@ def _critical_findings(
 ) -> Iterator[Violation]:
     """A critical Pod's fate on a full node: the kubelet evicts Pods to admit it (a warning naming them), or
     rejects it with UnexpectedAdmissionError when evicting every Pod it may evict is not enough."""
-    from nodename_lint.cluster.targets import pod_priority, rejection_fate
+    from nodename_lint.cluster.targets import pod_priority
     from nodename_lint.preemption import (
         PREEMPTED_MESSAGE,
         PREEMPTED_REASON,

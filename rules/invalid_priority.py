@@ -31,7 +31,7 @@ Name an existing PriorityClass (`kubectl get priorityclasses`) or create it firs
 from collections.abc import Iterator
 
 from nodename_lint.model import Manifest
-from nodename_lint.podspec import spec_path
+from nodename_lint.podspec import pods_noun, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
 
 _CLUSTER = """
@@ -75,6 +75,8 @@ RULE = Rule(
     summary="A priorityClassName that names no PriorityClass, or spec.priority or spec.preemptionPolicy that differs "
     "from the class: the Priority admission plugin refuses the Pod.",
     doc=__doc__,
+    not_audited="it predicts an admission the API server has already made: a live Pod's spec.priority is the "
+    "Priority admission plugin's own",
     examples=(
         Example(
             "a PriorityClass the cluster does not have",
@@ -102,7 +104,6 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     name = spec.get("priorityClassName")
     if not name and "priority" not in spec and "preemptionPolicy" not in spec:
         return  # the common case: the plugin gives the default priority, and offline runs import nothing more
-    from nodename_lint.cluster.targets import pods_noun
     from nodename_lint.preemption import BUILT_IN_CLASSES, resolve_priority
 
     classes = context.cluster.priority_classes if context.cluster is not None else None

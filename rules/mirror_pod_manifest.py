@@ -42,6 +42,7 @@ RULE = Rule(
     severity="warning",
     summary="A manifest saved from a mirror Pod: applying it creates an ordinary Pod, not the static Pod.",
     doc=__doc__,
+    not_audited="a mirror Pod in the API is the real one, not a saved copy",
     fix="turns the file into the static Pod manifest it came from: drops status, the kubernetes.io/config.* "
     "annotations, ownerReferences, uid, resourceVersion, creationTimestamp, managedFields, the node-name "
     "suffix of the name and the defaulted nodeName.",

@@ -60,6 +60,7 @@ RULE = Rule(
     summary="The object's namespace does not exist and no linted manifest creates it: the API server refuses it "
     '(namespaces "x" not found).',
     doc=__doc__,
+    not_audited="it predicts an admission the API server has already made: a live object's namespace exists",
     needs=frozenset({"namespaces"}),
     examples=(
         Example(

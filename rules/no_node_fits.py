@@ -80,7 +80,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from nodename_lint.model import Manifest, Path
-from nodename_lint.podspec import spec_path
+from nodename_lint.podspec import pods_noun, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
 
 if TYPE_CHECKING:  # startup: offline runs never load the cluster code
@@ -275,7 +275,7 @@ _FIXES = {
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.targets import admitted_spec, pod_priority, pods_noun, runtime_overhead
+    from nodename_lint.cluster.targets import admitted_spec, pod_priority, runtime_overhead
     from nodename_lint.preemption import postfilter_text
     from nodename_lint.rollout import workload_rollout
     from nodename_lint.scheduling import (

@@ -19,7 +19,7 @@ Wait until the node is Ready and uncordoned (`kubectl uncordon NODE`), pick a Re
 from collections.abc import Iterator
 
 from nodename_lint.model import Manifest
-from nodename_lint.podspec import spec_path
+from nodename_lint.podspec import pods_noun, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
 
 _CLUSTER = """
@@ -62,6 +62,7 @@ RULE = Rule(
     summary="The pinned node is NotReady, unreachable or cordoned: "
     "nodeName bypasses cordon, and the Pod may never start.",
     doc=__doc__,
+    audit_adds="node-state-eviction",
     needs=frozenset({"nodes"}),
     examples=(
         Example(
@@ -83,7 +84,7 @@ _READY_TEXT = {
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.targets import pinned_existing_node, pods_noun
+    from nodename_lint.cluster.targets import pinned_existing_node
     from nodename_lint.scheduling import NOT_READY_TAINT, UNREACHABLE_TAINT, taint_text, tolerations_of, untolerated
 
     target = pinned_existing_node(obj, context)

@@ -25,7 +25,7 @@ a `nodeSelector` on `kubernetes.io/os`.
 from collections.abc import Iterator
 
 from nodename_lint.model import Manifest
-from nodename_lint.podspec import spec_path
+from nodename_lint.podspec import pods_noun, rejection_fate, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
 
 _CLUSTER = """
@@ -80,13 +80,7 @@ RULE = Rule(
 
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
-    from nodename_lint.cluster.targets import (
-        admission_reasons,
-        admission_target,
-        pod_labels,
-        pods_noun,
-        rejection_fate,
-    )
+    from nodename_lint.cluster.targets import admission_reasons, admission_target, pod_labels
     from nodename_lint.scheduling import (
         OS_FIELD_REASON,
         OS_LABEL,

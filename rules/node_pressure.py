@@ -27,7 +27,7 @@ memory pressure), or drop `nodeName` and let the scheduler choose.
 from collections.abc import Iterator
 
 from nodename_lint.model import Manifest
-from nodename_lint.podspec import spec_path
+from nodename_lint.podspec import pods_noun, rejection_fate, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
 
 _CLUSTER = """
@@ -87,11 +87,7 @@ RULE = Rule(
 
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
-    from nodename_lint.cluster.targets import (
-        pinned_existing_node,
-        pods_noun,
-        rejection_fate,
-    )
+    from nodename_lint.cluster.targets import pinned_existing_node
     from nodename_lint.scheduling import pressure_message, pressure_rejection
 
     target = pinned_existing_node(obj, context)

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from functools import partial
 
 from nodename_lint.model import Manifest
-from nodename_lint.podspec import spec_path
+from nodename_lint.podspec import pods_noun, rejection_fate, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
 
 _CLUSTER = """
@@ -90,13 +90,7 @@ MAX_LISTED = 3
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.targets import (
-        admission_reasons,
-        admitted_spec,
-        pinned_existing_node,
-        pods_noun,
-        rejection_fate,
-    )
+    from nodename_lint.cluster.targets import admission_reasons, admitted_spec, pinned_existing_node
     from nodename_lint.scheduling import (
         AFFINITY_REASON,
         RequestError,

@@ -63,6 +63,7 @@ RULE = Rule(
     severity="error",
     summary="The live Pod with this name runs on another node: nodeName cannot change, so apply fails.",
     doc=__doc__,
+    not_audited="it compares a manifest with the live object, which here is the object itself",
     needs=frozenset({"live-pods"}),
     examples=(
         Example(

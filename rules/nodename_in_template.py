@@ -26,7 +26,15 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from nodename_lint.model import Manifest
-from nodename_lint.podspec import HOSTNAME_LABEL, dotted, pinned_node, spec_path, workload_noun
+from nodename_lint.podspec import (
+    HOSTNAME_LABEL,
+    REQUIRED_NODE_AFFINITY,
+    dotted,
+    pinned_node,
+    pods_noun,
+    replica_count,
+    spec_path,
+)
 from nodename_lint.rule import Context, Example, Rule, Violation
 
 if TYPE_CHECKING:  # for annotations only; see the function-level imports
@@ -102,12 +110,12 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
             "scheduler never checks it"
         )
     else:
-        replicas = obj.get(("spec", "replicas"))
-        count = f" ({replicas})" if isinstance(replicas, int) and replicas > 1 else ""
+        one = replica_count(obj) == 1 and obj.kind not in ("Job", "CronJob")
         effect = (
-            f"{workload_noun(obj)}{count} skips the scheduler and lands on node {node}; if {node} goes down "
-            "they all go down, and if its kubelet rejects them (OutOfcpu, NodeAffinity) the controller keeps "
-            "creating replacements that fail the same way"
+            f"{pods_noun(obj)} {'skips' if one else 'skip'} the scheduler and {'lands' if one else 'land'} on node "
+            f"{node}; if {node} goes down {'it goes' if one else 'they all go'} down, and if its kubelet rejects "
+            f"{'it' if one else 'them'} (OutOfcpu, NodeAffinity) the controller keeps creating replacements that fail "
+            "the same way"
         )
     nodes = context.cluster.nodes if context.cluster is not None else None
     # With a node the cluster lacks, a selector on that name would match nothing: the name comes first.
@@ -120,9 +128,6 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         fix=f"{first}remove nodeName and use nodeSelector {{{HOSTNAME_LABEL}: {hostname}}} or a required nodeAffinity, "
         "so the scheduler still checks taints and resources",
     )
-
-
-REQUIRED_NODE_AFFINITY = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
 
 
 @RULE.fixer

@@ -28,6 +28,7 @@ RULE = Rule(
     severity="info",
     summary="A Pod sets spec.nodeName: the scheduler is bypassed and the kubelet admits it directly.",
     doc=__doc__,
+    audit_adds="nodename-managers",
     examples=(
         Example(
             "a Pod pinned to a node",

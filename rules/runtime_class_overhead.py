@@ -32,7 +32,7 @@ Remove `spec.overhead` and let the RuntimeClass set it, and name an existing Run
 from collections.abc import Iterator
 
 from nodename_lint.model import Manifest
-from nodename_lint.podspec import spec_path
+from nodename_lint.podspec import pods_noun, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
 
 _CLUSTER = """
@@ -70,6 +70,8 @@ RULE = Rule(
     summary="spec.overhead set by hand, or a runtimeClassName that names no RuntimeClass: the RuntimeClass admission "
     "plugin refuses the Pod.",
     doc=__doc__,
+    not_audited="it predicts an admission the API server has already made: a live Pod's spec.overhead is the "
+    "RuntimeClass admission plugin's own",
     examples=(
         Example(
             "overhead set by hand, different from the RuntimeClass's",
@@ -93,7 +95,6 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     overhead = obj.pod_spec_field("overhead")
     if overhead is None and (not name or context.cluster is None):
         return  # the common case: nothing to check, and offline runs import nothing more
-    from nodename_lint.cluster.targets import pods_noun
 
     refused = f"the API server refuses {pods_noun(obj)}" + ("" if obj.is_pod else " (FailedCreate)")
     remove = "remove spec.overhead: the RuntimeClass admission plugin sets it from the RuntimeClass"

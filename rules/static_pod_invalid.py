@@ -54,6 +54,7 @@ RULE = Rule(
     severity="error",
     summary="A static Pod manifest the kubelet would not run or would not mirror into the API.",
     doc=__doc__,
+    not_audited="it is about static Pod files on a node, which the API never holds",
     examples=(
         Example(
             "a static Pod that mounts a Secret",

@@ -56,6 +56,7 @@ RULE = Rule(
     summary="A static Pod names a namespace the cluster lacks: "
     "it runs, but its mirror Pod is refused and kubectl never shows it.",
     doc=__doc__,
+    not_audited="it is about static Pod files on a node, which the API never holds",
     needs=frozenset({"namespaces"}),
     examples=(
         Example(

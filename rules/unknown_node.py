@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from nodename_lint.model import Manifest
-from nodename_lint.podspec import dotted, spec_path
+from nodename_lint.podspec import dotted, pods_noun, replica_count, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
 
 if TYPE_CHECKING:  # for annotations only; see the function-level imports
@@ -54,6 +54,7 @@ RULE = Rule(
     severity="error",
     summary="spec.nodeName names no node of the cluster: the Pod sits in Pending with no events and PodGC deletes it.",
     doc=__doc__,
+    audit_adds="podgc-timeline",
     needs=frozenset({"nodes"}),
     fix="rewrites spec.nodeName to the one existing node that is clearly closest (a typo, another case, a "
     "missing prefix or suffix); when several are as close, changes nothing and lists them.",
@@ -109,7 +110,6 @@ def _missing_node(obj: Manifest, context: Context) -> tuple[str, tuple[str, ...]
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.targets import pods_noun, replica_count
 
     missing = _missing_node(obj, context)
     if missing is None:

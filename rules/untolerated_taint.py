@@ -35,7 +35,7 @@ respect the taint.
 from collections.abc import Iterator
 
 from nodename_lint.model import Manifest
-from nodename_lint.podspec import spec_path
+from nodename_lint.podspec import pods_noun, rejection_fate, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
 
 _CLUSTER = """
@@ -69,6 +69,7 @@ RULE = Rule(
     summary="The pinned node has a taint the Pod does not tolerate: rejected or evicted (NoExecute), "
     "or placed past the taint (NoSchedule).",
     doc=__doc__,
+    audit_adds="taint-eviction",
     needs=frozenset({"nodes"}),
     examples=(
         Example("a NoExecute taint without a toleration", _POD, fails=True, cluster=_CLUSTER),
@@ -85,13 +86,7 @@ RULE = Rule(
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.targets import (
-        admission_reasons,
-        admitted_spec,
-        pinned_existing_node,
-        pods_noun,
-        rejection_fate,
-    )
+    from nodename_lint.cluster.targets import admission_reasons, admitted_spec, pinned_existing_node
     from nodename_lint.scheduling import (
         NODE_STATE_TAINTS,
         PRESSURE_TAINTS,

@@ -9,9 +9,10 @@ nodes (an alias bomb), a document over 3 MiB, or nesting deeper than the limits 
 levels, lines indented 5,000 columns). The finding points at the line and column where the
 parser stopped; every other document of the file, and every other file, is still checked.
 
-A file that does not parse and names no `apiVersion` or `kind` anywhere (JSON with comments,
-JSON Lines, a dashboard with a comment header, a Jinja template, an `openssl` dump saved as
-`.yml`) is not a manifest: it is skipped with a note that gives the parser's line, not reported.
+A file that does not parse and names no `kind` and no Kubernetes `apiVersion` (`v1`, `apps/v1`)
+anywhere (JSON with comments, JSON Lines, a dashboard with a comment header, a Jinja template, an
+Azure Resource Manager template, an `openssl` dump saved as `.yml`) is not a manifest: it is
+skipped with a note that gives the parser's line, not reported.
 
 ## Why is this bad?
 kubectl cannot convert the document to JSON, so `kubectl apply` fails before anything reaches
@@ -32,6 +33,7 @@ RULE = Rule(
     severity="error",
     summary="A document cannot be parsed as YAML: kubectl cannot apply it and the kubelet skips it.",
     doc=__doc__,
+    not_audited="it is about a file's text, and an object read from the API has none",
     examples=(
         Example(
             "an unrendered Helm template",

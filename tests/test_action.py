@@ -233,7 +233,7 @@ def test_action_annotates_summarises_and_fails_on_errors(pull_request, tmp_path:
         expected_annotation("error", "deploy/legacy.yaml", BROKEN_DEPLOYMENT, "nodename-in-template", 13, 7),
     ]
     assert "bypasses the scheduler" in run.annotations()[0]
-    assert "every replica of Deployment web" in run.annotations()[1]
+    assert "the 1 replica of Deployment web skips the scheduler" in run.annotations()[1]
     sarif_path = workspace / "results" / "nodename-lint.sarif"
     assert run.outputs == {
         "sarif-file": str(sarif_path),

@@ -323,12 +323,18 @@ NOT_MANIFESTS = {
         "            Not Before: Jan  1 00:00:00 2024 GMT\n"
     ),
     "too-big.json": '{"samples": [' + ", ".join(["1.5"] * 900_000) + "]}\n",  # past --max-document-size
+    "bastion.json": (  # kubespray's Azure Resource Manager templates (Jinja): an apiVersion, not a Kubernetes one
+        '{\n  "resources": [\n    {% if use_bastion %}\n    {\n      "apiVersion": "{{apiVersion}}",\n'
+        '      "type": "Microsoft.Network/publicIPAddresses"\n    },\n    {% endif %}\n'
+        '    {"apiVersion": "2015-06-15", "type": "Microsoft.Compute/virtualMachines"}\n  ]\n}\n'
+    ),
 }
 GOOD_POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec: {nodeName: ok}\n"
 BROKEN_MANIFESTS = {  # they name an apiVersion or kind: still yaml-syntax, at the line
     "pod.yaml": ("apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  nodeName: [unclosed\n", 7),
     "pod.json": ('{"apiVersion": "v1", "kind": "Pod",\n  // a comment\n  "spec": {}}\n', 3),
     "kind-only.yaml": ("kind: Deployment\nmetadata:\n  name: web\n   bad: indent\n", 4),
+    "api-version-only.yaml": ("apiVersion: apps/v1\nmetadata:\n  name: web\n   bad: indent\n", 4),
     # one document is an object, another one is broken and names nothing: a manifest file with a broken part
     "second.yaml": (GOOD_POD + "---\nfoo: [1\n", 7),
     "first.yaml": ("foo: [1\n---\n" + GOOD_POD, 2),
@@ -337,9 +343,9 @@ BROKEN_MANIFESTS = {  # they name an apiVersion or kind: still yaml-syntax, at t
 
 
 def test_files_that_are_not_manifests_are_skipped_with_a_note(tmp_path: Path) -> None:
-    """Issue 23: a file that does not parse and names no apiVersion or kind is not a manifest: a note says it was
-    skipped, and no yaml-syntax error claims the API server would refuse it. A broken file that names either
-    (or holds an object) keeps its yaml-syntax finding."""
+    """Issue 23: a file that does not parse and names no kind or Kubernetes apiVersion is not a manifest: a note
+    says it was skipped, and no yaml-syntax error claims the API server would refuse it. A broken file that names
+    either (or holds an object) keeps its yaml-syntax finding."""
     for name, text in NOT_MANIFESTS.items():
         (tmp_path / name).write_text(text)
     for name, (text, _) in BROKEN_MANIFESTS.items():
@@ -357,13 +363,13 @@ def test_files_that_are_not_manifests_are_skipped_with_a_note(tmp_path: Path) ->
     assert sorted(skipped) == sorted(NOT_MANIFESTS)
     assert skipped["events.json"] == (
         f"{tmp_path / 'events.json'}:2:1: skipped a file that is not a Kubernetes manifest: it does not parse "
-        "(did not find expected <document start>) and names no apiVersion or kind"
+        "(did not find expected <document start>) and names no kind or Kubernetes apiVersion"
     )
     assert "too large" in skipped["too-big.json"]
     # the same from stdin, and as text: a note, exit 0
     piped = run_cli("-", stdin=NOT_MANIFESTS["tsconfig.json"])
     assert piped.returncode == 0 and "yaml-syntax" not in piped.stdout
-    assert "note: <stdin>:3:" in piped.stdout and "names no apiVersion or kind" in piped.stdout
+    assert "note: <stdin>:3:" in piped.stdout and "names no kind or Kubernetes apiVersion" in piped.stdout
 
 
 # --- paths --------------------------------------------------------------------------------------

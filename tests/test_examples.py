@@ -1,4 +1,5 @@
-"""The bundled examples print exactly their expected output (what README and examples/README show)."""
+"""The bundled examples fail the run as documented; what they print (examples/expected/) is kept
+current by tests/test_generated.py."""
 
 from __future__ import annotations
 
@@ -13,9 +14,8 @@ SCENARIOS = {
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
-def test_example_output_is_as_expected(name):
+def test_example_exit_code_and_no_stderr(name):
     args, exit_code = SCENARIOS[name]
     result = run_cli(*args, cwd=ROOT)
     assert result.stderr == ""
-    assert result.stdout == (ROOT / "examples" / "expected" / f"{name}.txt").read_text(encoding="utf-8")
     assert result.returncode == exit_code

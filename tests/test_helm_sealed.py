@@ -11,6 +11,8 @@ import http.server
 import io
 import json
 import os
+import subprocess
+import sys
 import tarfile
 import textwrap
 import threading
@@ -89,6 +91,42 @@ def test_a_chart_that_exhausts_memory_is_a_finding_and_the_rest_of_the_run_still
     assert findings(report, "nodename-in-template")[0]["file"] == "web/templates/deployment.yaml"
     assert findings(report, "invalid-node-name")[0]["file"] == "pod.yaml"
     assert time.monotonic() - start < 100
+
+
+def run_cli_with_helm_cpu(seconds: int, *args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The real command line with each chart's CPU budget set to SECONDS (the default spends half a minute)."""
+    code = (
+        "import runpy, sys\n"
+        "from functools import partial\n"
+        "import nodename_lint.render.helm as helm\n"
+        f"if hasattr(helm, 'Budget'): helm.Budget = partial(helm.Budget, cpu_seconds={seconds})\n"
+        "sys.argv = ['nodename-lint', *sys.argv[1:]]\n"
+        "runpy.run_module('nodename_lint', run_name='__main__', alter_sys=True)\n"
+    )
+    environment = {**os.environ, "NO_COLOR": "1", **env}
+    if env.get("PYTHONPATH") and os.environ.get("PYTHONPATH"):
+        environment["PYTHONPATH"] = f"{env['PYTHONPATH']}{os.pathsep}{os.environ['PYTHONPATH']}"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], cwd=cwd, capture_output=True, text=True, timeout=150, env=environment
+    )
+
+
+def test_nested_range_until_and_recursive_tpl_are_each_one_finding_from_the_command_line(
+    tmp_path: Path, engine: dict[str, str]
+):
+    """In-process, nested `range until` ran without end (the 120 s bound covered only the helm binary) and a
+    `tpl` that renders itself aborted the whole process (Go's stack overflow is fatal): no report at all."""
+    chart_with(tmp_path / "nested", "{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}\n")
+    chart_with(tmp_path / "tpl", "a: {{ tpl .Values.x . }}\n", **{"values.yaml": 'x: "{{ tpl .Values.x . }}"\n'})
+    (tmp_path / "pod.yaml").write_text(pinned_pod(node="Bad_Node"))
+    result = run_cli_with_helm_cpu(3, "nested", "tpl", "pod.yaml", "--format", "json", cwd=tmp_path, env=engine)
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    failures = {f["file"]: f["message"] for f in findings(report, "helm-render")}
+    assert set(failures) == {"nested/Chart.yaml", "tpl/Chart.yaml"}, failures
+    assert "it used more than 3 s of CPU time, so none of it was checked" in failures["nested/Chart.yaml"]
+    assert "so none of it was checked" in failures["tpl/Chart.yaml"]
+    assert findings(report, "invalid-node-name")[0]["file"] == "pod.yaml"
 
 
 def lint_chart(folder: Path, budget: Budget) -> list:
@@ -233,6 +271,32 @@ def test_template_text_is_read_from_the_private_copy_only(tmp_path: Path, engine
 
 
 # --- a Chart.yaml hides nothing ------------------------------------------------------------------------
+
+
+def test_names_the_copy_leaves_out_reach_no_report_raw(tmp_path: Path):
+    """A chart's untracked file named `un<LF>::warning::x<0xff>` and a tracked link named `l<LF>::error::y` to
+    /etc/passwd: the notes naming them wrote the 0xff byte as it is into the text report (not UTF-8 any more);
+    every name is written as printable_path writes it, in every format."""
+    repo = tmp_path / "repo"
+    make_chart(repo / "chart", values="replicas: 1\nnode: worker-1\n")
+    os.symlink("/etc/passwd", os.fsencode(repo / "chart" / "templates") + b"/l\n::error::link")
+    commit_all(repo)
+    (Path(os.fsdecode(os.fsencode(repo / "chart") + b"/un\n::warning::untracked\xff"))).write_text("x")
+    for fmt in ("text", "json", "sarif", "github", "markdown"):
+        done = subprocess.run(
+            [sys.executable, "-m", "nodename_lint", "chart", "--format", fmt],
+            cwd=repo,
+            capture_output=True,
+            timeout=120,
+            env={**os.environ, "NO_COLOR": "1"},
+            check=False,
+        )
+        assert done.returncode == 1 and b"Traceback" not in done.stderr, done.stderr  # the chart's pinned template
+        for output in (done.stdout, done.stderr):
+            text = output.decode("utf-8")  # strict: no raw byte of a name
+            assert not any(line.startswith(("::warning::untracked", "::error::link")) for line in text.splitlines())
+        shown = done.stdout.decode() + done.stderr.decode()
+        assert "un\\x0a::warning::untracked\\xff" in shown.replace("\\\\", "\\"), (fmt, shown)
 
 
 def test_a_chart_yaml_at_the_root_does_not_hide_the_manifests_beside_it(tmp_path: Path):

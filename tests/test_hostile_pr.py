@@ -257,6 +257,41 @@ def test_helm_values_given_on_the_command_line_are_not_read_through_a_link_out_o
     assert completed.returncode in (0, 1), completed.stderr
 
 
+NODE_NAMED_LIKE_A_TOKEN = "ghp-0123456789abcdef-secret"
+STATE_OF_THE_RUNNER = f"""\
+apiVersion: v1
+kind: List
+items:
+  - apiVersion: v1
+    kind: Node
+    metadata: {{name: {NODE_NAMED_LIKE_A_TOKEN}}}
+    status: {{allocatable: {{cpu: "4", memory: 8Gi, pods: "110"}}}}
+"""
+
+
+def test_a_cluster_state_linked_out_of_the_repository_is_refused(tmp_path: Path):
+    """`--cluster-state state.yaml` (the workflow's flag) where the pull request made state.yaml a link to a file
+    of the runner: it was read, and a did-you-mean quoted what it holds. The flag is the user's; the link is not."""
+    repo, home = _repository_with_a_secret_beside_it(tmp_path)
+    (home / "state.yaml").write_text(STATE_OF_THE_RUNNER, encoding="utf-8")
+    (repo / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+        f"spec: {{nodeName: {NODE_NAMED_LIKE_A_TOKEN[:-1]}u, containers: [{{name: c, image: x}}]}}\n",
+        encoding="utf-8",
+    )
+    os.symlink(home / "state.yaml", repo / "state.yaml")
+    os.symlink(home, repo / "linked")
+    for named in ("state.yaml", "linked/state.yaml", str(repo / "state.yaml")):
+        for args in (["pod.yaml"], ["snapshot", "-o", str(tmp_path / "out.json")], ["audit"]):
+            completed = run_cli(*args, "--cluster-state", named, cwd=repo)
+            shown = completed.stdout + completed.stderr
+            assert completed.returncode == 2 and NODE_NAMED_LIKE_A_TOKEN not in shown, (args, shown)
+            assert f"--cluster-state {named}: a symlink to {home / 'state.yaml'}, outside the repository" in shown
+    # the user's own file elsewhere, named by its path, is theirs to use
+    completed = run_cli("pod.yaml", "--cluster-state", str(home / "state.yaml"), cwd=repo)
+    assert completed.returncode == 1 and f"did you mean {NODE_NAMED_LIKE_A_TOKEN}" in completed.stdout
+
+
 def test_reports_are_never_written_through_a_symlink_of_the_repository(tmp_path: Path):
     """`nodename-lint.sarif -> ~/.bashrc` in a pull request made the run overwrite the runner's file."""
     repo, home = _repository_with_a_secret_beside_it(tmp_path)

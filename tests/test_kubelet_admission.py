@@ -22,12 +22,8 @@ import pytest
 
 from nodename_lint.cluster.from_file import load_state_text
 from nodename_lint.cluster.state import NodeInfo
-from nodename_lint.scheduling import (
-    host_ports,
-    pod_requests,
-    port_conflict,
-    prefilter_node_names,
-)
+from nodename_lint.podspec import required_node_names
+from nodename_lint.scheduling import host_ports, pod_requests, port_conflict
 from nodename_lint.sources import Source, discover, is_static_pod_path
 
 from .conftest import lint_yaml, run_cli
@@ -310,7 +306,7 @@ def test_conflicting_matchfields_requirements_fail_the_prefilter():
             }
         }
     }
-    assert prefilter_node_names(spec) == frozenset()
+    assert required_node_names(spec) == frozenset()
     affinity = textwrap.indent(json.dumps(spec["affinity"]), "    ")
     text = pod("  affinity:\n" + affinity + "\n" + CONTAINER, node_name=None)
     found = findings(text, THREE_NODES, "no-node-fits")
@@ -331,7 +327,7 @@ def test_a_term_without_matchfields_keeps_every_node():
             }
         }
     }
-    assert prefilter_node_names(spec) is None
+    assert required_node_names(spec) is None
 
 
 # --- the eviction manager's Admit ----------------------------------------------------------------------

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 from collections.abc import Iterator
@@ -697,3 +698,127 @@ def test_a_base_reached_through_a_symlink_inside_the_repository_is_built(tmp_pat
     git(tmp_path, "init", "-q")
     git(tmp_path, "add", "-A")
     assert lint(tmp_path, "overlays")[0] == findings, "the same from a git work tree (the link is tracked)"
+
+
+# --- issue 21, a hostile review: what the reader before kustomize must not miss -----------------------
+
+
+@pytest.fixture
+def without_network_namespace(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The environment of a run where the kernel refuses unshare (a container without CAP_SYS_ADMIN, Ubuntu's
+    AppArmor restriction of user namespaces): the dead proxy is all that is left, and Go sends loopback requests
+    past it, so what kustomize_inputs.py reads first is the only guard."""
+    folder = tmp_path_factory.mktemp("no-network-namespace")
+    (folder / "sitecustomize.py").write_text(
+        "import nodename_lint.render.sandbox as sandbox\nsandbox._unshare_function = lambda: None\n"
+    )
+    return {"PYTHONPATH": str(folder)}
+
+
+def test_without_a_network_namespace_kustomize_reaches_loopback(
+    tmp_path: Path, loopback_server, without_network_namespace
+):
+    """The premise of the next test: the fallback really is open to 127.0.0.1, so only the reader guards it
+    (kubectl kustomize fetches this URL when it runs; nodename-lint refuses the build first)."""
+    url = f"http://127.0.0.1:{loopback_server.server_address[1]}/x.yaml"
+    write(tmp_path, {"k/kustomization.yaml": f"resources:\n  - {url}\n"})
+    command = [*_kustomize_command(), str(tmp_path / "k")]
+    env = {"PATH": os.environ["PATH"], "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9"}
+    built = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert "FETCHED_1" in built.stdout and loopback_server.requests == ["/x.yaml"], built.stderr
+
+
+def _kustomize_command() -> list[str]:
+    kustomize = shutil.which("kustomize")
+    return [kustomize, "build"] if kustomize else [shutil.which("kubectl") or "kubectl", "kustomize"]
+
+
+def test_remote_locations_the_reader_could_miss_are_refused(
+    tmp_path: Path, loopback_server, without_network_namespace: dict[str, str]
+):
+    """Each of these made kustomize fetch from 127.0.0.1 past the reader: an entry that also reads as a YAML
+    mapping (`URL#a: b`) was taken for an inline plugin configuration and skipped; a kustomization or plugin
+    configuration the reader could not read whole (a 5 MiB comment first) was skipped as "kustomize reports
+    it itself", while kustomize read it and fetched."""
+    url = f"http://127.0.0.1:{loopback_server.server_address[1]}"
+    pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: local}\nspec:\n  containers: [{name: c, image: x}]\n"
+    padding = "#" + "x" * (5 << 20) + "\n"
+    plugin = f"apiVersion: builtin\nkind: PatchTransformer\nmetadata: {{name: p}}\npath: {url}/patch.yaml\n"
+    cases = {
+        "reads-as-mapping": f'resources:\n  - "{url}/x.yaml#a: b"\n',
+        "transformer-reads-as-mapping": f'resources: [pod.yaml]\ntransformers:\n  - "{url}/t.yaml#a: b"\n',
+        "padded": padding + f"resources:\n  - {url}/padded.yaml\n",
+        "padded-plugin": "resources: [pod.yaml]\ntransformers: [plugin.yaml]\n",
+    }
+    files = {f"{name}/kustomization.yaml": text for name, text in cases.items()}
+    files.update({f"{name}/pod.yaml": pod for name in cases})
+    files["padded-plugin/plugin.yaml"] = padding + plugin
+    files["ok/pod.yaml"] = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: Bad_Node}\n"
+    write(tmp_path, files)
+    result = run_cli(*cases, "ok", "--format", "json", cwd=tmp_path, env=without_network_namespace)
+    assert loopback_server.requests == [], "nothing may be fetched"
+    assert "FETCHED_1" not in result.stdout
+    for name in cases:
+        assert f"nodename-lint: {name}: kustomization not built: " in result.stderr, (name, result.stderr)
+    reported = {(f["file"], f["rule"]) for f in json.loads(result.stdout)["findings"]}
+    assert ("ok/pod.yaml", "invalid-node-name") in reported
+
+
+def test_a_base_that_climbs_out_through_a_linked_folder_is_not_built(tmp_path: Path):
+    """`link/../../..` climbs from the link's target in the work tree (realpath: inside the repository) but from
+    the link's own place in the private copy, where kustomize resolves it (lexically, as Go's filepath.Join): with
+    enough `..` the copy's path reaches `/` and a kustomization anywhere on the runner is built into the report."""
+    elsewhere = tmp_path / "elsewhere"
+    write(elsewhere, {"kustomization.yaml": "resources: [pod.yaml]\n"})
+    write(elsewhere, {"pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: s}\nspec: {nodeName: TOPSECRET_1}\n"})
+    climb = len(Path(tempfile.gettempdir()).resolve().parts) + 3  # past the copy's folders, up to `/`
+    repo = tmp_path / "repo"
+    deep = repo.joinpath(*(f"d{index}" for index in range(climb)))
+    write(deep, {"keep.txt": "x"})
+    os.symlink(deep.relative_to(repo), repo / "link")
+    reference = "link/" + "../" * climb + str(elsewhere).lstrip("/")
+    write(repo, {"kustomization.yaml": f"resources:\n  - {reference}\n"})
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    result = run_cli(".", "--format", "json", cwd=repo)
+    assert "TOPSECRET" not in result.stdout + result.stderr
+    assert "nodename-lint: .: kustomization not built: it reads " in result.stderr, result.stderr
+    assert "outside the repository" in result.stderr
+
+
+def test_a_symlink_loop_between_kustomizations_is_refused_at_once(tmp_path: Path):
+    """A folder that lists a link to itself: the reader entered `link`, `link/link`, ... (each a new place in the
+    copy), and every realpath of the growing path cost more: minutes of CPU before the 10,000-folder bound. kustomize
+    refuses the loop in the work tree ("cycle detected"), and so does the reader, on the first step."""
+    write(tmp_path, {"a/kustomization.yaml": "resources:\n  - link\n  - pod.yaml\n"})
+    write(tmp_path, {"a/pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {nodeName: Bad_Node}\n"})
+    os.symlink(".", tmp_path / "a" / "link")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "-A")
+    result = run_cli("a", "--format", "json", cwd=tmp_path, timeout=60)
+    assert "nodename-lint: a: kustomization not built: `resources` in a/kustomization.yaml enters link" in result.stderr
+    assert "(a loop: kustomize refuses it too)" in result.stderr
+    reported = {(f["file"], f["rule"]) for f in json.loads(result.stdout)["findings"]}
+    assert ("a/pod.yaml", "invalid-node-name") in reported
+
+
+def test_a_deep_folder_entered_again_through_a_shallow_link_is_checked_from_there(tmp_path: Path):
+    """The copy holds `l` (a link to the deep folder D) as a plain copy of D, one level below the root: D's
+    `../` x depth climbs to the root from D, but from `l` it climbs past `/`, and kustomize builds a folder anywhere
+    on the runner into the report. The reader checked each real folder once, from the first place it entered it."""
+    elsewhere = tmp_path / "elsewhere"
+    write(elsewhere, {"kustomization.yaml": "resources: [pod.yaml]\n"})
+    write(elsewhere, {"pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: s}\nspec: {nodeName: TOPSECRET_2}\n"})
+    repo = tmp_path / "repo"
+    depth = len(Path(tempfile.gettempdir()).resolve().parts) + 4  # past the copy's folders, up to `/`
+    deep = "/".join(f"d{index}" for index in range(depth))
+    down = str(elsewhere).lstrip("/")
+    write(repo, {f"{down}/kustomization.yaml": "resources: []\n"})  # what D's reference names inside the repository
+    write(repo, {"kustomization.yaml": f"resources:\n  - {deep}\n  - l\n"})
+    write(repo, {f"{deep}/kustomization.yaml": f"resources:\n  - {'../' * depth}{down}\n"})
+    os.symlink(deep, repo / "l")
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    result = run_cli(".", "--format", "json", cwd=repo, timeout=60)
+    assert "TOPSECRET" not in result.stdout + result.stderr
+    assert "nodename-lint: .: kustomization not built: it reads " in result.stderr, result.stderr

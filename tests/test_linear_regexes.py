@@ -189,3 +189,10 @@ def test_directives_are_the_old_ones(text: str) -> None:
 def test_a_line_of_question_marks() -> None:
     assert within_limit(yamlnodes._has_explicit_key, "x" + " ?" * 1_000_000) is False
     assert within_limit(yamlnodes._has_explicit_key, ("x" + " ?" * 100_000 + "\n") * 10 + "? k\n") is True
+
+
+# --- names_object_keys (a document that does not parse: a manifest or not) ---------------------------
+def test_object_keys_on_megabytes_of_api_version_runs() -> None:
+    for text in ("apiVersion: " + "a" * 4_000_000, "apiVersion:a.-" * 400_000, "kind" * 1_000_000):
+        assert within_limit(documents.names_object_keys, text) is False
+    assert within_limit(documents.names_object_keys, '"apiVersion": "' + "x." * 1_000_000 + '/v1"')

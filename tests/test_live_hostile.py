@@ -54,6 +54,7 @@ def test_manifest_values_never_steer_a_request(tmp_path: Path, api_server: ApiSe
         ("/api/v1/nodes", ""),
         ("/api/v1/namespaces", ""),
         ("/apis/node.k8s.io/v1/runtimeclasses", ""),
+        ("/apis/scheduling.k8s.io/v1/priorityclasses", ""),  # listed on every run, like RuntimeClasses
         ("/api/v1/pods", f"spec.nodeName=kind-worker,{NON_TERMINATED}"),
         ("/api/v1/namespaces/shop/pods", "metadata.name=web"),
         ("/api/v1/namespaces/default/pods", "metadata.name=f"),  # a valid Pod; only its node name is bad

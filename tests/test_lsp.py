@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import sys
 from collections.abc import AsyncIterator
@@ -336,6 +337,40 @@ async def test_a_config_linked_out_of_the_workspace_is_not_read(tmp_path: Path) 
         errors = [m.message for m in client.messages if m.type == lsp.MessageType.Error]
         assert len(errors) == 1 and "outside the repository" in errors[0], errors
         assert all(secret not in m.message for m in client.messages)
+
+
+HOSTILE_TEMPLATE = TEMPLATE.replace("nodeName: kind-worker", 'nodeName: "kind-\\e[2J\\a\\u202eworker\\L\\N\\u2066"')
+
+
+@pytest.mark.asyncio
+async def test_diagnostics_and_actions_show_control_and_bidi_characters_as_escapes(tmp_path: Path) -> None:
+    """The editor shows a diagnostic's message and an action's title as they arrive: a manifest's U+202E
+    reordered the Problems panel (Trojan Source), ESC and BEL reached a terminal editor's screen, U+2028 broke
+    the line. Each arrives as the visible escape every other format writes; only the `Fix:` line break stays."""
+    unsafe = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+    async with language_server(tmp_path) as client:
+        uri = open_document(client, tmp_path / "web.yaml", HOSTILE_TEMPLATE)
+        found = await diagnostics(client, uri)
+        assert found, "the hostile name is reported"
+        shown = [d.message for d in found]
+        for diagnostic in found:
+            shown += [action.title for action in (await actions_for(client, uri, diagnostic)).values()]
+        assert [text for text in shown if unsafe.search(text)] == []
+        assert any("\\x1b[2J\\x07\\u202eworker\\u2028\\x85\\u2066" in text for text in shown), shown
+
+
+@pytest.mark.asyncio
+async def test_a_cluster_state_linked_out_of_the_workspace_is_not_read(tmp_path: Path) -> None:
+    """`clusterState: state.yaml` (the user's setting) where the repository made state.yaml a link to a file
+    of the machine: read, as with --cluster-state (tests/test_hostile_pr.py); now refused, naming the link."""
+    workspace = tmp_path / "workspace"
+    (workspace / ".git").mkdir(parents=True)
+    os.symlink(STATE, workspace / "state.yaml")
+    async with language_server(workspace, {"clusterState": "state.yaml"}) as client:
+        uri = open_document(client, workspace / "ghost.yaml", GHOST)
+        assert {d.code for d in await diagnostics(client, uri)} == {"nodename-on-pod"}  # no cluster state
+        errors = [m.message for m in client.messages if m.type == lsp.MessageType.Error]
+        assert any(f"nodename-lint.clusterState {workspace / 'state.yaml'}: a symlink to" in m for m in errors), errors
 
 
 @pytest.mark.asyncio

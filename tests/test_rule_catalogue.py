@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import inspect
 import re
+from collections.abc import Iterator
 
 import pytest
 
-from nodename_lint.docs import TABLE_END, TABLE_START, rule_table_markdown
 from nodename_lint.engine import Linter
-from nodename_lint.registry import all_rules
-from nodename_lint.rule import SEVERITIES, Context, ObjectRuleCheck
+from nodename_lint.model import Manifest
+from nodename_lint.podspec import spec_path
+from nodename_lint.registry import all_rules, complete_supersedes
+from nodename_lint.rule import SEVERITIES, Context, ObjectRuleCheck, Rule, Violation
 
-from .conftest import ROOT, run_cli
+from .conftest import run_cli
 
 RULES = list(all_rules().values())
 EXAMPLES = [(rule, example) for rule in RULES for example in rule.examples]
@@ -60,12 +62,6 @@ def test_rule_is_documented_like_the_others(rule):
     assert rule.module.endswith(rule.id.replace("-", "_")), "one module per rule, named after its id"
 
 
-def test_readme_rule_table_is_in_sync():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = readme.split(TABLE_START, 1)[1].split(TABLE_END, 1)[0].strip()
-    assert table == rule_table_markdown().strip(), "regenerate with `nodename-lint rules --markdown`"
-
-
 def test_rules_and_explain_commands():
     listing = run_cli("rules")
     assert listing.returncode == 0
@@ -93,3 +89,71 @@ def test_every_check_is_typed_and_registered_with_its_kind(rule):
         assert _return_type(check.function) == expected, (rule.id, check.kind)
     if rule.fixer_function is not None:
         assert _return_type(rule.fixer_function) == "Iterator[FixStep]", rule.id
+
+
+def test_supersedes_names_rules_of_the_catalogue_both_ways_and_without_a_circle():
+    catalogue = all_rules()
+    for rule in RULES:
+        assert rule.supersedes <= catalogue.keys() and rule.superseded_by <= catalogue.keys(), rule.id
+        assert rule.id not in rule.supersedes | rule.superseded_by, rule.id
+        for other in rule.supersedes:
+            assert rule.id in catalogue[other].superseded_by, (rule.id, other)
+
+    def beneath(rule_id: str, seen: frozenset[str]) -> None:
+        for other in catalogue[rule_id].supersedes:
+            assert other not in seen, f"supersedes goes round: {' > '.join([*seen, other])}"
+            beneath(other, seen | {other})
+
+    for rule in RULES:
+        beneath(rule.id, frozenset({rule.id}))
+
+
+def _rule_on(key: str, rule_id: str, **relations: frozenset[str]) -> Rule:
+    """A rule that reports every object whose Pod spec has `key`."""
+    rule = Rule(id=rule_id, severity="warning", summary="Test.", doc="", examples=(), **relations)
+
+    @rule.check
+    def check(obj: Manifest, context: Context) -> Iterator[Violation]:
+        if (obj.pod_spec or {}).get(key) is not None:
+            yield Violation(spec_path(obj, key), f"{rule_id} found {key}", fix="none")
+
+    return rule
+
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  nodeName: n1
+  affinity: {}
+  containers: []
+"""
+
+
+def test_a_finding_drops_the_findings_of_the_rules_it_supersedes_on_the_same_object(monkeypatch):
+    """`precise` supersedes `general` (declared by `precise`) and `vague` declares `precise` supersedes it."""
+    rules = [
+        _rule_on("affinity", "precise", supersedes=frozenset({"general"})),
+        _rule_on("nodeName", "general"),
+        _rule_on("nodeName", "vague", superseded_by=frozenset({"precise"})),
+        _rule_on("nodeName", "unrelated"),
+    ]
+    catalogue = {**all_rules(), **{rule.id: rule for rule in rules}}
+    complete_supersedes(catalogue)
+    assert catalogue["precise"].supersedes == {"general", "vague"}
+    monkeypatch.setattr("nodename_lint.engine.all_rules", lambda: catalogue)
+
+    def fired(text: str, active: tuple[str, ...] = ("precise", "general", "vague", "unrelated")) -> list[str]:
+        linter = Linter(dict.fromkeys(active), Context())
+        return sorted(finding.rule for finding in linter.lint_text(text, "p.yaml").findings)
+
+    assert fired(POD) == ["precise", "unrelated"]
+    assert fired(POD.replace("  affinity: {}\n", "")) == ["general", "unrelated", "vague"]
+    assert fired(POD, ("general", "vague")) == ["general", "vague"]  # `precise` is off
+    # a superseding finding silenced by a comment still stands for what it found: the others stay dropped
+    silenced = POD.replace("  affinity: {}", "  affinity: {}  # nodename-lint: ignore[precise]")
+    assert fired(silenced) == ["unrelated"]
+    # another object of the same file is judged on its own
+    two = POD + "---\n" + POD.replace("  affinity: {}\n", "")
+    assert fired(two) == ["general", "precise", "unrelated", "unrelated", "vague"]

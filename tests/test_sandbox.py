@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -127,11 +128,57 @@ def test_cpu_time_ends_the_child_with_a_clear_limit(tmp_path: Path):
     assert outcome.limit == "used more than 2 s of CPU time"
 
 
+def test_a_child_ended_by_sigxcpu_is_over_its_cpu_budget_whatever_its_cpu_time_reads(tmp_path: Path):
+    # only the CPU limit sends SIGXCPU; the sweep saw a helper end so and reported as a chart Helm cannot render
+    outcome = run(python("import os, signal; os.kill(os.getpid(), signal.SIGXCPU)"), SMALL, cwd=str(tmp_path))
+    assert outcome.limit == "used more than 2 s of CPU time"
+    worker = Worker(
+        python("import os, signal, sys\nsys.stdin.readline()\nos.kill(os.getpid(), signal.SIGXCPU)"),
+        SMALL,
+        str(tmp_path),
+    )
+    try:
+        assert worker.ask(b"go").limit == "used more than 2 s of CPU time"
+    finally:
+        worker.close()
+
+
 def test_wall_time_ends_a_child_that_sleeps(tmp_path: Path):
     start = time.monotonic()
     outcome = run(python("import time; time.sleep(60)"), Budget(wall_seconds=1), cwd=str(tmp_path))
     assert outcome.limit == "took longer than 1 s (wall time)"
     assert time.monotonic() - start < 10
+
+
+def test_a_child_does_not_outlive_a_run_killed_from_outside(tmp_path: Path):
+    """A CI timeout that kills nodename-lint (SIGKILL: no cleanup runs) ends its renderer too."""
+    pid_file = tmp_path / "child.pid"
+    child = tmp_path / "child.py"
+    child.write_text(f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)\n")
+    script = (
+        "import sys\nfrom nodename_lint.render.sandbox import Budget, run\n"
+        f"run([sys.executable, {str(child)!r}], Budget(wall_seconds=60), cwd={str(tmp_path)!r})\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    deadline = time.monotonic() + 30
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = int(pid_file.read_text())
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child), "the renderer outlived the killed run"
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for init counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_memory_ends_the_child_with_a_clear_limit(tmp_path: Path):
@@ -245,3 +292,48 @@ def test_only_content_this_repository_tracks_is_followed(repository: Path, tmp_p
     assert left_out["inner"] == "a symlink to a folder the repository does not track"
     assert left_out["glob-link"] == "a symlink to a file the repository does not track"
     assert files_under(tmp_path / "copy") == {"pod.yaml", "xy.txt"}
+
+
+# --- issue 21 review: what the copy itself costs ------------------------------------------------------
+
+
+def _commit_all(repo: Path) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "x")
+
+
+def test_thousands_of_tracked_links_cost_one_git_listing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Each tracked link asked `git ls-files` whether its target is tracked: 3,000 links to a tracked file took
+    two minutes of a run (110 s here, 11 s of it CPU), before any render budget applied."""
+    repo = tmp_path / "repo"
+    (repo / "many").mkdir(parents=True)
+    (repo / "target.txt").write_text("x")
+    git(repo, "init", "-q")
+    for index in range(2000):
+        os.symlink("../target.txt", repo / "many" / f"link{index}")
+    _commit_all(repo)
+    calls = []
+    monkeypatch.setattr(sandbox, "_git", lambda cwd, *args, real=sandbox._git: calls.append(args) or real(cwd, *args))
+    copy = private_copy(str(repo), str(tmp_path / "copy"))
+    assert len(copy.sources) == 2001 and copy.left_out == []
+    assert len(calls) <= 4, f"{len(calls)} git commands"  # the top, the tracked files, the untracked ones, the links
+
+
+def test_links_to_folders_of_links_stop_at_the_entry_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Four levels of links, each to the folder of the next level, the last to an untracked folder: with 60 links
+    a level, 13 million entries were visited (and listed as left out) from 240 tracked links, and a lint of the
+    chart had not ended after ten minutes. Here 20 a level (160,000 entries) against a budget of 2,000."""
+    monkeypatch.setattr(sandbox, "COPY_MAX_ENTRIES", 2000, raising=False)  # absent before it existed
+    repo = tmp_path / "repo"
+    levels = [repo / "chart", repo / "l1", repo / "l2", repo / "l3"]
+    for level in levels:
+        level.mkdir(parents=True)
+    (repo / "untracked").mkdir()
+    git(repo, "init", "-q")
+    for index in range(20):
+        for level, next_level in zip(levels, [*levels[1:], repo / "untracked"], strict=True):
+            os.symlink(f"../{next_level.name}", level / f"link{index}")
+    _commit_all(repo)
+    (repo / "untracked" / "x").write_text("x")
+    with pytest.raises(CopyRefused, match="more than 2,000 entries with what its links lead to"):
+        private_copy(str(repo / "chart"), str(tmp_path / "copy"))

@@ -1,5 +1,6 @@
-"""What the API server makes of a workload's Pods: the RuntimeClass admission plugin's part, and how
-many Pods run at once. The cluster rules (targets.py) and the rollout prediction (rollout.py) read them.
+"""What the API server makes of a workload's Pods: the RuntimeClass admission plugin's part (how many
+Pods run at once is podspec.replica_count). The cluster rules (targets.py) and the rollout prediction
+(rollout.py) read them.
 """
 
 from __future__ import annotations
@@ -9,16 +10,6 @@ from typing import Any
 from ..model import Manifest
 from .records import RuntimeClassInfo
 from .state import ClusterState
-
-# Where each controller keeps the number of Pods it runs at once.
-_REPLICA_FIELDS = {
-    "Deployment": ("spec", "replicas"),
-    "ReplicaSet": ("spec", "replicas"),
-    "StatefulSet": ("spec", "replicas"),
-    "ReplicationController": ("spec", "replicas"),
-    "Job": ("spec", "parallelism"),
-    "CronJob": ("spec", "jobTemplate", "spec", "parallelism"),
-}
 
 
 def runtime_class(obj: Manifest, cluster: ClusterState) -> tuple[str, RuntimeClassInfo] | None:
@@ -63,14 +54,3 @@ def admitted_spec(obj: Manifest, cluster: ClusterState) -> dict[str, Any]:
         own = tolerations if isinstance(tolerations, list) else []
         merged["tolerations"] = own + [t for t in info.tolerations if t not in own]
     return merged
-
-
-def replica_count(obj: Manifest) -> int:
-    """How many Pods of the object run at once (1 for a Pod or a DaemonSet's one node)."""
-    path = _REPLICA_FIELDS.get(obj.kind)
-    if path is None:
-        return 1
-    value = obj.get(path)
-    if value is None:
-        return 1
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 1

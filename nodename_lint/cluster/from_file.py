@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from ..documents import without_cycle_collection
-from ..sources import UsageError
+from ..sources import UsageError, refuse_link_out_of_repository
 from ..yamlnodes import MAX_EXPANDED_NODES, PLAIN_TAG, QUOTED_TAG, key_of, scalar_of, scalar_problem
 from .json_dump import state_from_json_dump
 from .objects import (
@@ -294,13 +294,13 @@ def load_state_text(text: str, source: str) -> ClusterState:
     return _frozen_state(text, source)
 
 
-def load_state_file(path: str) -> ClusterState:
+def load_state_file(path: str, named: str = "--cluster-state") -> ClusterState:
     """Read `--cluster-state FILE`; any problem is a UsageError (exit code 2).
 
     A JSON file is handed to the readers as bytes: msgspec decodes UTF-8 itself, and a 43 MB dump
     is not held a second time as text.
     """
-    data = read_state_bytes(path)
+    data = read_state_bytes(path, named)
     return _frozen_state(data if _JSON_OBJECT_BYTES.match(data) else _text_of(data, path), path)
 
 
@@ -370,17 +370,20 @@ def _load_state_text(text: str, source: str) -> ClusterState:
 MAX_STATE_BYTES = 1 << 30  # 1 GiB: about 25 times a 150,000-Pod cluster saved as JSON
 
 
-def read_state_bytes(path: str) -> bytes:
+def read_state_bytes(path: str, named: str = "--cluster-state") -> bytes:
     """The bytes of a state file: a regular file or a pipe (`<(kubectl get ...)`), at most MAX_STATE_BYTES.
 
     A device (/dev/zero) is refused before it is read, and a pipe that keeps going is cut off at the cap
-    rather than read until the machine runs out of memory.
+    rather than read until the machine runs out of memory. A path reached through a symlink of a repository
+    that leads out of it is not read: the flag (or the editor's setting) is the user's, the link the
+    repository's (`state.yaml -> ~/.kube/config`, whose node names a did-you-mean would quote).
     """
     import stat
 
     from ..render.sandbox import file_kind
 
     limit = f"more than {MAX_STATE_BYTES:,} bytes, the limit for a cluster state"
+    refuse_link_out_of_repository(path, named)
     try:
         with open(path, "rb") as handle:
             mode = os.fstat(handle.fileno()).st_mode

@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..podspec import required_node_names
 from ..scheduling import (
     AFFINITY_CONFLICT,
     HostPort,
     absent_nodes_reason,
     admitted_tolerations,
     host_ports,
-    prefilter_node_names,
     running_pods_requests,
     scheduler_rejection,
 )
@@ -295,7 +295,7 @@ class ClusterState:
         required `matchFields` `metadata.name` term names; the others count as absent ("node(s)
         didn't satisfy plugin(s) [NodeAffinity]"), and terms naming no common node fail at once."""
         nodes = self.nodes or {}
-        names = prefilter_node_names(spec)
+        names = required_node_names(spec)  # NodeAffinity's PreFilter
         if names is not None and not names:
             return NoNodeFits({}, 0, AFFINITY_CONFLICT)
         candidates = (

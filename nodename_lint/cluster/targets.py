@@ -1,4 +1,6 @@
-"""What the cluster rules share: the node a manifest pins its Pods to, and how many Pods land there."""
+"""What the cluster rules share: the node a manifest pins its Pods to (or a static Pod's node), the
+spec as admission leaves it, the kubelet's reasons there. How messages name the Pods and their fate
+is podspec's (pods_noun, rejection_fate): offline rules word them the same way."""
 
 from __future__ import annotations
 
@@ -7,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 from ..model import Manifest
 from ..podspec import is_dns1123_subdomain, pinned_node
 from ..rule import Context
-from .admitted import admitted_spec, replica_count, runtime_class, runtime_overhead
+from .admitted import admitted_spec, runtime_class, runtime_overhead
 from .records import NodeInfo, NodeUsage
 from .state import ClusterState
 
-__all__ = ["admitted_spec", "replica_count", "runtime_class", "runtime_overhead"]  # where the rules read them
+__all__ = ["admitted_spec", "runtime_class", "runtime_overhead"]  # where the rules read them
 
 if TYPE_CHECKING:
     from ..preemption import KubeletAdmission, Preemptor, Priority
@@ -164,22 +166,3 @@ def other_pods_ports(obj: Manifest, node: str, cluster: ClusterState) -> dict[Ho
         return in_use
     itself = f"{obj.namespace}/{obj.name}-{node}" if obj.is_static_pod else f"{obj.namespace}/{obj.name}"
     return {port: holder for port, holder in in_use.items() if holder != itself}
-
-
-def rejection_fate(obj: Manifest) -> str:
-    """What follows a kubelet rejection: a Pod stays Failed; a controller keeps replacing it."""
-    if obj.is_pod:
-        return "the Pod goes to Failed and is never retried or moved"
-    return "rejected Pods go to Failed and the controller keeps creating replacements that fail the same way"
-
-
-def pods_noun(obj: Manifest, count: int | None = None) -> str:
-    """How messages name the Pods of an object: "Pod bigcpu", "the 3 replicas of Deployment web"."""
-    if obj.is_pod:
-        return f"Pod {obj.shown_name}"
-    count = replica_count(obj) if count is None else count
-    if obj.kind in ("Job", "CronJob"):
-        return f"the Pods of {obj.kind} {obj.shown_name}"
-    if obj.kind == "DaemonSet":
-        return f"the Pod of DaemonSet {obj.shown_name}"
-    return f"the {count} replica{'s' if count != 1 else ''} of {obj.kind} {obj.shown_name}"

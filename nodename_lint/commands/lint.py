@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..safe_text import silence_informational_notes
-from ..sources import UsageError, link_out_of_repository
+from ..sources import UsageError, refuse_link_out_of_repository
 from .help import SectionedCommand
 from .options import (
     CLUSTER_OPTIONS,
@@ -239,13 +239,7 @@ def values_from_flags(helm_values: tuple[str, ...]) -> tuple[str, ...]:
     """--helm-values as absolute paths; a file reached through a symlink out of the repository holding it is
     refused: the flag is the user's, but the link is the repository's (`values.yaml -> ~/.kube/config`)."""
     for path in helm_values:
-        outside = link_out_of_repository(path)
-        if outside is not None:
-            raise UsageError(
-                f"--helm-values {path}: a symlink to {outside[0]}, outside the repository ({outside[1]}); "
-                "nodename-lint does not read it (a repository's links are as untrusted as its files): "
-                "give the file's own path"
-            )
+        refuse_link_out_of_repository(path, "--helm-values")
     return tuple(os.path.abspath(path) for path in helm_values)
 
 

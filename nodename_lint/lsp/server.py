@@ -29,6 +29,7 @@ from ..findings import Finding
 from ..registry import all_rules
 from ..report.locations import rule_doc_url
 from ..rule import Context
+from ..safe_text import one_line, visible_lines
 from ..sources import MANIFEST_SUFFIXES, UsageError, is_excluded, is_static_pod_path
 from ..suppress import comment_edit
 from .hover import hover_markdown
@@ -103,7 +104,9 @@ class NodenameLintServer(LanguageServer):
         if once and message in self.shown:
             return
         self.shown.add(message)
-        self.window_show_message(lsp.ShowMessageParams(type=kind, message=f"nodename-lint: {message}"))
+        # the editor shows it as it arrives: a path or value from the repository keeps its line breaks only
+        shown = visible_lines(message)
+        self.window_show_message(lsp.ShowMessageParams(type=kind, message=f"nodename-lint: {shown}"))
 
     # --- configuration and cluster ------------------------------------------------------------
     async def read_settings(self) -> None:
@@ -138,7 +141,7 @@ class NodenameLintServer(LanguageServer):
                 from ..cluster.from_file import load_state_file
 
                 path = os.path.join(state.root or os.getcwd(), os.path.expanduser(settings.cluster_state))
-                state.cluster = await asyncio.to_thread(load_state_file, path)
+                state.cluster = await asyncio.to_thread(load_state_file, path, "nodename-lint.clusterState")
             elif settings.context:
                 state.cluster, state.live_namespace = await asyncio.to_thread(_read_live, settings.context)
         except UsageError as exc:
@@ -238,7 +241,8 @@ def _diagnostics(document: TextDocument, linted: Linted, ends: NodeEnds) -> list
     diagnostics = []
     for finding in linted.findings:
         span = finding_span(finding.line, finding.column, ends, lines)
-        message = finding.message + (f"\nFix: {finding.fix}" if finding.fix else "")
+        # escaped as in every other format: the editor shows it as it arrives (a U+202E reorders the line)
+        message = one_line(finding.message) + (f"\nFix: {one_line(finding.fix)}" if finding.fix else "")
         diagnostics.append(
             lsp.Diagnostic(
                 range=client_range(document, span, lines),
@@ -330,7 +334,7 @@ def code_actions(server: NodenameLintServer, params: lsp.CodeActionParams) -> li
                 ]
                 actions.append(
                     lsp.CodeAction(
-                        title=f"Fix {finding.rule}: {', '.join(map(describe, fix.edits))}",
+                        title=one_line(f"Fix {finding.rule}: {', '.join(map(describe, fix.edits))}"),
                         kind=lsp.CodeActionKind.QuickFix,
                         diagnostics=[diagnostic],
                         is_preferred=True,

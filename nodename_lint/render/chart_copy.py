@@ -6,7 +6,7 @@ On top of sandbox.private_copy (the tracked regular files of the chart folder on
   path out of the folder, within the copy's size budget), so that the steps below see their files
   too; an untracked `charts/*.tgz` is taken as well, as `helm dependency build` writes one there
   and git usually ignores it;
-- `file://` dependencies of Chart.yaml that lie inside the repository are copied into `charts/`
+- `file://` dependencies of Chart.yaml (or requirements.yaml) that lie inside the repository are copied into `charts/`
   (what `helm dependency build` would package), from their tracked files;
 - every `values.schema.json` is screened: a `$ref` (or `$dynamicRef`, `$recursiveRef`) that is
   not a fragment of the same document (`#/...`), and a `$schema` other than the published JSON
@@ -34,6 +34,12 @@ SCHEMA_FILE = "values.schema.json"
 _REFERENCE_KEYS = ("$ref", "$dynamicRef", "$recursiveRef")
 # The drafts Helm's JSON Schema library carries itself (it fetches any other meta-schema).
 _KNOWN_DRAFTS = re.compile(r"^https?://json-schema\.org/(?:draft-0[3467]/schema|draft/20(?:19-09|20-12)/schema)#?$")
+# Keywords whose value maps names to schemas: a key there (a value named `$schema` or `$ref`) is a name, not
+# a keyword, as JSON Schema libraries read it (gojsonschema, santhosh-tekuri/jsonschema: only its values are
+# schemas), so it is kept; the schemas it maps to are screened like any other.
+_NAMED_SUBSCHEMAS = frozenset(
+    ("properties", "patternProperties", "definitions", "$defs", "dependentSchemas", "dependencies")
+)
 _TGZ_IN_CHARTS = re.compile(r"(?:^|/)charts/[^/]+\.tgz$")
 MAX_DEPENDENCY_DEPTH = 8
 
@@ -103,10 +109,21 @@ def _write(path: str, data: bytes) -> None:
         handle.write(data)
 
 
+REQUIREMENTS_FILE = "requirements.yaml"
+
+
 def declared_dependencies(chart_folder: str) -> list[dict[str, Any]]:
-    """The `dependencies:` of CHART_FOLDER/Chart.yaml, as mappings ([] when unreadable)."""
+    """The `dependencies:` of CHART_FOLDER/Chart.yaml, then of its requirements.yaml, as mappings.
+
+    Helm's loader reads requirements.yaml (Helm 2's place for them, still in apiVersion v1 charts such as
+    linkerd2's) into the same list as Chart.yaml's."""
+    return [*_dependencies_in(chart_folder, CHART_FILE), *_dependencies_in(chart_folder, REQUIREMENTS_FILE)]
+
+
+def _dependencies_in(chart_folder: str, name: str) -> list[dict[str, Any]]:
+    """The `dependencies:` of CHART_FOLDER/NAME ([] when there is none or it is unreadable)."""
     try:
-        text = read_regular(os.path.join(chart_folder, CHART_FILE), 1 << 20).decode("utf-8-sig", "replace")
+        text = read_regular(os.path.join(chart_folder, name), 1 << 20).decode("utf-8-sig", "replace")
     except (OSError, TooBig):  # Helm reports a missing or bad Chart.yaml itself
         return []
     document = compose(text)
@@ -116,6 +133,14 @@ def declared_dependencies(chart_folder: str) -> list[dict[str, Any]]:
         return []
     dependencies = metadata.get("dependencies") if isinstance(metadata, dict) else None
     return [item for item in dependencies if isinstance(item, dict)] if isinstance(dependencies, list) else []
+
+
+def declaring_file(chart_folder: str, names: list[str]) -> str:
+    """The file that declares the dependencies NAMES: requirements.yaml when only it names them, else Chart.yaml."""
+    in_chart_file = {item.get("name") for item in _dependencies_in(chart_folder, CHART_FILE)}
+    in_requirements = {item.get("name") for item in _dependencies_in(chart_folder, REQUIREMENTS_FILE)}
+    only_requirements = any(name in in_requirements and name not in in_chart_file for name in names)
+    return REQUIREMENTS_FILE if only_requirements else CHART_FILE
 
 
 def _copy_file_dependencies(
@@ -131,7 +156,7 @@ def _copy_file_dependencies(
         if name in present or not name or "/" in name or name.startswith("."):
             continue
         target = os.path.realpath(os.path.join(real_folder, repository[len("file://") :]))
-        where = f"{prefix}Chart.yaml: dependency {name} ({repository})"
+        where = f"{prefix}{declaring_file(real_folder, [name])}: dependency {name} ({repository})"
         if not (target == boundary or target.startswith(boundary.rstrip(os.sep) + os.sep)):
             chart.notes.append(f"{where}: not copied, it lies outside the repository ({boundary})")
             continue
@@ -268,7 +293,11 @@ def _screen(node: Any, notes: list[str]) -> None:
             if "$schema" in item and not (isinstance(schema, str) and _KNOWN_DRAFTS.match(schema)):
                 del item["$schema"]
                 notes.append(f"$schema {_shown(schema)} not followed (not a published JSON Schema draft)")
-            stack.extend(item.values())
+            for key, value in item.items():
+                if key in _NAMED_SUBSCHEMAS and isinstance(value, dict):
+                    stack.extend(value.values())  # its keys name properties or definitions, not keywords
+                else:
+                    stack.append(value)
 
 
 def _shown(value: Any) -> str:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..safe_text import printable_path
 from . import CHART_FILE, Origin, Rendering, RenderOptions, RenderProblem, helm_child, joined
-from .chart_copy import ChartCopy, chart_folders, prepare
+from .chart_copy import ChartCopy, chart_folders, declaring_file, prepare
 from .kustomize import repository_boundary
 from .sandbox import COPY_MAX_BYTES, Budget, CopyRefused, Outcome, TooBig, Worker, read_regular, run
 from .template_lines import TemplateDocument, find_line, outline, pick_document
@@ -43,6 +43,8 @@ _HELM_POSITION = re.compile(
     re.MULTILINE,
 )
 _SPACES = re.compile(r"\s+")
+# A template's `required` or `fail` call, as Helm's engine words it (cleanupExecError): the chart's own message
+_CHART_CHECK = re.compile(r"execution error at \([^()\s]+\): (.*)", re.DOTALL)
 _SOURCE_COMMENT = re.compile(r"^# Source: (.+)$", re.MULTILINE)
 MAX_CHART_BYTES = COPY_MAX_BYTES  # a chart (or values file) bigger than this is not one someone reviews
 MAX_TEMPLATE_BYTES = COPY_MAX_BYTES
@@ -154,14 +156,20 @@ def render_chart(folder: str, display: str, options: RenderOptions, default_name
             else:
                 rendered = _render_binary(copy_folder, scratch, values, release, namespace, budget)
         except _MissingDependencies as missing:
-            rendering.problems.append(_missing_dependencies_problem(missing.names, display))
+            rendering.problems.append(_missing_dependencies_problem(missing.names, folder, display))
             return rendering
         except _OverBudget as exc:
             rendering.problems.append(_over_budget_problem(str(exc), display, budget, values_note))
             return rendering
         except _RenderFailed as failure:
             rendering.problems.append(
-                _failure_problem(str(failure).replace(copy_folder, display), chart, display, values_note)
+                _failure_problem(
+                    str(failure).replace(copy_folder, display),
+                    chart,
+                    display,
+                    values_note,
+                    values_given=bool(values_files),
+                )
             )
             return rendering
         for name, text in rendered.items():
@@ -178,9 +186,12 @@ def render_chart(folder: str, display: str, options: RenderOptions, default_name
 def _copy_notes(rendering: Rendering, display: str, chart: ChartCopy) -> None:
     """What the copy left out and what it did not follow, one note per kind of entry."""
     rendering.notes.extend(f"{display}: {note}" for note in chart.notes)
-    rendering.notes.extend(f"{display}: {path}: left out of the render: {why}" for path, why in chart.left_out)
-    if chart.untracked:
-        shown = ", ".join(chart.untracked[:5]) + (
+    rendering.notes.extend(
+        f"{display}: {printable_path(path)}: left out of the render: {printable_path(why)}"
+        for path, why in chart.left_out
+    )
+    if chart.untracked:  # names of the work tree: any bytes (a text report wrote a name's 0xff as it is)
+        shown = ", ".join(map(printable_path, chart.untracked[:5])) + (
             f" and {len(chart.untracked) - 5} more" if len(chart.untracked) > 5 else ""
         )
         rendering.notes.append(
@@ -311,7 +322,7 @@ def _render_binary(
     if outcome.limit:
         raise _OverBudget(outcome.limit)
     if outcome.returncode != 0:
-        message = outcome.stderr.strip().removeprefix("Error: ")
+        message = _helm_error(outcome.stderr)
         missing = _MISSING_IN_CHARTS.search(message)
         if missing:
             raise _MissingDependencies([name.strip() for name in missing.group(1).split(",") if name.strip()])
@@ -319,6 +330,17 @@ def _render_binary(
     rendered = split_template_output(outcome.stdout.decode("utf-8", "replace"))
     # as the library renders them: without the `# Source:` line (the origin already names the template)
     return {name: _SOURCE_COMMENT.sub("", text, count=1) for name, text in rendered.items()}
+
+
+def _helm_error(stderr: str) -> str:
+    """What `helm template` says went wrong: its `Error: ...`, without the warnings before it (`WARNING: This
+    chart is deprecated`) nor its advice after (`Use --debug flag to render out invalid YAML`)."""
+    text = stderr.strip()
+    start = text.find("Error: ")
+    if start > 0 and text[:start].endswith("\n"):
+        text = text[start:]
+    text = text.removeprefix("Error: ")
+    return text.removesuffix("Use --debug flag to render out invalid YAML").rstrip()
 
 
 def split_template_output(stream: str) -> dict[str, str]:
@@ -335,8 +357,15 @@ def split_template_output(stream: str) -> dict[str, str]:
     return rendered
 
 
-def _failure_problem(message: str, chart: ChartCopy, display: str, values_note: str) -> RenderProblem:
-    """A helm-render finding at the template and line Helm names, else at Chart.yaml."""
+def _failure_problem(
+    message: str, chart: ChartCopy, display: str, values_note: str, *, values_given: bool
+) -> RenderProblem:
+    """A helm-render finding at the template and line Helm names, else at Chart.yaml.
+
+    A chart's own check (`required`, `fail`: Helm's "execution error at (...)") that stops a render with
+    the chart's values.yaml alone is a chart asking for values (grafana's loki-canary, linkerd's control
+    plane), not a broken one: a warning that it was not checked. With values the run gives, it is an error.
+    """
     file, line, column = joined(display, CHART_FILE), 1, 1
     match = _HELM_POSITION.search(message)
     if match:
@@ -353,13 +382,28 @@ def _failure_problem(message: str, chart: ChartCopy, display: str, values_note: 
     # Helm 4 writes its message over several indented lines; one line of words reads better in every
     # report than escaped line ends (and no text of it can start a line of its own)
     readable = _SPACES.sub(" ", message).strip()
+    chart_check = _CHART_CHECK.match(readable)
+    if chart_check and not values_given:
+        return RenderProblem(
+            RULE,
+            file,
+            line,
+            column,
+            f"the chart was not checked: with its own values.yaml it stops at its own check ({values_note}), "
+            f"so it needs values from you before Helm renders anything: {chart_check.group(1)}",
+            f"give the values it asks for: --helm-values FILE, or per chart in .nodename-lint.yaml "
+            f"(helm: {{{display}: {{values: [FILE]}}}})",
+            severity="warning",
+        )
     return RenderProblem(
         RULE,
         file,
         line,
         column,
         f"Helm cannot render this chart ({values_note}), so none of it can be installed: {readable}",
-        "fix the template or the values at the position Helm names",
+        "set the values the chart's check asks for"
+        if chart_check
+        else "fix the template or the values at the position Helm names",
     )
 
 
@@ -376,15 +420,18 @@ def _over_budget_problem(limit: str, display: str, budget: Budget, values_note: 
     )
 
 
-def _missing_dependencies_problem(names: list[str], display: str) -> RenderProblem:
-    listed = ", ".join(names)
+def _missing_dependencies_problem(names: list[str], folder: str, display: str) -> RenderProblem:
+    """Helm names a dependency once per alias (memcached, memcached, memcached): each name is said once."""
+    unique = list(dict.fromkeys(names))
+    declared_in = declaring_file(folder, unique)
     return RenderProblem(
         RULE,
-        joined(display, CHART_FILE),
+        joined(display, declared_in),
         1,
         1,
-        f"the chart was not checked: its dependencies {listed} are declared in Chart.yaml but missing in "
-        f"its charts/ folder, so Helm refuses to render or install it; `helm dependency build {display}` fetches them",
+        f"the chart was not checked: its dependencies {', '.join(unique)} are declared in {declared_in} but "
+        "missing in its charts/ folder, so Helm refuses to render or install it; "
+        f"`helm dependency build {display}` fetches them",
         f"run `helm dependency build {display}` before nodename-lint (or vendor the dependencies in charts/)",
         severity="warning",
     )

@@ -8,6 +8,12 @@ first, and a build that names a remote file or base, or a folder outside the rep
 runs. With kustomize's default root-only loading, the files a kustomization reads lie in its own
 folder; only the kustomization folders it names (resources, bases, components, generators) may lie
 elsewhere, so the folders found here are all the build can read.
+
+The reader fails closed: a kustomization or plugin configuration it cannot read whole (too large, not
+UTF-8, YAML it cannot parse, a link out of the repository) refuses the build, as what kustomize would
+read there is unknown. A folder is followed as kustomize follows it in the private copy, where links
+are plain folders: `link/../..` climbs from the link's own place (lexically, as Go's filepath.Join),
+not from where the link leads, and both must stay inside the repository.
 """
 
 from __future__ import annotations
@@ -19,10 +25,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..documents import compose, iter_documents
+from ..documents import Document, compose, iter_documents
 from ..safe_text import printable_path
 from ..yamlnodes import to_python
 from . import KUSTOMIZATION_FILES
+from .sandbox import TooBig, read_regular
 
 # What kustomize's loaders fetch (api/internal/loader IsRemoteFile, api/internal/git/repospec.go
 # NewRepoSpecFromURL): any path with a URL scheme; and, for a resource or base that is not a local file, a
@@ -37,7 +44,7 @@ _FILE_LIST_FIELDS = ("crds", "configurations", "patchesStrategicMerge")
 _PATH_ITEM_FIELDS = ("patches", "patchesJson6902", "replacements")
 _GENERATOR_FIELDS = ("configMapGenerator", "secretGenerator")
 _PATH_KEYS = frozenset(("path", "paths", "files", "envs", "env"))
-MAX_CONFIG_CHARS = 4 << 20  # a plugin configuration file read for its paths (a longer one: its start)
+MAX_CONFIG_CHARS = 4 << 20  # a kustomization or plugin configuration file (a larger one refuses the build)
 MAX_FOLDERS = 10_000  # kustomization folders one build may enter
 
 
@@ -76,68 +83,92 @@ def inputs_of(folder: str, boundary: str, shown: str) -> Inputs:
     SHOWN is how the user named FOLDER, for the paths in the reason."""
     start = os.path.realpath(folder)
     inputs = Inputs()
-    queue = deque([start])
-    seen = {start}
-    while queue:
-        current = queue.popleft()
-        inputs.folders.append(current)
-        file = kustomization_file(current)
-        spec = _read(file, boundary) if file is not None else None
-        if file is not None:
+    # (real path, the path kustomize reads it at in the copy: a folder entered through a link keeps its name,
+    # the real folders from the built one to it)
+    queue: deque[tuple[str, str, tuple[str, ...]]] = deque([(start, start, (start,))])
+    seen, entered_folders = {start}, set[str]()
+    try:
+        while queue:
+            current, place, chain = queue.popleft()
+            if current not in entered_folders:
+                entered_folders.add(current)
+                inputs.folders.append(current)
+            file = kustomization_file(current)
+            if file is None:
+                continue  # kustomize reports a folder without a kustomization itself
+            where = _shown(file, start, shown)
+            spec = _read(file, boundary, where)
             inputs.files.add(os.path.realpath(file))
-        if not isinstance(spec, dict):
-            continue  # no kustomization, or one that does not parse: kustomize reports that itself
-        if current == start:
-            inputs.component = spec.get("kind") == "Component"
-        where = _shown(file or current, start, shown)
-        for field_name, reference, entered in _references(spec, current):
-            if is_remote(reference, current if entered else None):
-                inputs.refused = (
-                    f"`{field_name}` in {where} names a remote location ({reference[:200]}); nodename-lint never "
-                    "fetches remote resources or bases: vendor them into the repository"
-                )
-                return inputs
-            target = os.path.realpath(os.path.join(current, reference))
-            if os.path.isfile(target) and within(target, boundary):
-                inputs.files.add(target)
-            if not entered:
-                continue  # a file: root-only loading keeps it inside its kustomization's folder
-            if not within(target, boundary):
-                inputs.refused = (
-                    f"it reads {printable_path(target)}, outside the repository ({printable_path(boundary)})"
-                )
-                return inputs
-            lexical = os.path.normpath(os.path.join(current, reference))
-            if lexical != target and os.path.isdir(target) and within(lexical, boundary):
-                inputs.links[lexical] = target  # kustomize enters it by its linked name
-            if os.path.isdir(target) and target not in seen:
-                if len(seen) >= MAX_FOLDERS:
-                    inputs.refused = f"it enters more than {MAX_FOLDERS} kustomization folders"
+            if not isinstance(spec, dict):
+                continue  # empty, or a list or scalar: kustomize refuses it before it loads anything
+            if current == start:
+                inputs.component = spec.get("kind") == "Component"
+            for field_name, reference, entered in _references(spec, current, where):
+                if is_remote(reference, current if entered is not False else None):
+                    inputs.refused = (
+                        f"`{field_name}` in {where} names a remote location ({printable_path(reference[:200])}); "
+                        "nodename-lint never fetches remote resources or bases: vendor them into the repository"
+                    )
                     return inputs
-                seen.add(target)
-                queue.append(target)
+                if entered is None:
+                    continue  # an inline plugin configuration, not a path
+                lexical = os.path.normpath(os.path.join(place, reference))
+                target = os.path.realpath(lexical)
+                if os.path.isfile(target) and within(target, boundary):
+                    inputs.files.add(target)
+                if not entered:
+                    continue  # a file: root-only loading keeps it inside its kustomization's folder
+                for path in (lexical, target):  # where kustomize reads it in the copy, and in the work tree
+                    if not within(path, boundary):
+                        inputs.refused = (
+                            f"it reads {printable_path(path)}, outside the repository ({printable_path(boundary)})"
+                        )
+                        return inputs
+                if lexical != target and any(within(folder, target) for folder in chain):
+                    # kustomize refuses this loop in the work tree ("cycle detected"); in the copy, where the link
+                    # is a folder, it would be entered ever deeper, each place climbing `..` from elsewhere
+                    inputs.refused = (
+                        f"`{field_name}` in {where} enters {printable_path(reference[:200])}, a symlink to a "
+                        "folder this build is already in (a loop: kustomize refuses it too)"
+                    )
+                    return inputs
+                if lexical != target and os.path.isdir(target):
+                    inputs.links[lexical] = target  # kustomize enters it by its linked name
+                if os.path.isdir(target) and lexical not in seen:
+                    if len(seen) >= MAX_FOLDERS:
+                        inputs.refused = f"it enters more than {MAX_FOLDERS} kustomization folders"
+                        return inputs
+                    seen.add(lexical)
+                    queue.append((target, lexical, (*chain, target)))
+    except Unreadable as exc:
+        inputs.refused = str(exc)
     return inputs
 
 
-def _read(file: str, boundary: str) -> Any:
-    """A kustomization file's value: only a regular file inside BOUNDARY (it may be a link) is read."""
-    return yaml_value(_config_text(file, boundary))
+class Unreadable(Exception):
+    """A kustomization or plugin configuration the reader cannot read whole: what kustomize would load is unknown."""
 
 
-def _references(spec: dict[str, Any], folder: str) -> Iterator[tuple[str, str, bool]]:
+def _read(file: str, boundary: str, where: str) -> Any:
+    """A kustomization file's value: only a regular file inside BOUNDARY (it may be a link), read whole."""
+    return _strict_value(_config_text(file, boundary, where), where)
+
+
+def _references(spec: dict[str, Any], folder: str, where: str) -> Iterator[tuple[str, str, bool | None]]:
     """(field, reference, entered) of every location a kustomization in FOLDER names: ENTERED for a resource,
-    base, component or plugin entry (a file, or a kustomization folder the build enters), else a file, such as
-    a path in a plugin's configuration (a builtin PatchTransformer's `path:` is loaded like any other)."""
+    base, component or plugin entry (a file, or a kustomization folder the build enters), False for a file, such
+    as a path in a plugin's configuration (a builtin PatchTransformer's `path:` is loaded like any other), None
+    for an inline plugin configuration or patch (only checked for a location: kustomize loads the entry as a
+    path when it is not a configuration it can use, so `https://host/x#a: b` is a URL, not a mapping)."""
     for name in (*_FOLDER_OR_FILE_FIELDS, *_FILE_LIST_FIELDS):
         for entry in _list(spec.get(name)):
             if not isinstance(entry, str):
                 continue
-            inline = _inline_config(entry)
+            inline = name in (*_PLUGIN_FIELDS, "patchesStrategicMerge") and _inline_config(entry)
             if name in _PLUGIN_FIELDS:
-                config = yaml_values(entry) if inline else _plugin_file(folder, entry)
+                config = _strict_values(entry, where) if inline else _plugin_file(folder, entry, where)
                 yield from ((name, path, False) for value in config for path in _config_paths(value))
-            if not inline:
-                yield name, entry, name in _FOLDER_OR_FILE_FIELDS
+            yield name, entry, None if inline else name in _FOLDER_OR_FILE_FIELDS
     for name in _PATH_ITEM_FIELDS:
         for entry in _list(spec.get(name)):
             if isinstance(entry, dict) and isinstance(entry.get("path"), str):
@@ -167,22 +198,59 @@ def _config_paths(value: Any) -> Iterator[str]:
             yield from _config_paths(item)
 
 
-def _plugin_file(folder: str, entry: str) -> list[Any]:
-    """The documents of a plugin configuration file (not a folder, nothing outside FOLDER)."""
-    text = _config_text(os.path.join(folder, entry), folder)
-    return yaml_values(text) if text is not None else []
+def _plugin_file(folder: str, entry: str, where: str) -> list[Any]:
+    """The documents of a plugin configuration file in FOLDER ([] for a folder or nothing: kustomize enters a
+    folder as a kustomization, and fails on a name that is neither)."""
+    path = os.path.join(folder, entry)
+    if not os.path.lexists(path) or os.path.isdir(path):
+        return []
+    shown = f"{entry!r} (named in {where})"
+    return _strict_values(_config_text(path, folder, shown), shown)
 
 
-def _config_text(path: str, folder: str) -> str | None:
-    """The text of a regular file inside FOLDER (links resolved), at most MAX_CONFIG_CHARS; else None."""
+def _config_text(path: str, folder: str, shown: str) -> str:
+    """The whole text of a regular file inside FOLDER (links resolved), at most MAX_CONFIG_CHARS; else Unreadable."""
     real = os.path.realpath(path)
-    if not within(real, folder) or not os.path.isfile(real):
+    if not within(real, folder):
+        raise Unreadable(f"{shown} leads to {printable_path(real)}, outside {printable_path(folder)}")
+    try:
+        data = read_regular(real, MAX_CONFIG_CHARS)
+        return data.decode("utf-8-sig")
+    except TooBig:
+        problem = f"it is larger than {MAX_CONFIG_CHARS >> 20} MiB"
+    except UnicodeDecodeError:
+        problem = "it is not UTF-8"
+    except OSError as exc:
+        problem = exc.strerror or str(exc)
+    raise Unreadable(f"nodename-lint cannot read {shown} ({problem}), so what the build would load is unknown")
+
+
+def _strict_values(text: str, shown: str) -> list[Any]:
+    """The plain values of the documents of TEXT; Unreadable when one does not parse."""
+    values = []
+    for document in iter_documents([text]):
+        values.append(_document_value(document, shown))
+    return [value for value in values if value is not None]
+
+
+def _strict_value(text: str, shown: str) -> Any:
+    """The plain value of the one YAML document TEXT (None when it is empty); Unreadable when it does not parse."""
+    return _document_value(compose(text), shown)
+
+
+def _document_value(document: Document, shown: str) -> Any:
+    if document.error is not None:
+        # the line only: the file may be a link to one that is not the repository's (refused once copied)
+        raise Unreadable(
+            f"nodename-lint cannot parse {shown} (YAML line {document.error.line}), so what the build would "
+            "load is unknown"
+        )
+    if document.root is None:
         return None
     try:
-        with open(real, encoding="utf-8-sig") as handle:
-            return handle.read(MAX_CONFIG_CHARS)
-    except (OSError, UnicodeDecodeError):
-        return None
+        return to_python(document.root)
+    except Exception:  # a key kubectl cannot convert, a node too deep
+        raise Unreadable(f"nodename-lint cannot read {shown}, so what the build would load is unknown") from None
 
 
 def _list(value: Any) -> list[Any]:
@@ -192,18 +260,6 @@ def _list(value: Any) -> list[Any]:
 def _inline_config(entry: str) -> bool:
     """Whether kustomize reads a list entry as YAML it holds rather than a path: it parses to a mapping."""
     return ("\n" in entry or ":" in entry) and isinstance(yaml_value(entry), dict)
-
-
-def yaml_values(text: str) -> list[Any]:
-    """The plain values of the documents of a YAML stream that parse."""
-    values = []
-    for document in iter_documents([text]):
-        if document.error is None and document.root is not None:
-            try:
-                values.append(to_python(document.root))
-            except Exception:  # as in yaml_value
-                continue
-    return values
 
 
 def yaml_value(text: Any) -> Any:

@@ -24,12 +24,12 @@ from typing import Any, Protocol
 
 import msgspec
 
-from ..audit import NOT_APPLICABLE
 from ..cluster.state import ClusterState
 from ..engine import Linter
 from ..findings import Finding
 from ..model import PlainObject
 from ..podspec import pinned_node
+from ..registry import all_rules
 from ..rule import SEVERITY_RANK, Context, Severity
 from ..safe_text import one_line
 
@@ -37,9 +37,9 @@ ADMISSION_VERSION = "admission.k8s.io/v1"
 MAX_BODY = 3 << 20  # bytes: the API server's own limit for a request body; a review of a bigger object cannot come
 DEFAULT_DENY = frozenset({"unknown-node", "nodename-in-template", "invalid-node-name"})
 # The rules that cannot apply to an object the API server holds cannot apply to one it is admitting either:
-# they are about files, compare a manifest with the live object, or predict an admission step already made
-# (the RuntimeClass plugin has set spec.overhead; the namespace exists).
-NOT_AT_ADMISSION = NOT_APPLICABLE
+# each says why in its own declaration (Rule.not_audited: about files, comparing a manifest with the live
+# object, or predicting an admission step already made).
+NOT_AT_ADMISSION = frozenset(rule.id for rule in all_rules().values() if rule.not_audited)
 WARNING_BUDGET = 4096  # characters of warnings the API server passes on whole (truncateAtTotalRunes)
 WARNING_ITEM = 256  # past the budget, it cuts each warning to this many (truncateItemRunes)
 _DATA = ("nodes", "namespaces", "pods", "live-pods", "runtime_classes")

@@ -1,30 +1,25 @@
-"""Draw docs/review.svg, README's picture of what a reviewer sees, from the tool's real output.
+"""docs/review.svg, README's picture of what a reviewer sees, drawn from the tool's real output.
 
 The GitHub Action prints annotations (`--format github`) and writes a job summary (`--format
-markdown`). This script runs nodename-lint on examples/deploy in both formats and draws what
-GitHub shows of them: the annotation under the line it points at in the pull request's "Files
-changed" view, and the summary's table. Nothing in the picture is typed by hand, so it changes
-when a message does; `--check` says whether docs/review.svg is still what the tool prints
-(tests/test_docs.py runs it). No browser is needed: the SVG is written directly.
-
-    python docs/make_review_picture.py           # write docs/review.svg
-    python docs/make_review_picture.py --check   # exit 1 when it is out of date
+markdown`). This draws what GitHub shows of a run over examples/deploy in both formats: the
+annotation under the line it points at in the pull request's "Files changed" view, and the
+summary's table. Nothing in the picture is typed by hand, so it changes when a message does:
+`python -m nodename_lint.regenerate` draws it with the other generated files. No browser is
+needed: the SVG is written directly.
 """
 
 from __future__ import annotations
 
 import html
-import os
 import re
-import subprocess
-import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-ROOT = Path(__file__).resolve().parent.parent
-PICTURE = ROOT / "docs" / "review.svg"
+PICTURE = "docs/review.svg"
 EXAMPLE = "examples/deploy"
+RUNS = ((EXAMPLE, "--format", "github"), (EXAMPLE, "--format", "markdown"))  # what the picture shows
 WIDTH = 960
 FONT = "-apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
 MONO = "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace"
@@ -34,19 +29,14 @@ ICONS = {"error": "✖", "warning": "⚠", "info": "ℹ"}  # noqa: RUF001 (the s
 ANNOTATION = re.compile(r"^::(error|warning|notice) file=([^,]+),line=(\d+),col=(\d+),title=([^:]+)::(.*)$")
 
 
-def tool_output(*args: str) -> str:
-    env = {**os.environ, "NO_COLOR": "1"}
-    completed = subprocess.run(
-        [sys.executable, "-m", "nodename_lint", EXAMPLE, *args], cwd=ROOT, env=env, capture_output=True, text=True
-    )
-    assert completed.returncode in (0, 1), completed.stderr
-    return completed.stdout
+# The stdout of `nodename-lint ARGS` run in the repository (regenerate.Runner.stdout).
+Printed = Callable[[tuple[str, ...]], str]
 
 
-def annotations() -> list[dict[str, str]]:
+def github_annotations(printed: Printed) -> list[dict[str, str]]:
     """The workflow commands as GitHub reads them (%0A, %0D and %25 decoded)."""
     found = []
-    for line in tool_output("--format", "github").splitlines():
+    for line in printed(RUNS[0]).splitlines():
         match = ANNOTATION.match(line)
         if match:
             level, file, row, column, title, message = match.groups()
@@ -55,9 +45,9 @@ def annotations() -> list[dict[str, str]]:
     return found
 
 
-def summary() -> tuple[str, list[list[str]], list[str]]:
+def summary(printed: Printed) -> tuple[str, list[list[str]], list[str]]:
     """The job summary's count line, table rows (cells as plain text) and list items."""
-    markdown = tool_output("--format", "markdown")
+    markdown = printed(RUNS[1])
     count = next(line for line in markdown.splitlines() if line.startswith(("Found ", "No problems")))
     rows = [
         [_plain(cell) for cell in line.strip("|").split(" | ")]
@@ -111,9 +101,9 @@ class Drawing:
         )
 
 
-def draw_annotation(drawing: Drawing, found: dict[str, str]) -> None:
+def draw_annotation(drawing: Drawing, found: dict[str, str], root: Path) -> None:
     """The file's lines around the finding, and GitHub's annotation box under the line it names."""
-    lines = (ROOT / found["file"]).read_text(encoding="utf-8").splitlines()
+    lines = (root / found["file"]).read_text(encoding="utf-8").splitlines()
     at = int(found["line"])
     shown = range(max(1, at - 3), min(len(lines), at + 1) + 1)
     top = drawing.y
@@ -149,9 +139,9 @@ def draw_box(drawing: Drawing, found: dict[str, str]) -> None:
     drawing.y = top + height
 
 
-def draw_summary(drawing: Drawing) -> None:
+def draw_summary(drawing: Drawing, printed: Printed) -> None:
     """The job summary: heading, count, the table (messages cut to fit), the list below it."""
-    count, rows, items = summary()
+    count, rows, items = summary(printed)
     top = drawing.y
     drawing.y += 32
     drawing.text(32, "nodename-lint", size=20, weight="600")
@@ -175,30 +165,16 @@ def draw_summary(drawing: Drawing) -> None:
     drawing.y += 16
 
 
-def picture() -> str:
+def picture(root: Path, printed: Printed) -> str:
+    """The SVG of the repository at `root`."""
     drawing = Drawing()
     drawing.y = 24
     drawing.text(16, "Pull request, Files changed: the annotation at the line", size=14, weight="600", color="#656d76")
     drawing.y += 12
-    found = annotations()
-    draw_annotation(drawing, next(item for item in found if item["level"] == "error"))
+    found = github_annotations(printed)
+    draw_annotation(drawing, next(item for item in found if item["level"] == "error"), root)
     drawing.y += 32
     drawing.text(16, "Actions run, job summary: every finding", size=14, weight="600", color="#656d76")
     drawing.y += 12
-    draw_summary(drawing)
+    draw_summary(drawing, printed)
     return drawing.svg()
-
-
-def main(argv: list[str]) -> int:
-    drawn = picture()
-    if "--check" in argv:
-        if PICTURE.read_text(encoding="utf-8") != drawn:
-            print(f"{PICTURE.relative_to(ROOT)} is out of date: run python docs/make_review_picture.py")
-            return 1
-        return 0
-    PICTURE.write_text(drawn, encoding="utf-8")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
