@@ -12,8 +12,15 @@ also a host port (`defaultHostNetworkPorts` in the API's defaulting).
 
 The same check runs in `no-node-fits` for Pods the scheduler places ("node(s) didn't have free
 ports for the requested pod ports"). A Pod manifest is not compared with the live Pod of its own
-name, nor a static Pod with its own mirror Pod (`<name>-<node>`); the running replicas of a
-workload do count: a rolling update's new replica meets the old one's port on a pinned node.
+name, nor a static Pod with its own mirror Pod (`<name>-<node>`). A workload's running replicas
+are what its rollout keeps or replaces: an unchanged template creates no Pod, and a changed one
+meets its old Pods' ports as far as the update strategy keeps them (a Deployment's maxSurge, 25%
+by default and rounded up by `ResolveFenceposts`, starts the new Pod before the old one goes; a
+DaemonSet's default maxSurge 0 replaces the old Pod in place), and the finding says so, with the
+strategy that lets the rollout complete (docs/cluster-state.md, "A workload that already runs").
+A port the old Pod shares with another Pod stays held when the old Pod goes (the kubelet's
+`NodeInfo.UsedPorts` is built from every Pod on the node). The new Pod's verdict is checked
+against the kubelet's `AdmissionCheck` itself (`tests/test_oracle_rollout.py`).
 
 ## Why is this bad?
 The kubelet's admission runs `AdmissionCheck` (`pkg/scheduler/eventhandlers.go`), whose
@@ -99,6 +106,7 @@ _KUBELET = ' (kubelet: "Pod was rejected: Predicate NodePorts failed: {reason}")
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     from nodename_lint.cluster.targets import admission_reasons, admission_target, other_pods_ports
+    from nodename_lint.rollout import workload_rollout
     from nodename_lint.scheduling import PORTS_REASON, host_ports, port_conflict, port_text, reported_first
 
     target = admission_target(obj, context)
@@ -109,35 +117,48 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     wanted = host_ports(spec, default_from_host_network=True)
     if not wanted:  # before other_pods_ports: the ports in use on a node are costly to collect
         return
+    rollout = workload_rollout(obj, cluster)  # the workload's own running Pods: what the apply does with them
+    if rollout is not None:
+        if not rollout.blocks:
+            return
+        cluster = rollout.view
     in_use = other_pods_ports(obj, name, cluster)
     if in_use is None:
         return
     fate = "the kubelet never runs the static Pod" if obj.is_static_pod else rejection_fate(obj)
     conflict = port_conflict(wanted, in_use)
+    replicas = rollout.to_place if rollout else replica_count(obj)
+    noun = rollout.noun(1) if rollout else pods_noun(obj)
     if conflict is not None:
         path, port, holder = conflict
         first = reported_first(admission_reasons(obj, node, cluster), "NodePorts")
-        yield Violation(
-            spec_path(obj, *_port_field(spec, path)),
-            f"{pods_noun(obj)} would be rejected by the kubelet on {name} with NodePorts{first}: host port "
-            f"{port_text(port)} "
-            f"is already used by Pod {holder}; {fate}{'' if first else _KUBELET.format(reason=PORTS_REASON)}",
-            fix="use another hostPort or another node, or drop hostPort and expose the Pod with a Service",
+        message = (
+            f"{noun} would be rejected by the kubelet on {name} with NodePorts{first}: host port {port_text(port)} "
+            f"is already used by {holder if ' ' in holder else 'Pod ' + holder}; "
+            f"{fate}{'' if first else _KUBELET.format(reason=PORTS_REASON)}"
         )
-        return
-    replicas = replica_count(obj)
-    if replicas > 1:
+        fix = "use another hostPort or another node, or drop hostPort and expose the Pod with a Service"
+    elif replicas > 1:
         path, port = wanted[0]
         # what the second replica shows: an earlier check (its requests beside the first one's) may decide
         first = reported_first(admission_reasons(obj, node, cluster, replicas_before=1), "NodePorts")
-        yield Violation(
-            spec_path(obj, *_port_field(spec, path)),
-            f"only 1 of {pods_noun(obj)} can run on {name}: the replicas all need host port {port_text(port)}, so "
+        noun = rollout.noun(replicas) if rollout else pods_noun(obj)
+        message = (
+            f"only 1 of {noun} can run on {name}: the replicas all need host port {port_text(port)}, so "
             f"replicas 2 to {replicas} would be rejected by the kubelet with NodePorts{first}; "
-            f"{fate}{'' if first else _KUBELET.format(reason=PORTS_REASON)}",
-            fix="run one replica per node (a DaemonSet, or drop nodeName and let the scheduler spread them), "
-            "or drop hostPort and expose the Pods with a Service",
+            f"{fate}{'' if first else _KUBELET.format(reason=PORTS_REASON)}"
         )
+        fix = (
+            "run one replica per node (a DaemonSet, or drop nodeName and let the scheduler spread them), "
+            "or drop hostPort and expose the Pods with a Service"
+        )
+    else:
+        return
+    yield Violation(
+        spec_path(obj, *_port_field(spec, path)),
+        rollout.explain(message) if rollout else message,
+        fix=rollout.fix(fix) if rollout else fix,
+    )
 
 
 def _port_field(spec: dict, path: tuple) -> tuple:

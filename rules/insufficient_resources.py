@@ -52,6 +52,16 @@ total is rounded up once (cpu to millicores, the rest to whole units), as `PodRe
 `MilliValue()`/`Value()` do. A request that is not a valid quantity is left to the API server,
 which rejects the manifest; this rule then skips the object.
 
+A pinned workload that already runs on the node is not counted against itself: the kubelet meets
+its new Pods only as its controller makes them (an unchanged template makes none; a Deployment's
+default maxSurge starts a new Pod beside the old ones, `ResolveFenceposts`; a StatefulSet recreates
+each Pod in its old one's place, `updateStatefulSet`; a DaemonSet replaces its Pod in place unless
+maxSurge is set). The message then says what the rollout does and which strategy lets it complete
+(docs/cluster-state.md, "A workload that already runs"). The text quoted is the kubelet's for the
+new Pod where the rollout stalls, counting the old Pods the strategy keeps beside it; the first new
+Pod's verdict, reason and text (and how many replicas a `Recreate` gets admitted) are checked
+against the kubelet's admission itself (`tests/test_oracle_rollout.py`).
+
 ## Why is this bad?
 With `nodeName` the scheduler never checks resources, but the kubelet does on admission. The Pod
 goes straight to phase Failed with the reason in kubectl's STATUS column (`OutOfcpu`) and
@@ -70,6 +80,7 @@ make room first or give it a lower PriorityClass if it need not displace others.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -151,6 +162,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     from nodename_lint.cluster.records import NodeUsage
     from nodename_lint.cluster.targets import admission_reasons, admission_target, critical_admissions, runtime_overhead
     from nodename_lint.quantity import describe
+    from nodename_lint.rollout import workload_rollout
     from nodename_lint.scheduling import (
         NATIVE_ORDER,
         RequestError,
@@ -171,11 +183,22 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         requests = pod_requests(spec, overhead=overhead)
     except RequestError:
         return
+    rollout = workload_rollout(obj, cluster)  # the workload's own running Pods: what the apply does with them
+    if rollout is not None:
+        if not rollout.blocks:
+            return
+        cluster = rollout.view
     usage = cluster.usage(name)
-    replicas = replica_count(obj)
+    replicas = rollout.to_place if rollout else replica_count(obj)
+    noun = rollout.noun(replicas) if rollout else pods_noun(obj)
     critical = critical_admissions(obj, node, cluster, min(replicas, 100_000), until_rejected=True)
     if critical is not None:  # the kubelet's critical Pod admission: evictions, or UnexpectedAdmissionError
-        yield from _critical_findings(obj, name, cluster, spec, critical, replicas, counted)
+        for finding in _critical_findings(obj, name, cluster, spec, critical, replicas, counted, noun):
+            if rollout is not None:
+                finding = dataclasses.replace(
+                    finding, message=rollout.explain(finding.message), fix=rollout.fix(finding.fix)
+                )
+            yield finding
         return
     current = NodeUsage(usage.pods, dict(usage.requested)) if usage else NodeUsage(0, {})
     for admitted in range(min(replicas, 100_000)):  # noqa: B007  (read after the loop: how many fit)
@@ -195,7 +218,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     if not exact:  # scalar resources: Go map order
         reason = f"one of {', '.join(s.kubelet_reason for s in found)} (the kubelet checks these in no fixed order)"
     reason += first
-    head = _rejected(pods_noun(obj), name, name, replicas, admitted, reason)
+    head = _rejected(noun, name, name, replicas, admitted, reason)
     others = "the Pods already there" + (f" and the first {admitted} replicas" if admitted else "")
     if resource == "pods":
         detail = f"the node already runs {shortage.used} of the {shortage.capacity} Pods it allows"
@@ -234,7 +257,8 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # it when another check decides what the Pod shows
     quoted = usage is not None and exact and not first
     quote = f' (kubelet: "Pod was rejected: {shortage.kubelet_message}")' if quoted else ""
-    yield Violation(path, f"{head}: {detail}; {fate}{quote}", fix=fix)
+    message = f"{head}: {detail}; {fate}{quote}"
+    yield Violation(path, rollout.explain(message) if rollout else message, fix=rollout.fix(fix) if rollout else fix)
 
 
 def _critical_findings(
@@ -245,6 +269,7 @@ def _critical_findings(
     admissions: list[KubeletAdmission],
     replicas: int,
     counted: str,
+    pods: str,
 ) -> Iterator[Violation]:
     """A critical Pod's fate on a full node: the kubelet evicts Pods to admit it (a warning naming them), or
     rejects it with UnexpectedAdmissionError when evicting every Pod it may evict is not enough."""
@@ -267,7 +292,7 @@ def _critical_findings(
         where = f"{name} (--static-pod-node)"
     else:
         why = f"its {pod_priority(obj, cluster).text} makes it critical"
-        noun = pods_noun(obj)
+        noun = pods
         where = name
     rejected = next((index for index, admission in enumerate(admissions) if not admission.admitted), None)
     before = admissions if rejected is None else admissions[:rejected]

@@ -49,6 +49,19 @@ manifests name, unless a manifest the scheduler places asks for host ports or na
 PriorityClass), those nodes are compared with their allocatable alone, no preemption is predicted
 there, and the message says so.
 
+A Deployment, StatefulSet or DaemonSet that already runs in the cluster is not counted against
+itself: its own Pods (ownerReferences through its ReplicaSets, or to the workload) are what the
+apply keeps or replaces. An unchanged Pod template (compared as the Deployment controller's
+`EqualIgnoreHash` does, with the ReplicaSet's or ControllerRevision's template) creates no Pod; a
+changed one is played as its controller rolls it out (`NewRSNewReplicas` and
+`reconcileOldReplicaSets` with `ResolveFenceposts`' rounding for a Deployment, `rolloutRecreate`,
+`updateStatefulSet`'s one-at-a-time replacement, the DaemonSet's `rollingUpdate` with maxSurge 0 by
+default), and a finding says when the rollout stalls and which strategy lets it complete (see
+docs/cluster-state.md, "A workload that already runs"). The event quoted is the one the new Pod
+gets where the rollout stalls: beside the old Pods its strategy keeps running (a surge Pod under
+maxUnavailable 0), without those it deletes first. The first new Pod's verdict and event are
+checked against the kube-scheduler itself (`tests/test_oracle_rollout.py`).
+
 ## Why is this bad?
 The Pod stays Pending with a FailedScheduling event, forever or until the cluster changes. A
 workload rolls out nothing, or a Deployment update stalls with its new replicas Pending. A Pod
@@ -72,6 +85,7 @@ from nodename_lint.rule import Context, Example, Rule, Violation
 
 if TYPE_CHECKING:  # startup: offline runs never load the cluster code
     from nodename_lint.preemption import Priority, SchedulerPreemption
+    from nodename_lint.rollout import Rollout
 
 _CLUSTER = """
     apiVersion: v1
@@ -145,6 +159,74 @@ _DEPLOYMENT = """
                   cpu: "{cpu}"
 """
 
+# The Deployment below already runs in this cluster (2 replicas of 3 cpu, one per worker): its
+# ReplicaSet, with the template as the API server stores it, and its Pods.
+_RUNNING = """
+    apiVersion: v1
+    kind: List
+    items:
+      - apiVersion: v1
+        kind: Node
+        metadata:
+          name: kind-worker
+          labels: {kubernetes.io/hostname: kind-worker, disktype: ssd}
+        status:
+          allocatable: {cpu: "4", memory: 8039064Ki, pods: "110"}
+      - apiVersion: v1
+        kind: Node
+        metadata:
+          name: kind-worker2
+          labels: {kubernetes.io/hostname: kind-worker2, disktype: ssd}
+        status:
+          allocatable: {cpu: "4", memory: 8039064Ki, pods: "110"}
+      - apiVersion: apps/v1
+        kind: ReplicaSet
+        metadata:
+          name: analytics-6f9d8c7b5
+          namespace: default
+          ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: analytics, controller: true}]
+        spec:
+          template:
+            metadata:
+              labels: {app: analytics, pod-template-hash: 6f9d8c7b5}
+            spec:
+              nodeSelector: {disktype: ssd}
+              containers:
+                - name: worker
+                  image: busybox:1.37
+                  imagePullPolicy: IfNotPresent
+                  resources: {requests: {cpu: "3"}}
+                  terminationMessagePath: /dev/termination-log
+                  terminationMessagePolicy: File
+              dnsPolicy: ClusterFirst
+              restartPolicy: Always
+              schedulerName: default-scheduler
+              securityContext: {}
+              terminationGracePeriodSeconds: 30
+      - apiVersion: v1
+        kind: Pod
+        metadata:
+          name: analytics-6f9d8c7b5-x7k2p
+          namespace: default
+          ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: analytics-6f9d8c7b5, controller: true}]
+        spec:
+          nodeName: kind-worker
+          containers:
+            - {name: worker, image: busybox:1.37, resources: {requests: {cpu: "3"}}}
+        status: {phase: Running}
+      - apiVersion: v1
+        kind: Pod
+        metadata:
+          name: analytics-6f9d8c7b5-q8w4z
+          namespace: default
+          ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: analytics-6f9d8c7b5, controller: true}]
+        spec:
+          nodeName: kind-worker2
+          containers:
+            - {name: worker, image: busybox:1.37, resources: {requests: {cpu: "3"}}}
+        status: {phase: Running}
+"""
+
 RULE = Rule(
     id="no-node-fits",
     severity="error",
@@ -155,6 +237,18 @@ RULE = Rule(
     examples=(
         Example("8 cpu on 4-cpu nodes", _DEPLOYMENT.replace("{cpu}", "8"), fails=True, cluster=_CLUSTER),
         Example("a request a worker can take", _DEPLOYMENT.replace("{cpu}", "1"), fails=False, cluster=_CLUSTER),
+        Example(
+            "the same Deployment, already running on both workers: applying it creates no Pod",
+            _DEPLOYMENT.replace("{cpu}", "3"),
+            fails=False,
+            cluster=_RUNNING,
+        ),
+        Example(
+            "a new image for it: the default rolling update starts a new Pod before deleting an old one, and none fits",
+            _DEPLOYMENT.replace("{cpu}", "3").replace("busybox:1.37", "busybox:1.38"),
+            fails=True,
+            cluster=_RUNNING,
+        ),
         Example(
             "a higher priority: the scheduler deletes a Pod to make room",
             _DEPLOYMENT.replace("{cpu}", "2").replace(
@@ -183,6 +277,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
     from nodename_lint.cluster.targets import admitted_spec, pod_priority, runtime_overhead
     from nodename_lint.preemption import postfilter_text
+    from nodename_lint.rollout import workload_rollout
     from nodename_lint.scheduling import (
         AFFINITY_REASON,
         PORTS_REASON,
@@ -204,14 +299,18 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         requests = pod_requests(spec, overhead=overhead)
     except RequestError:
         return
+    rollout = workload_rollout(obj, cluster)  # the workload's own running Pods: what the apply does with them
+    if rollout is not None and not rollout.blocks:
+        return
+    room = rollout.view if rollout else cluster  # the cluster as the rollout leaves it
     admitted = admitted_spec(obj, cluster)  # with the RuntimeClass's scheduling
-    verdict = cluster.no_node_fits(admitted, requests)
+    verdict = room.no_node_fits(admitted, requests)
     if verdict is None:
         return
     counts, unknown_usage, prefilter = verdict.reasons, verdict.unknown_usage, verdict.prefilter
     total = len(cluster.nodes)
     priority = pod_priority(obj, cluster)
-    outcome = None if prefilter or not total else cluster.scheduler_preemption(admitted, requests, priority, verdict)
+    outcome = None if prefilter or not total else room.scheduler_preemption(admitted, requests, priority, verdict)
     preemption = postfilter_text(outcome, total) if outcome is not None and not outcome.nominated else None
     event = failed_scheduling_message(
         total, counts, prefilter, preemption_may_help=verdict.preemption_may_help, spec=spec, preemption=preemption
@@ -246,19 +345,23 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     fixes = [fix for prefix, fix in _FIXES.items() if any(reason.startswith(prefix) for reason in counts)]
     if prefilter:
         fixes.append("the required node affinity terms name no common node: fix the matchFields metadata.name values")
+    fix = "; ".join(fixes) or "change the Pod's constraints"
+    noun = rollout.noun(1) if rollout else pods_noun(obj)
     if outcome is not None and outcome.nominated:
-        yield _preempting(obj, path, event, priority, outcome, note + counted)
+        yield _preempting(noun, path, event, priority, outcome, note + counted, rollout)
         return
-    yield Violation(
-        path,
-        f'no node of the cluster can take {pods_noun(obj)}: it stays Pending with FailedScheduling "{event}"'
-        f"{note}{counted}",
-        fix="; ".join(fixes) or "change the Pod's constraints",
-    )
+    message = f'no node of the cluster can take {noun}: it stays Pending with FailedScheduling "{event}"{note}{counted}'
+    yield Violation(path, rollout.explain(message) if rollout else message, fix=rollout.fix(fix) if rollout else fix)
 
 
 def _preempting(
-    obj: Manifest, path: Path, event: str, priority: Priority, outcome: SchedulerPreemption, note: str
+    noun: str,
+    path: Path,
+    event: str,
+    priority: Priority,
+    outcome: SchedulerPreemption,
+    note: str,
+    rollout: Rollout | None,
 ) -> Violation:
     """The scheduler makes room by preemption: it deletes Pods of a lower priority and nominates the node."""
     from nodename_lint.preemption import pod_names
@@ -274,13 +377,16 @@ def _preempting(
         )
     victims = sorted({pod.priority for choice in choices for pod in choice.victims})
     lower = "priority " + ("/".join(str(value) for value in victims))
-    return Violation(
-        path,
-        f'no node of the cluster can take {pods_noun(obj)} as it stands: it first gets FailedScheduling "{event}", '
+    message = (
+        f'no node of the cluster can take {noun} as it stands: it first gets FailedScheduling "{event}", '
         f"then, as its {priority.text} is above the {lower} of Pods it may displace, the scheduler {where} "
         "(preemption); the Pod is bound there once they are gone, and their controllers' replacements may stay "
-        f"Pending{note}",
-        fix="add capacity or lower the requests so that the Pod fits without displacing others, or give it a lower "
-        "PriorityClass (or preemptionPolicy: Never) if it should wait for room instead",
-        severity="warning",
+        f"Pending{note}"
     )
+    fix = (
+        "add capacity or lower the requests so that the Pod fits without displacing others, or give it a lower "
+        "PriorityClass (or preemptionPolicy: Never) if it should wait for room instead"
+    )
+    if rollout is not None:
+        message, fix = rollout.explain(message), rollout.fix(fix)
+    return Violation(path, message, fix=fix, severity="warning")

@@ -280,7 +280,7 @@ def test_terminated_pods_do_not_use_resources_and_templates_count_replicas():
     deployment = textwrap.dedent("""
         apiVersion: apps/v1
         kind: Deployment
-        metadata: {name: web}
+        metadata: {name: api}  # not web: the cluster runs that one already (tests/test_rollout.py)
         spec:
           replicas: 3
           template:
@@ -333,7 +333,8 @@ def test_offline_runs_import_nothing_of_the_cluster_code():
         "sys.argv = ['nodename-lint', 'examples/deploy']\n"
         "try:\n    runpy.run_module('nodename_lint', run_name='__main__')\nexcept SystemExit:\n    pass\n"
         "loaded = [m for m in ('nodename_lint.scheduling', 'nodename_lint.quantity', 'nodename_lint.cluster.from_file',"
-        " 'nodename_lint.cluster.names', 'nodename_lint.cluster.targets') if m in sys.modules]\n"
+        " 'nodename_lint.cluster.names', 'nodename_lint.cluster.targets', 'nodename_lint.rollout',"
+        " 'nodename_lint.cluster.templates') if m in sys.modules]\n"
         "sys.stderr.write(repr(loaded))\n"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)

@@ -19,6 +19,7 @@ import yaml
 from nodename_lint.cluster.from_file import _load_state_text, load_state_file
 from nodename_lint.cluster.json_dump import state_from_json_dump
 from nodename_lint.cluster.state import ClusterState
+from nodename_lint.cluster.templates import digest
 from nodename_lint.sources import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,7 +58,10 @@ def _as_data(state: ClusterState) -> dict[str, Any]:
     specs as loaded, before anything makes them plain values)."""
     nodes = state.nodes or {}
     usage = {name: state.usage(name) for name in nodes}
-    pods = [(p.namespace, p.name, p.node_name, p.phase, _read_by_rules(p.spec)) for p in state.pods or ()]
+    pods = [
+        (p.namespace, p.name, p.node_name, p.phase, p.owner, p.template, _read_by_rules(p.spec))
+        for p in state.pods or ()
+    ]
     return {
         "usage": usage,
         "source": state.source,
@@ -71,6 +75,10 @@ def _as_data(state: ClusterState) -> dict[str, Any]:
         "pod_nodes": state.pod_nodes,
         "by_node": {node: [(p.namespace, p.name) for p in pods] for node, pods in state._pods_by_node().items()},
         "ports": {name: state.ports_in_use(name) for name in nodes},
+        "templates": {  # a template is kept as JSON until compared: the same digest, whatever the bytes
+            namespace: {key: (info.workload, digest(info)) for key, info in held.items()}
+            for namespace, held in (state.templates or {}).items()
+        },
     }
 
 
@@ -119,6 +127,16 @@ def _rich_cluster() -> list[dict[str, Any]]:
             item["spec"]["resources"] = {"requests": {"cpu": "3"}, "limits": {"cpu": "4", "memory": "1Gi"}}
         if index % 37 == 0:
             item["spec"]["initContainers"] = None
+        if index % 41 == 0:  # a workload's Pods: the controller and the revision that holds their template
+            owner = ("StatefulSet", "db") if index % 2 else ("DaemonSet", "agent")
+            item["metadata"]["ownerReferences"] = [
+                {"kind": "Other", "name": "x", "controller": False},
+                {"apiVersion": "apps/v1", "kind": owner[0], "name": owner[1], "uid": "u", "controller": True},
+            ]
+            item["metadata"]["labels"]["controller-revision-hash"] = "db-5f7c9" if index % 2 else 7
+        if index % 43 == 0:
+            reference = {"kind": "ReplicaSet", "name": "web-5d8f7c9b6d", "controller": "yes"}  # not a controller
+            item["metadata"]["ownerReferences"] = [reference]
         if index % 3 == 0:  # what preemption reads: priority, mirror annotations, start time, QoS class
             item["spec"]["priority"] = rng.choice([0, 1000, 2000000000])
             item["spec"]["priorityClassName"] = "batch-high"
@@ -129,6 +147,20 @@ def _rich_cluster() -> list[dict[str, Any]]:
                 item["status"]["startTime"] = f"2026-01-01T00:00:{index % 60:02d}Z"
                 item["status"]["qosClass"] = rng.choice(["Burstable", "BestEffort"])
         items.append(item)
+    items.append(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ControllerRevision",
+            "metadata": {
+                "name": "db-5f7c9",
+                "namespace": "team-1",  # where Pod app-41 of StatefulSet db runs from it
+                "ownerReferences": [{"kind": "StatefulSet", "name": "db", "controller": True}],
+            },
+            "data": {"spec": {"template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": []}}}},
+            "revision": 2,
+        }
+    )
+    items.append({"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": "bare"}, "data": 3})
     items.append({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {"x": [1]}})
     items.append(
         {
@@ -156,6 +188,8 @@ def test_a_rich_dump_reads_the_same_both_ways() -> None:
     assert fast is not None
     assert _as_data(fast) == _as_data(generic)
     assert fast.runtime_classes and "kata" in fast.runtime_classes  # the comparison covers every kind
+    assert fast.templates and "ControllerRevision/db-5f7c9" in fast.templates["team-1"]
+    assert {p.template for p in fast.pods or ()} >= {"ControllerRevision/db-5f7c9", "ReplicaSet/web-5d8f7c9b6d"}
     assert fast.priority_classes and fast.priority_classes["batch-high"].preemption_policy == "Never"
     running = [pod for name in fast.nodes or () for pod in fast.running_pods(name) or ()]
     assert any(pod.critical and pod.priority < 2000000000 for pod in running)  # a mirror Pod

@@ -23,24 +23,38 @@ from nodename_lint.render import RenderOptions
 from nodename_lint.rule import Context, Severity
 from nodename_lint.sources import Source
 from tests.apiserver import TOKEN, ApiServer, cluster_entry, write_kubeconfig
+from tests.apiserver.server import BUILT_IN_PRIORITY_CLASSES
 from tests.conftest import ROOT, run_cli
 
 EXAMPLE = ROOT / "examples" / "cluster"
-KINDS = {"Node": "nodes", "Namespace": "namespaces", "Pod": "pods", "RuntimeClass": "runtimeclasses"}
+KINDS = {
+    "Node": "nodes",
+    "Namespace": "namespaces",
+    "Pod": "pods",
+    "RuntimeClass": "runtimeclasses",
+    "PriorityClass": "priorityclasses",  # served beside the built-in ones, as an API server does
+}
+TEMPLATE_HOLDERS = {"ReplicaSet": "replicasets", "ControllerRevision": "controllerrevisions"}  # served as workloads
 CA = trustme.CA()
 
 
-def objects_of(state_text: str) -> dict[str, list[dict[str, Any]]]:
-    """The items of a saved List, grouped by resource and without kind/apiVersion, as a list response has them."""
-    served: dict[str, list[dict[str, Any]]] = {resource: [] for resource in KINDS.values()}
+def objects_of(state_text: str) -> dict[str, Any]:
+    """The items of a saved List, grouped by resource and without kind/apiVersion, as a list response has them
+    (ApiServer's arguments: the ReplicaSets and ControllerRevisions under `workloads`)."""
+    known = {**KINDS, **TEMPLATE_HOLDERS}
+    served: dict[str, list[dict[str, Any]]] = {resource: [] for resource in known.values()}
     for document in yaml.safe_load_all(state_text):
-        for item in (document or {}).get("items", [document] if document and document.get("kind") in KINDS else []):
+        for item in (document or {}).get("items", [document] if document and document.get("kind") in known else []):
             item = dict(item)
             kind = item.pop("kind", None)
             item.pop("apiVersion", None)
-            if kind in KINDS:
-                served[KINDS[kind]].append(item)
-    return served
+            if kind in known:
+                served[known[kind]].append(item)
+    served["priorityclasses"] = [*BUILT_IN_PRIORITY_CLASSES, *served["priorityclasses"]]
+    return {
+        **{resource: served[resource] for resource in KINDS.values()},
+        "workloads": {resource: served[resource] for resource in TEMPLATE_HOLDERS.values()},
+    }
 
 
 def _kubeconfig(tmp_path: Path, server: ApiServer) -> Path:
@@ -64,13 +78,19 @@ def _rows(findings: list[Any], source: str) -> list[tuple[str, int, int, str, st
     )
 
 
+# Examples whose finding needs the Pods of nodes a live run does not read: no-node-fits' unpinned Deployment
+# without host ports, whose rollout stalls beside its old Pods (a live run reads the Pods of the nodes the
+# manifests pin, or of every node for host ports: docs/cluster-state.md). Checked from the file only.
+FILE_ONLY = {("no-node-fits", 3)}
+
+
 def _cluster_examples() -> list[Any]:
     return [
         pytest.param(rule, index, example, id=f"{rule.id}-{index}")
         for rule in all_rules().values()
         if rule.is_cluster_rule
         for index, example in enumerate(rule.examples)
-        if example.cluster is not None
+        if example.cluster is not None and (rule.id, index) not in FILE_ONLY
     ]
 
 

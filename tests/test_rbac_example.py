@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
-from tests.apiserver import ApiServer
+from tests.apiserver import ApiServer, kind_cluster, kubeconfig_for
 from tests.conftest import ROOT, run_cli
 
 RBAC = ROOT / "examples" / "rbac" / "nodename-lint-readonly.yaml"
 POD = (
     "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  nodeName: kind-worker\n"
     "  containers: [{name: a, image: nginx}]\n"
+)
+DEPLOYMENT = (
+    "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n"
+    "  template:\n    metadata: {labels: {app: web}}\n    spec:\n      nodeName: kind-worker\n"
+    "      containers: [{name: a, image: nginx}]\n"
 )
 
 
@@ -27,6 +33,7 @@ WORKLOADS = {
     ("apps", "statefulsets"),
     ("apps", "daemonsets"),
     ("apps", "replicasets"),
+    ("apps", "controllerrevisions"),
     ("batch", "jobs"),
     ("batch", "cronjobs"),
 }
@@ -103,7 +110,34 @@ def test_runtimeclasses_are_needed_for_their_overhead(tmp_path: Path, api_server
     assert snapshot.returncode == 2 and "refused to list runtimeclasses" in snapshot.stderr
 
 
-@pytest.mark.parametrize("missing", sorted(grant for grant in granted() if grant[1] not in OPTIONAL))
+@pytest.mark.parametrize("missing", [("list", "replicasets"), ("list", "controllerrevisions")])
+def test_replicasets_and_controllerrevisions_are_needed_for_rollouts(tmp_path: Path, missing: tuple[str, str]) -> None:
+    """No rule is skipped without them, but a workload's running Pods cannot be told from its new ones: the run
+    says so (tests/test_rollout.py shows the findings), and the snapshot, which would lack them, fails."""
+    cluster = kind_cluster()
+    web = next(pod for pod in cluster["pods"] if pod["metadata"]["name"].startswith("web-"))
+    web["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": "web-5d4f8c7b9", "controller": True}]
+    api_server = ApiServer(**cluster)
+    api_server.allowed = granted() - {missing}
+    with api_server:
+        kubeconfig = kubeconfig_for(tmp_path / "kubeconfig", api_server)
+        result, snapshot = _lint_and_snapshot(tmp_path, kubeconfig)
+    assert json.loads(result.stdout)["summary"]["skipped_rules"] == []
+    if missing[1] == "replicasets":  # the Deployment's template: the StatefulSets' and DaemonSets' are revisions
+        assert "cannot be told from its new ones" in result.stderr and "grant list on replicasets" in result.stderr
+    assert snapshot.returncode == 2 and f"refused to list {missing[1]}" in snapshot.stderr
+
+
+def _lint_and_snapshot(tmp_path: Path, kubeconfig: Path) -> tuple[Any, Any]:
+    (tmp_path / "web.yaml").write_text(DEPLOYMENT)
+    result = run_cli(str(tmp_path / "web.yaml"), "--kubeconfig", str(kubeconfig), "--format", "json")
+    return result, run_cli("snapshot", "--kubeconfig", str(kubeconfig))
+
+
+AUDITED = sorted(grant for grant in granted() if grant[1] not in OPTIONAL | {"controllerrevisions"})
+
+
+@pytest.mark.parametrize("missing", AUDITED)
 def test_every_grant_is_needed_by_audit(api_server: ApiServer, kubeconfig: Path, missing: tuple[str, str]) -> None:
     """A 403 on one resource: audit names it and what it skipped, and audits the rest (exit 0 or 1, not 2)."""
     api_server.allowed = granted() - {missing}

@@ -72,10 +72,12 @@ def test_the_snapshots_pod_table_reads_as_the_dumps_pods(tmp_path: Path) -> None
     dump, table = load_state_file(str(EXAMPLE_STATE)), load_state_file(str(snapshot))
     assert dump.pods is not None and table.pods is not None and len(table.pods) == len(dump.pods) > 2
 
-    def rows(pods: Iterable[PodInfo | None]) -> list[tuple[str, str, str | None, str | None] | None]:
-        return [None if p is None else (p.namespace, p.name, p.node_name, p.phase) for p in pods]
+    Row = tuple[str, str, str | None, str | None, str | None, str | None]
 
-    def by_name(pods: Iterable[PodInfo | None]) -> list[tuple[str, str, str | None, str | None] | None]:
+    def rows(pods: Iterable[PodInfo | None]) -> list[Row | None]:
+        return [None if p is None else (p.namespace, p.name, p.node_name, p.phase, p.owner, p.template) for p in pods]
+
+    def by_name(pods: Iterable[PodInfo | None]) -> list[Row | None]:
         return sorted(rows(pods), key=str)  # the table is by namespace and name
 
     assert by_name(table.pods) == by_name(dump.pods)
@@ -152,15 +154,31 @@ def test_snapshot_of_a_generated_cluster_gives_the_same_findings(tmp_path: Path)
     } <= rules
 
 
-def test_snapshot_of_another_version_is_refused(tmp_path: Path) -> None:
+# An older snapshot, as the version that wrote it shaped it: version 3 was written by two lines of development,
+# one with the preemption fields (priorityClasses, running), one with the rollout fields (podRequests, templates)
+OLDER = {
+    99: (),
+    3: ("podRequests", "templates"),  # the preemption version 3
+    -3: ("priorityClasses", "running"),  # the rollout version 3
+    2: ("podRequests", "templates", "priorityClasses", "running"),
+}
+
+
+@pytest.mark.parametrize("version", sorted(OLDER))
+def test_snapshot_of_another_version_is_refused(tmp_path: Path, version: int) -> None:
     snapshot = tmp_path / "snap.json"
     _convert(EXAMPLE_STATE, snapshot)
-    snapshot.write_text(snapshot.read_text().replace(f'"version":{VERSION}', '"version":99', 1))
+    data = json.loads(snapshot.read_text())
+    assert VERSION == 4 and all(key in data for key in OLDER[2])  # version 4 holds both version 3s' additions
+    for key in OLDER[version]:
+        del data[key]
+    data["version"] = abs(version)
+    snapshot.write_text(json.dumps(data))
     result = run_cli(str(EXAMPLE_MANIFESTS), "--cluster-state", str(snapshot))
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert (
-        f"{snapshot}: this cluster snapshot has format version 99, and this nodename-lint reads version {VERSION}"
-        in result.stderr
+        f"{snapshot}: this cluster snapshot has format version {abs(version)}, and this nodename-lint reads "
+        f"version {VERSION}" in result.stderr
     )
     assert "write it again with `nodename-lint snapshot`" in result.stderr
 
@@ -239,8 +257,13 @@ def test_the_snapshot_is_one_record_per_line_and_starts_with_its_format(tmp_path
     state = load_state_file(str(EXAMPLE_STATE))
     assert state.nodes is not None and state.pods is not None
     assert sum(line.startswith('{"name":"kind-') for line in lines) == len(state.nodes) == 5
-    pod_lines = [line for line in lines if re.fullmatch(r'"[^"]+":\[("[^"]+"|null),("[^"]+"|null)\][,}]*', line)]
+    value = r'("[^"]+"|null)'
+    # a running controller's Pod adds owner, template and requests (a template's key has a "/", a Pod's name none)
+    row = rf'"[^"/]+":\[{value},{value}(,{value},{value},[0-9]+)?\][,}}]*'
+    pod_lines = [line for line in lines if re.fullmatch(row, line)]
     assert len(pod_lines) == len(state.pods)  # the Pod table: one Pod per line, under its namespace
+    web = '"web-5d8f7c9b6d-2lq8x":["kind-worker","Running","ReplicaSet/web-5d8f7c9b6d","ReplicaSet/web-5d8f7c9b6d",'
+    assert any(line.startswith(web) for line in lines)
 
 
 def test_snapshot_options_are_checked(tmp_path: Path) -> None:

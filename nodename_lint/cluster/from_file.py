@@ -34,13 +34,15 @@ from .objects import (
 )
 from .snapshot import is_snapshot, load_snapshot
 from .state import ClusterState
+from .templates import HOLDER_KINDS, holder_from_object, templates_in_use
 
 try:
     from yaml import CSafeLoader as _BaseLoader
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
     from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
 
-_KINDS = ("Node", "Namespace", "Pod", "RuntimeClass", "PriorityClass")  # the kinds a state file is read for
+# the kinds a state file is read for
+_KINDS = ("Node", "Namespace", "Pod", "RuntimeClass", "PriorityClass", *HOLDER_KINDS)
 
 _NO_KEY = object()
 
@@ -345,13 +347,18 @@ def _load_state_text(text: str, source: str) -> ClusterState:
         if isinstance(kind, str) and kind in by_kind:
             by_kind[kind].append(item)
     try:
+        nodes = [node_from_object(node) for node in by_kind["Node"]]  # in this order: the first error is said
+        namespaces = [name_of(namespace, "Namespace")[1] for namespace in by_kind["Namespace"]]
+        pods = [pod_from_object(pod) for pod in by_kind["Pod"]]
+        used = templates_in_use(pods)
         return state_from_kinds(
             source,
-            [node_from_object(node) for node in by_kind["Node"]],
-            [name_of(namespace, "Namespace")[1] for namespace in by_kind["Namespace"]],
-            [pod_from_object(pod) for pod in by_kind["Pod"]],
+            nodes,
+            namespaces,
+            pods,
             [runtime_class_from_object(runtime_class) for runtime_class in by_kind["RuntimeClass"]],
             [priority_class_from_object(priority_class) for priority_class in by_kind["PriorityClass"]],
+            [holder for kind in HOLDER_KINDS for obj in by_kind[kind] if (holder := holder_from_object(obj, used))],
         )
     except StateError as exc:
         found = next(((d, i) for d, i, item in items if item is exc.obj), None)  # the error path may be slow

@@ -21,23 +21,43 @@ from typing import Any, NamedTuple
 import msgspec
 
 from .objects import (
+    Holder,
     StateError,
     node_from_object,
     priority_class_from_object,
     runtime_class_from_object,
     state_from_kinds,
 )
-from .records import TERMINATED_PHASES, PodInfo
+from .records import TERMINATED_PHASES, OwnerKey, PodInfo, TemplateInfo
 from .state import ClusterState
+from .templates import HOLDER_KINDS, REVISION_LABEL, holder_from_object, owner_key, template_key
 
 _NULL = msgspec.Raw(b"null")
+
+
+class _OwnerReference(msgspec.Struct, gc=False):
+    kind: Any = None
+    name: Any = None
+    controller: Any = None
 
 
 class _Metadata(msgspec.Struct, gc=False):
     name: Any = None
     namespace: Any = None
-    labels: msgspec.Raw = _NULL  # decoded for Nodes only: every Pod of a real cluster has labels
+    # decoded for Nodes, and for a StatefulSet's or DaemonSet's Pods its revision label only (_RevisionLabel):
+    # every Pod of a real cluster has labels
+    labels: msgspec.Raw = _NULL
     annotations: msgspec.Raw = _NULL  # a Pod's: decoded only when preemption weighs it (mirror Pods)
+    # decoded in the loading loop (_REFERENCES): as structs here, every Pod's would be alive at once
+    ownerReferences: msgspec.Raw = _NULL
+
+
+class _RevisionLabel(msgspec.Struct, gc=False):
+    revision: Any = msgspec.field(default=None, name=REVISION_LABEL)
+
+
+_REVISION = msgspec.json.Decoder(_RevisionLabel)
+_REFERENCES = msgspec.json.Decoder(list[_OwnerReference] | None)
 
 
 class _Status(msgspec.Struct, gc=False):
@@ -87,6 +107,7 @@ class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
     priorityClassName: Any = msgspec.UNSET
     taints: Any = msgspec.UNSET  # Node
     unschedulable: Any = msgspec.UNSET  # Node
+    template: msgspec.Raw = _NULL  # ReplicaSet: decoded only when one of the Pods runs it
 
     def requests_key(self) -> bytes:
         """What pod_requests reads of this spec, encoded: Pods with the same key have the same requests
@@ -113,6 +134,7 @@ class _Item(msgspec.Struct, gc=False):
     status: _Status | None = None
     overhead: Any = None  # RuntimeClass
     scheduling: Any = None  # RuntimeClass
+    data: msgspec.Raw = _NULL  # ControllerRevision: the same
     value: Any = None  # PriorityClass
     globalDefault: Any = None  # PriorityClass
     preemptionPolicy: Any = None  # PriorityClass
@@ -153,7 +175,22 @@ def state_from_json_dump(data: bytes | str, source: str) -> ClusterState | None:
         if not isinstance(name, str) or not name:
             return None
         namespaces.append(name)
-    state = state_from_kinds(source, nodes, namespaces, read.records, runtime_classes, priority_classes)
+    holders: list[Holder] = []
+    used = read.templates
+    for kind in HOLDER_KINDS:
+        for item in others[kind]:
+            metadata = item.metadata
+            if metadata is None or owner_key(kind, str(metadata.name)) not in used.get(
+                metadata.namespace or "default", ()
+            ):
+                continue  # a Deployment's old ReplicaSets: not read
+            if kind == "ReplicaSet" and item.spec is not None and item.spec.template != _NULL:
+                holder = _replicaset_holder(item, metadata, kind)  # its template's bytes, as they are
+            else:
+                holder = holder_from_object(_holder_object(kind, item), used)
+            if holder is not None:
+                holders.append(holder)
+    state = state_from_kinds(source, nodes, namespaces, read.records, runtime_classes, priority_classes, holders)
     state.set_pod_indexes(read.by_node, read.by_namespace)
     return state
 
@@ -163,6 +200,7 @@ class _Read(NamedTuple):
     by_node: dict[str, list[PodInfo]]  # the non-terminated Pods
     by_namespace: dict[str, dict[str, PodInfo]]
     others: dict[str, list[_Item]]  # the items of the other kinds, by kind
+    templates: dict[str, set[OwnerKey]]  # templates.templates_in_use of the Pods
 
 
 def _read_items(items: list[_Item], implied: str) -> _Read | None:
@@ -174,7 +212,12 @@ def _read_items(items: list[_Item], implied: str) -> _Read | None:
     records: list[PodInfo] = []
     by_node: dict[str, list[PodInfo]] = {}
     by_namespace: dict[str, dict[str, PodInfo]] = {}
-    others: dict[str, list[_Item]] = {"Node": [], "Namespace": [], "RuntimeClass": [], "PriorityClass": []}
+    others: dict[str, list[_Item]] = {
+        kind: [] for kind in ("Node", "Namespace", "RuntimeClass", "PriorityClass", *HOLDER_KINDS)
+    }
+    owners: dict[Any, OwnerKey] = {}  # the keys of the controllers, shared by their Pods
+    replicasets: dict[Any, OwnerKey] = {}
+    in_use: dict[str, set[OwnerKey]] = {}
     for item in items:
         kind = implied if item.kind is msgspec.UNSET else item.kind
         if kind != "Pod":
@@ -195,6 +238,21 @@ def _read_items(items: list[_Item], implied: str) -> _Read | None:
         if phase.__class__ is not str:
             phase = None
         record = PodInfo(namespace, name, node, phase, spec)
+        references = _REFERENCES.decode(metadata.ownerReferences) if metadata.ownerReferences != _NULL else None
+        if references:  # most Pods: one reference, to a ReplicaSet, whose key the other Pods of it share
+            reference = references[0]
+            if len(references) == 1 and reference.kind == "ReplicaSet" and reference.controller is True:
+                owner = replicasets.get(reference.name)
+                if owner is None and reference.name.__class__ is str and reference.name:
+                    owner = replicasets[reference.name] = owner_key("ReplicaSet", reference.name)
+                record.owner = record.template = owner
+            else:
+                _read_owner(record, metadata, references, owners)
+            if record.template is not None:
+                keys = in_use.get(namespace)
+                if keys is None:
+                    keys = in_use[namespace] = set()
+                keys.add(record.template)
         if metadata.annotations is not _NULL:
             record.loaded_annotations = metadata.annotations
         if status is not None:
@@ -211,7 +269,72 @@ def _read_items(items: list[_Item], implied: str) -> _Read | None:
                 by_node[node] = [record]
             else:
                 found.append(record)
-    return _Read(records, by_node, by_namespace, others)
+    return _Read(records, by_node, by_namespace, others, in_use)
+
+
+def _read_owner(
+    record: PodInfo, metadata: _Metadata, references: list[_OwnerReference], keys: dict[Any, OwnerKey]
+) -> None:
+    """The Pod's controller and the holder of its template (templates.pod_owner, from the structs); the Pods
+    of one controller share its key (`keys`)."""
+    for reference in references:
+        if reference.controller is True:
+            kind, name = reference.kind, reference.name
+            if kind.__class__ is not str or name.__class__ is not str or not kind or not name:
+                return
+            owner = keys.get((kind, name))
+            if owner is None:
+                owner = keys[(kind, name)] = owner_key(kind, name)
+            record.owner = owner
+            if kind == "ReplicaSet":
+                record.template = owner
+            elif kind in ("StatefulSet", "DaemonSet"):
+                try:
+                    revision = _REVISION.decode(metadata.labels).revision
+                except msgspec.DecodeError:
+                    revision = None
+                record.template = template_key(owner, revision)
+            return
+
+
+def _replicaset_holder(item: _Item, metadata: _Metadata, kind: str) -> Holder | None:
+    """A ReplicaSet's template kept as the file's bytes (records.TemplateInfo), without decoding it."""
+    assert item.spec is not None
+    try:
+        references = _REFERENCES.decode(metadata.ownerReferences) or []
+    except msgspec.DecodeError:
+        return None
+    workload = next(
+        (
+            owner_key(reference.kind, reference.name)
+            for reference in references
+            if reference.controller is True and isinstance(reference.kind, str) and isinstance(reference.name, str)
+        ),
+        None,
+    )
+    template = bytes(item.spec.template)
+    if not template.lstrip().startswith(b"{"):  # not a mapping: no template
+        return None
+    namespace = metadata.namespace or "default"
+    return namespace, owner_key(kind, metadata.name), TemplateInfo(workload, template=template)
+
+
+def _holder_object(kind: str, item: _Item) -> dict[str, Any]:
+    """A ReplicaSet or ControllerRevision item as the API object holder_from_object reads."""
+    metadata = item.metadata or _Metadata()
+    template = item.spec.template if item.spec is not None else _NULL
+    try:  # valid JSON already; RecursionError: nested too deeply to read, so no template
+        references, template, data = (
+            msgspec.json.decode(raw) for raw in (metadata.ownerReferences, template, item.data)
+        )
+    except (msgspec.DecodeError, RecursionError):
+        return {}
+    return {
+        "kind": kind,
+        "metadata": {"name": metadata.name, "namespace": metadata.namespace, "ownerReferences": references},
+        "spec": {"template": template},
+        "data": data,
+    }
 
 
 def _as_object(item: _Item) -> dict[str, Any]:

@@ -12,16 +12,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from .connection import ApiConnection, LiveOptions
 from .errors import ClusterUnavailable, Forbidden
 from .state import ClusterState
+from .templates import holder_from_object
 from .trimming import decode_node_page, trim_pod
 
 if TYPE_CHECKING:
     from ..engine import ParsedSource
+    from .objects import Holder
+    from .templates import InUse
 
 __all__ = ["ClusterUnavailable", "LiveCluster", "LiveOptions", "Referenced", "referenced"]
 
@@ -40,12 +44,15 @@ class Referenced:
     # a Pod the scheduler places asks for host ports, or names a PriorityClass and may preempt: the ports
     # in use and the Pods on every node matter
     every_node: bool = False
+    # (namespace, kind, name) of the Deployments, StatefulSets and DaemonSets: their running Pods' templates
+    workloads: set[tuple[str, str, str]] = field(default_factory=set)
 
     def update(self, other: Referenced) -> None:
         """Add what another group of manifests names."""
         self.nodes |= other.nodes
         self.pods |= other.pods
         self.every_node |= other.every_node
+        self.workloads |= other.workloads
 
     def covers(self, other: Referenced) -> bool:
         """Whether a state read for these names serves the other names too."""
@@ -59,6 +66,7 @@ def referenced(parsed: Iterable[ParsedSource], default_namespace: str) -> Refere
     Only names the API server would accept are kept: anything else is reported by a rule, never requested.
     """
     from ..podspec import is_dns1123_label, is_dns1123_subdomain, pinned_node
+    from .templates import TEMPLATE_HOLDERS
 
     found = Referenced()
     for source in parsed:
@@ -77,6 +85,8 @@ def referenced(parsed: Iterable[ParsedSource], default_namespace: str) -> Refere
                     and is_dns1123_label(namespace)
                 ):  # else invalid-object-name reports it
                     found.pods.add((namespace, obj.name))
+                if obj.kind in TEMPLATE_HOLDERS and is_dns1123_subdomain(obj.name) and is_dns1123_label(namespace):
+                    found.workloads.add((namespace, obj.kind, obj.name))
             except Exception:  # an unreadable object is the lint run's to report
                 continue
     return found
@@ -130,10 +140,50 @@ class LiveCluster:
             )
             runtime_classes = self._read(unavailable, "runtime_classes", lambda: conn.list_all(RUNTIME_CLASSES))
             priority_classes = self._read(unavailable, "priority_classes", lambda: conn.list_all(PRIORITY_CLASSES))
+            templates = None
+            if pods and wanted.workloads:
+                templates = self._read(unavailable, "templates", lambda: self._templates(pods, wanted.workloads))
         finally:
             conn.close()
         known = frozenset(pod_nodes) if pods is not None and not wanted.every_node else None
-        return self._state(nodes, namespaces, pods, known, unavailable, runtime_classes, priority_classes)
+        return self._state(nodes, namespaces, pods, known, unavailable, runtime_classes, priority_classes, templates)
+
+    def _templates(self, pods: list[dict[str, Any]], workloads: set[tuple[str, str, str]]) -> list[Holder]:
+        """The ReplicaSets and ControllerRevisions holding the templates of the linted workloads' running Pods,
+        each by name: their templates tell an unchanged manifest from a rollout (rollout.py)."""
+        from ..podspec import is_dns1123_label, is_dns1123_subdomain
+        from .templates import deployment_of_replicaset, pod_owner, split_key
+
+        deployments = {(namespace, name) for namespace, kind, name in workloads if kind == "Deployment"}
+        wanted: set[tuple[str, str]] = set()  # (namespace, "Kind/name")
+        for pod in pods:
+            metadata = pod.get("metadata") or {}
+            owner, template = pod_owner(metadata)
+            namespace = metadata.get("namespace") or "default"
+            if owner is None or template is None or not isinstance(namespace, str) or not is_dns1123_label(namespace):
+                continue
+            if not is_dns1123_subdomain(split_key(template)[1]):  # the API server's reply is untrusted too
+                continue
+            kind, name = split_key(owner)
+            if kind == "ReplicaSet":
+                if (namespace, deployment_of_replicaset(name)) in deployments:
+                    wanted.add((namespace, template))
+            elif (namespace, kind, name) in workloads:
+                wanted.add((namespace, template))
+        queries, kinds = [], []
+        for namespace, key in sorted(wanted):
+            kind, name = split_key(key)
+            resource = "replicasets" if kind == "ReplicaSet" else "controllerrevisions"
+            queries.append(
+                (f"/apis/apps/v1/namespaces/{_segment(namespace)}/{resource}", f"metadata.name={_name(name)}")
+            )
+            kinds.append(kind)
+        return [
+            holder
+            for kind, found in zip(kinds, self._parallel(queries), strict=True)
+            for holder in (_holder_of_kind(kind, None, obj) for obj in found)
+            if holder is not None
+        ]
 
     def whole_state(self) -> ClusterState:
         """Every node, namespace and non-terminated Pod: for a client that reads once and lints many
@@ -146,9 +196,28 @@ class LiveCluster:
             pods = self._read(unavailable, "pods", lambda: conn.list_all("/api/v1/pods", NON_TERMINATED))
             runtime_classes = self._read(unavailable, "runtime_classes", lambda: conn.list_all(RUNTIME_CLASSES))
             priority_classes = self._read(unavailable, "priority_classes", lambda: conn.list_all(PRIORITY_CLASSES))
+            templates = self._read(unavailable, "templates", lambda: self._every_template(pods or []))
         finally:
             conn.close()
-        return self._state(nodes, namespaces, pods, None, unavailable, runtime_classes, priority_classes)
+        return self._state(nodes, namespaces, pods, None, unavailable, runtime_classes, priority_classes, templates)
+
+    def _every_template(self, pods: list[dict[str, Any]]) -> list[Holder]:
+        """The template of every ReplicaSet and ControllerRevision the Pods run, reduced to its digest as
+        each page arrives (the others, a Deployment's old ReplicaSets, are not digested)."""
+        from .templates import pod_owner
+
+        used: dict[str, set[str]] = {}  # templates_in_use of the Pods, read from the objects
+        for pod in pods:
+            metadata = pod.get("metadata") if isinstance(pod, dict) else None
+            if isinstance(metadata, dict):
+                template = pod_owner(metadata)[1]
+                if template is not None:
+                    used.setdefault(metadata.get("namespace") or "default", set()).add(template)
+        found: list[Holder] = []
+        for kind, resource in (("ReplicaSet", "replicasets"), ("ControllerRevision", "controllerrevisions")):
+            keep = partial(_holder_of_kind, kind, used)
+            found += [holder for holder in self.connection.list_all(f"/apis/apps/v1/{resource}", keep=keep) if holder]
+        return found
 
     def _state(
         self,
@@ -159,6 +228,7 @@ class LiveCluster:
         unavailable: dict[str, str],
         runtime_classes: Any,
         priority_classes: Any,
+        templates: list[Holder] | None,
     ) -> ClusterState:
         from .objects import StateError, state_from_objects
 
@@ -174,6 +244,7 @@ class LiveCluster:
                 unavailable=unavailable or None,
                 runtime_classes=runtime_classes,
                 priority_classes=priority_classes,
+                holders=templates,
             )
         except StateError as exc:
             raise ClusterUnavailable(
@@ -224,6 +295,7 @@ class LiveCluster:
             pods = conn.list_all("/api/v1/pods", NON_TERMINATED, keep=trim_pod)  # trimmed as pages arrive
             runtime_classes = conn.list_all(RUNTIME_CLASSES)
             priority_classes = conn.list_all(PRIORITY_CLASSES)
+            templates = self._every_template(pods)
         except Forbidden as exc:
             raise ClusterUnavailable(f"cannot snapshot {self.source}: {exc.reason()}") from None
         finally:
@@ -236,12 +308,18 @@ class LiveCluster:
                 pods=pods,
                 runtime_classes=runtime_classes,
                 priority_classes=priority_classes,
+                holders=templates,
             )
         except StateError as exc:
             raise ClusterUnavailable(
                 f"the API server at {conn.host} returned an object nodename-lint cannot read "
                 f"({exc}); the cluster state cannot be trusted"
             ) from None
+
+
+def _holder_of_kind(kind: str, used: InUse | None, obj: dict[str, Any]) -> Holder | None:
+    """holder_from_object of an item of a list, which carries no kind."""
+    return holder_from_object({**obj, "kind": kind}, used)
 
 
 def _segment(namespace: str) -> str:

@@ -12,9 +12,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..sources import UsageError
-from .records import NodeInfo, PodInfo, PriorityClassInfo, RuntimeClassInfo
+from .records import NodeInfo, OwnerKey, PodInfo, PriorityClassInfo, RuntimeClassInfo, TemplateInfo
 from .state import ClusterState
+from .templates import SAVE_TEMPLATES, pod_owner
 
+Holder = tuple[str, OwnerKey, TemplateInfo]  # namespace, "Kind/name", the template
 SAVE_HINT = "save it with `kubectl get nodes,namespaces,pods -A -o yaml > FILE`"
 
 
@@ -108,12 +110,17 @@ def pod_from_object(obj: Any) -> PodInfo:
         status = _mapping(obj, obj, ("status",))
     node_name = spec.get("nodeName")
     phase = status.get("phase") if status else None
+    owner, template = (
+        pod_owner(metadata) if isinstance(metadata, dict) and "ownerReferences" in metadata else (None, None)
+    )
     return PodInfo(
         namespace=namespace,
         name=name,
         node_name=node_name if isinstance(node_name, str) and node_name else None,
         phase=phase if isinstance(phase, str) else None,
         loaded_spec=spec,
+        owner=owner,
+        template=template,
         loaded_annotations=metadata.get("annotations") if isinstance(metadata, dict) else None,
         start_time=status.get("startTime") if status else None,
         qos_class=status.get("qosClass") if status else None,
@@ -160,11 +167,13 @@ def state_from_objects(
     unavailable: dict[str, str] | None = None,
     runtime_classes: list[dict] | None = None,
     priority_classes: list[dict] | None = None,
+    holders: list[Holder] | None = None,
 ) -> ClusterState:
     """A ClusterState from API objects as returned by the API or `kubectl get -o json`.
 
     None for a kind means it is not known (and `unavailable` may say why); `pod_nodes` names the
-    nodes whose non-terminated Pods are all in `pods` (None: every node). Raises StateError for
+    nodes whose non-terminated Pods are all in `pods` (None: every node); `holders` are the
+    templates of ReplicaSets and ControllerRevisions (holder_from_object). Raises StateError for
     an object of the wrong shape.
     """
     return ClusterState(
@@ -176,7 +185,18 @@ def state_from_objects(
         priority_classes=None if priority_classes is None else dict(map(priority_class_from_object, priority_classes)),
         unavailable=dict(unavailable or {}),
         pod_nodes=pod_nodes,
+        templates=None if holders is None else templates_by_namespace(holders),
     )
+
+
+def templates_by_namespace(holders: Any) -> dict[str, dict[OwnerKey, TemplateInfo]]:
+    """namespace -> "Kind/name" -> template, from holder_from_object's results (None ones skipped)."""
+    found: dict[str, dict[OwnerKey, TemplateInfo]] = {}
+    for holder in holders:
+        if holder is not None:
+            namespace, key, info = holder
+            found.setdefault(namespace, {})[key] = info
+    return found
 
 
 def state_from_kinds(
@@ -186,9 +206,11 @@ def state_from_kinds(
     pods: list[PodInfo],
     runtime_classes: list[tuple[str, RuntimeClassInfo]],
     priority_classes: Sequence[tuple[str, PriorityClassInfo]] = (),
+    holders: list[Holder] | None = None,
 ) -> ClusterState:
     """The ClusterState of a file's records; a kind the file lacks is unavailable, and the message says
-    how to save it (a file cannot say "none" for namespaces, Pods or RuntimeClasses)."""
+    how to save it (a file cannot say "none" for namespaces, Pods, RuntimeClasses or the templates of
+    ReplicaSets and ControllerRevisions)."""
     if not nodes:
         raise UsageError(f"{source}: the cluster state has no Node objects; {SAVE_HINT}")
     missing = {
@@ -203,6 +225,11 @@ def state_from_kinds(
             f"the cluster state {source} has no RuntimeClasses (add runtimeclasses to the "
             "kubectl get command to count their overhead)"
         )
+    if not holders and pods:
+        missing["templates"] = (
+            f"the cluster state {source} has no ReplicaSets or ControllerRevisions ({SAVE_TEMPLATES} to tell "
+            "the Pods a workload already runs from its new ones)"
+        )
     if not priority_classes:
         missing["priority_classes"] = (
             f"the cluster state {source} has no PriorityClasses (add priorityclasses to the kubectl get command "
@@ -216,4 +243,5 @@ def state_from_kinds(
         runtime_classes=dict(runtime_classes) if runtime_classes else None,
         priority_classes=dict(priority_classes) if priority_classes else None,
         unavailable=missing,
+        templates=templates_by_namespace(holders) if holders else None,
     )

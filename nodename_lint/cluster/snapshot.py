@@ -6,27 +6,35 @@ Pod's spec so that the run can sum each node's requests; the snapshot holds the 
 It is JSON, one record per line (a change to one node is a one-line diff), made only of the
 cluster model (records.py, state.py), so a field added there travels without a change here:
 
-    {"format": "nodename-lint.io/cluster-snapshot", "version": 3, "source": "context prod",
+    {"format": "nodename-lint.io/cluster-snapshot", "version": 4, "source": "context prod",
      "nodes": [NodeInfo, ...],               every public field of records.NodeInfo
      "usage": {"node": NodeUsage, ...},       every node whose Pods are known: Pod count, summed requests
-     "ports": {"node": [["0.0.0.0", "TCP", 8080, "ns/pod"], ...]},   host ports in use, and by which Pod
+     "ports": {"node": [["0.0.0.0", "TCP", 8080, "ns/pod"], ...]},   host ports in use, a row for each holder
      "runtimeClasses": {"name": RuntimeClassInfo, ...},
      "priorityClasses": {"name": PriorityClassInfo, ...},   or null when the source did not list them
      "running": {"node": [[key, priority, critical, qos, startTime, requests, evictable, ports], ...]},
                                               every node whose Pods are known: its Pods as preemption weighs
                                               them (records.RunningPod), in the state's order
      "namespaces": ["default", ...],
-     "pods": {"namespace": {"name": ["node", "phase"], ...}, ...},   every Pod (node and phase may be null)
+     "pods": {"namespace": {"name": ["node", "phase"], ...}, ...},   every Pod (node and phase may be null);
+                                              a controller's Pod adds its owner, the holder of its template
+                                              and an index into podRequests: ["node", "Running",
+                                              "ReplicaSet/web-5d8f7c9b6d", "ReplicaSet/web-5d8f7c9b6d", 0]
+     "podRequests": [{"cpu": 500}, ...],      the distinct effective requests of those Pods
+     "templates": {"namespace": {"ReplicaSet/web-5d8f7c9b6d": ["Deployment/web", "digest"], ...}, ...},
+                                              the Pod templates those Pods run (records.TemplateInfo), or null
      "podNodes": null,                        or the nodes whose Pods are all known (a partial state)
      "unavailable": {"pods": "why", ...}}     data the source could not give, and why
 
 `null` for nodes, namespaces or pods means "not known" (the rules needing it are skipped).
-Another `version` is refused with a message saying how to write the file again.
+Another `version` is refused with a message saying how to write the file again (version 3 was written
+by two lines of development, one with the preemption fields, one with the rollout fields: 4 holds both).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from functools import partial
 from typing import Any
@@ -35,16 +43,38 @@ import msgspec
 
 from ..safe_text import json_escaped
 from ..sources import UsageError
-from .records import NodeInfo, NodeUsage, PodPlace, PodTable, PriorityClassInfo, RunningPod, RuntimeClassInfo
+from .records import (
+    NodeInfo,
+    NodeUsage,
+    OwnerKey,
+    PodTable,
+    PriorityClassInfo,
+    RunningPod,
+    RuntimeClassInfo,
+    TemplateInfo,
+)
 from .state import ClusterState
+from .templates import digest
 
 FORMAT = "nodename-lint.io/cluster-snapshot"
-VERSION = 3  # 3: PriorityClasses and each node's Pods for preemption (2: Pods keyed by namespace and name)
+VERSION = 4  # 4: 3's two kinds together; 3: PriorityClasses and each node's Pods for preemption, or a controller's
+# Pods with owner, template and requests (2: Pods keyed by namespace and name)
 _HEAD = re.compile(r'\A\s*\{\s*"format"\s*:\s*"' + re.escape(FORMAT) + '"')
 
 PortRow = tuple[str, str, int, str]  # hostIP, protocol, hostPort (scheduling.HostPort), "namespace/name" of the Pod
 # records.RunningPod as an array: key, priority, critical, qos, start_time, requests, evictable, ports
 RunningRow = tuple[str, int, bool, str, str | None, dict[str, int], dict[str, int] | None, list[tuple[str, str, int]]]
+
+
+class PodRow(msgspec.Struct, array_like=True, gc=False):
+    """One Pod of the table: `[node, phase]`, and for a controller's Pod `owner`, `template` (OwnerKeys)
+    and `requests` (an index into podRequests)."""
+
+    node: str | None
+    phase: str | None
+    owner: OwnerKey | None = None
+    template: OwnerKey | None = None
+    requests: int | None = None
 
 
 class _Header(msgspec.Struct):
@@ -54,7 +84,12 @@ class _Header(msgspec.Struct):
 
 class _Snapshot(
     msgspec.Struct,
-    rename={"pod_nodes": "podNodes", "runtime_classes": "runtimeClasses", "priority_classes": "priorityClasses"},
+    rename={
+        "pod_nodes": "podNodes",
+        "runtime_classes": "runtimeClasses",
+        "priority_classes": "priorityClasses",
+        "pod_requests": "podRequests",
+    },
 ):
     format: str
     version: int
@@ -64,6 +99,8 @@ class _Snapshot(
     ports: dict[str, list[PortRow]]
     namespaces: list[str] | None
     pods: dict[str, msgspec.Raw] | None  # namespace -> its Pods, decoded when read (records.PodTable)
+    pod_requests: list[dict[str, int]]
+    templates: dict[str, dict[OwnerKey, tuple[OwnerKey | None, str]]] | None
     pod_nodes: list[str] | None
     runtime_classes: dict[str, RuntimeClassInfo] | None
     priority_classes: dict[str, PriorityClassInfo] | None
@@ -90,24 +127,20 @@ def snapshot_text(state: ClusterState, source: str) -> str:
     ports: dict[str, list[PortRow]] = {}
     running: dict[str, list[RunningRow]] = {}
     for name in nodes or ():
-        summed, in_use = state.usage(name), state.ports_in_use(name)
+        summed, holders = state.usage(name), state.port_holders(name)
         if summed is not None:
             usage[name] = summed
             running[name] = [_running_row(pod) for pod in state.running_pods(name) or ()]
-        if in_use:
-            ports[name] = [(*port, holder) for port, holder in sorted(in_use.items())]
-    pods: dict[str, dict[str, PodPlace]] | None = None
-    if state.pods is not None:
-        pods = {}
-        for pod in sorted(state.pods, key=lambda pod: (pod.namespace, pod.name)):
-            pods.setdefault(pod.namespace, {})[pod.name] = (pod.node_name, pod.phase)
+        if holders:  # every holder of a shared port, in the Pods' order (the last one is what messages name)
+            ports[name] = [(*port, holder) for port, holder in sorted(holders, key=lambda row: row[0])]
+    pods, pod_requests, templates = _pod_table(state)
 
     def listed(values: Any) -> str:
         if values is None:
             return "null"
         return "[" + ",".join("\n" + encode(value).decode() for value in values) + ("\n]" if values else "]")
 
-    def keyed(pods: dict[str, dict[str, PodPlace]] | None) -> str:
+    def keyed(pods: dict[str, dict[str, tuple[Any, ...]]] | None) -> str:
         if pods is None:
             return "null"
         namespaces = (
@@ -131,6 +164,8 @@ def snapshot_text(state: ClusterState, source: str) -> str:
         + ("\n}" if ports else "}"),
         f'"namespaces":{encode(None if state.namespaces is None else sorted(state.namespaces)).decode()}',
         f'"pods":{keyed(pods)}',
+        f'"podRequests":{listed(pod_requests)}',
+        f'"templates":{keyed(templates)}',
         f'"podNodes":{encode(None if state.pod_nodes is None else sorted(state.pod_nodes)).decode()}',
         f'"runtimeClasses":{encode(state.runtime_classes).decode()}',
         f'"priorityClasses":{encode(state.priority_classes).decode()}',
@@ -140,6 +175,45 @@ def snapshot_text(state: ClusterState, source: str) -> str:
         f'"unavailable":{encode(state.unavailable).decode()}',
     ]
     return json_escaped("{" + ",\n".join(fields) + "}") + "\n"  # names from the API server: no raw bidi
+
+
+def _pod_table(
+    state: ClusterState,
+) -> tuple[
+    dict[str, dict[str, tuple[Any, ...]]] | None,
+    list[dict[str, int]],
+    dict[str, dict[OwnerKey, tuple[OwnerKey | None, str]]] | None,
+]:
+    """The Pod table's rows, the distinct requests of the controllers' Pods, and the templates they run."""
+    from ..scheduling import running_pods_requests
+
+    if state.pods is None:
+        return None, [], None
+    pods: dict[str, dict[str, tuple[Any, ...]]] = {}
+    distinct: dict[str, int] = {}
+    requests: list[dict[str, int]] = []
+    used: set[tuple[str, OwnerKey]] = set()
+    for pod in sorted(state.pods, key=lambda pod: (pod.namespace, pod.name)):
+        row: tuple[Any, ...] = (pod.node_name, pod.phase)
+        if pod.owner is not None:
+            # as its node's usage summed it (a JSON dump's spec is not made plain values)
+            summed = pod.requests if pod.requests is not None else running_pods_requests((pod,))
+            key = json.dumps(summed, sort_keys=True)
+            if key not in distinct:
+                distinct[key] = len(requests)
+                requests.append(summed)
+            row = (*row, pod.owner, pod.template, distinct[key])
+            if pod.template is not None:
+                used.add((pod.namespace, pod.template))
+        pods.setdefault(pod.namespace, {})[pod.name] = row
+    if state.templates is None:
+        return pods, requests, None
+    templates: dict[str, dict[OwnerKey, tuple[OwnerKey | None, str]]] = {}
+    for namespace, key in sorted(used):
+        info = state.template(namespace, key)
+        if info is not None:
+            templates.setdefault(namespace, {})[key] = (info.workload, digest(info))
+    return pods, requests, templates
 
 
 def load_snapshot(content: str | bytes, display: str) -> ClusterState:
@@ -165,7 +239,15 @@ def load_snapshot(content: str | bytes, display: str) -> ClusterState:
         source=f"file {display}",
         nodes=nodes,
         namespaces=None if snapshot.namespaces is None else frozenset(snapshot.namespaces),
-        pods=None if snapshot.pods is None else PodTable(dict(snapshot.pods), partial(_namespace_pods, display)),
+        pods=None
+        if snapshot.pods is None
+        else PodTable(dict(snapshot.pods), partial(_namespace_pods, display), snapshot.pod_requests),
+        templates=None
+        if snapshot.templates is None
+        else {
+            namespace: {key: TemplateInfo(workload, digest) for key, (workload, digest) in held.items()}
+            for namespace, held in snapshot.templates.items()
+        },
         unavailable=snapshot.unavailable,
         pod_nodes=None if snapshot.pod_nodes is None else frozenset(snapshot.pod_nodes),
         runtime_classes=snapshot.runtime_classes,
@@ -176,14 +258,14 @@ def load_snapshot(content: str | bytes, display: str) -> ClusterState:
     state.set_node_summaries(
         {name: snapshot.usage.get(name) or NodeUsage(0, {}) for name in known},
         {
-            name: {(ip, protocol, port): holder for ip, protocol, port, holder in snapshot.ports.get(name, ())}
+            name: [((ip, protocol, port), holder) for ip, protocol, port, holder in snapshot.ports.get(name, ())]
             for name in known
         },
     )
     return state
 
 
-_NAMESPACE_PODS = msgspec.json.Decoder(dict[str, PodPlace])
+_NAMESPACE_PODS = msgspec.json.Decoder(dict[str, PodRow])
 _RUNNING = msgspec.json.Decoder(list[RunningRow])
 
 
@@ -217,7 +299,7 @@ def _node_running(display: str, running: dict[str, msgspec.Raw], node: str) -> l
     ]
 
 
-def _namespace_pods(display: str, namespace: str, pods: msgspec.Raw) -> dict[str, PodPlace]:
+def _namespace_pods(display: str, namespace: str, pods: msgspec.Raw) -> dict[str, PodRow]:
     """The Pods of one namespace of a snapshot's table, decoded when first read."""
     try:
         return _NAMESPACE_PODS.decode(pods)

@@ -30,7 +30,19 @@ from ..scheduling import (
     scheduler_rejection,
 )
 from .names import closest_node_names
-from .records import NodeInfo, NodeUsage, PodInfo, PodTable, PriorityClassInfo, RunningPod, RuntimeClassInfo
+from .records import (
+    TERMINATED_PHASES,
+    NodeInfo,
+    NodeUsage,
+    OwnerKey,
+    PodInfo,
+    PodTable,
+    PriorityClassInfo,
+    RunningPod,
+    RuntimeClassInfo,
+    TemplateInfo,
+)
+from .templates import workload_of
 
 if TYPE_CHECKING:
     from ..preemption import Priority, SchedulerPreemption
@@ -81,13 +93,18 @@ class ClusterState:
     priority_classes: dict[str, PriorityClassInfo] | None = None  # by name (the built-in ones may be missing)
     unavailable: dict[str, str] = field(default_factory=dict)  # data kind -> why it is missing
     pod_nodes: frozenset[str] | None = None
+    # namespace -> "ReplicaSet/web-5d8f7c9b6d" (or a ControllerRevision) -> its Pod template; None: not known
+    templates: dict[str, dict[OwnerKey, TemplateInfo]] | None = None
     _by_node: dict[str, list[PodInfo]] | None = field(default=None, repr=False)
     _by_name: dict[str, dict[str, PodInfo]] | None = field(default=None, repr=False)  # namespace -> name -> Pod
     # the caches of the accessors below, private to this state
     _usage: dict[str, NodeUsage] = field(default_factory=dict, repr=False)
     _ports: dict[str, dict[HostPort, str]] = field(default_factory=dict, repr=False)
+    _port_holders: dict[str, list[tuple[HostPort, str]]] = field(default_factory=dict, repr=False)
     _suggestions: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _no_fit: dict[str, NoNodeFits | None] = field(default_factory=dict, repr=False)
+    _controlled: dict[str, dict[OwnerKey, list[PodInfo]]] | None = field(default=None, repr=False)  # by namespace
+    _workloads: dict[str, dict[OwnerKey, list[tuple[list[PodInfo], bool]]]] | None = field(default=None, repr=False)
     _running: dict[str, list[RunningPod]] = field(default_factory=dict, repr=False)
     _running_source: Callable[[str], list[RunningPod]] | None = field(default=None, repr=False)  # a snapshot's
     _lowest: dict[str, int | None] = field(default_factory=dict, repr=False)
@@ -143,14 +160,29 @@ class ClusterState:
             return None
         cached = self._ports.get(node)
         if cached is None:
+            cached = self._ports[node] = dict(self.port_holders(node))
+        return cached
+
+    def port_holders(self, node: str) -> list[tuple[HostPort, str]]:
+        """Each host port of each non-terminated Pod on `node`, with its holder ("namespace/name"), in the
+        Pods' order: a port two Pods hold is there twice ([] when the node's Pods are not known)."""
+        if not self.pods_known_on(node):
+            return []
+        cached = self._port_holders.get(node)
+        if cached is None:
             running = self._pods_by_node().get(node, [])
             specs = _frozen(lambda: [pod.spec for pod in running])  # a JSON dump's specs made plain live on
-            cached = self._ports[node] = {
-                port: f"{pod.namespace}/{pod.name}"
+            cached = self._port_holders[node] = [
+                (port, f"{pod.namespace}/{pod.name}")
                 for pod, spec in zip(running, specs, strict=True)
                 for _, port in host_ports(spec)
-            }
+            ]
         return cached
+
+    def ports_held(self, node: str, without: frozenset[str]) -> dict[HostPort, str]:
+        """The host ports in use on `node` once the Pods named in `without` ("namespace/name") are gone: a
+        port another Pod holds too stays held."""
+        return {port: holder for port, holder in self.port_holders(node) if holder not in without}
 
     def running_pods(self, node: str) -> list[RunningPod] | None:
         """The non-terminated Pods on `node` as preemption weighs them (in the state's order); None when
@@ -201,6 +233,43 @@ class ClusterState:
         for pod in self.pods or ():
             by_namespace.setdefault(pod.namespace, {})[pod.name] = pod
         return by_namespace
+
+    def controlled_pods(self, namespace: str) -> dict[OwnerKey, list[PodInfo]]:
+        """The non-terminated Pods of one namespace that are bound to a node, by their controller ("Kind/name").
+
+        Only that namespace's Pods are read (a snapshot's table decodes only it), once.
+        """
+        if self._controlled is None:
+            self._controlled = {}
+        found = self._controlled.get(namespace)
+        if found is None:
+            pods: Any
+            if isinstance(self.pods, PodTable):
+                pods = self.pods.in_namespace(namespace)
+            else:
+                if self._by_name is None:
+                    self._by_name = _frozen(self._index_by_name)
+                pods = self._by_name.get(namespace, {}).values()
+            found = self._controlled[namespace] = _frozen(partial(_by_controller, pods))
+        return found
+
+    def workload_pods(self, namespace: str, workload: OwnerKey) -> list[tuple[list[PodInfo], bool]]:
+        """The running Pods of a Deployment, StatefulSet or DaemonSet ("Kind/name"), by controller, each group
+        with whether it is certainly the workload's (templates.workload_of); indexed once per namespace."""
+        if self._workloads is None:
+            self._workloads = {}
+        index = self._workloads.get(namespace)
+        if index is None:
+            index = self._workloads[namespace] = {}
+            for owner, pods in self.controlled_pods(namespace).items():
+                found = workload_of(owner, self.template(namespace, owner))
+                if found is not None:
+                    index.setdefault(found[0], []).append((pods, found[1]))
+        return index.get(workload, [])
+
+    def template(self, namespace: str, key: OwnerKey) -> TemplateInfo | None:
+        """The Pod template a ReplicaSet or ControllerRevision ("Kind/name") holds, when the state has it."""
+        return (self.templates or {}).get(namespace, {}).get(key)
 
     def node_suggestions(self, name: str) -> tuple[str, ...]:
         """The existing node names a missing `name` most likely meant, best first (see closest_node_names)."""
@@ -275,7 +344,21 @@ class ClusterState:
             )
         return self._preemption[key]
 
-    def set_node_summaries(self, usage: dict[str, NodeUsage], ports: dict[str, dict[HostPort, str]]) -> None:
-        """Usage and host ports in use, summed elsewhere (a snapshot holds them, not the Pods' specs)."""
+    def set_node_summaries(self, usage: dict[str, NodeUsage], ports: dict[str, list[tuple[HostPort, str]]]) -> None:
+        """Usage and host ports in use (port_holders), summed elsewhere (a snapshot holds them, not the Pods' specs)."""
         self._usage.update(usage)
-        self._ports.update(ports)
+        self._port_holders.update(ports)
+        self._ports.update((node, dict(holders)) for node, holders in ports.items())
+
+
+def _by_controller(pods: Any) -> dict[OwnerKey, list[PodInfo]]:
+    found: dict[OwnerKey, list[PodInfo]] = {}
+    for pod in pods:
+        owner = pod.owner
+        if owner is not None and pod.node_name and pod.phase not in TERMINATED_PHASES:
+            listed = found.get(owner)
+            if listed is None:
+                found[owner] = [pod]
+            else:
+                listed.append(pod)
+    return found

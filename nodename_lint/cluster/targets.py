@@ -9,8 +9,11 @@ from typing import TYPE_CHECKING, Any
 from ..model import Manifest
 from ..podspec import is_dns1123_subdomain, pinned_node
 from ..rule import Context
-from .records import NodeInfo, NodeUsage, RuntimeClassInfo
+from .admitted import admitted_spec, runtime_class, runtime_overhead
+from .records import NodeInfo, NodeUsage
 from .state import ClusterState
+
+__all__ = ["admitted_spec", "runtime_class", "runtime_overhead"]  # where the rules read them
 
 if TYPE_CHECKING:
     from ..preemption import KubeletAdmission, Preemptor, Priority
@@ -58,50 +61,6 @@ def pod_labels(obj: Manifest) -> dict[str, Any]:
     metadata = obj.metadata if obj.is_pod else obj.pod_template_metadata
     labels = metadata.get("labels")
     return labels if isinstance(labels, dict) else {}
-
-
-def runtime_class(obj: Manifest, cluster: ClusterState) -> tuple[str, RuntimeClassInfo] | None:
-    """The RuntimeClass the object's Pods name, when the state has it."""
-    name = (obj.pod_spec or {}).get("runtimeClassName")
-    if not isinstance(name, str) or cluster.runtime_classes is None or name not in cluster.runtime_classes:
-        return None
-    return name, cluster.runtime_classes[name]
-
-
-def runtime_overhead(obj: Manifest, cluster: ClusterState) -> tuple[dict[str, Any] | None, str]:
-    """(the overhead the RuntimeClass admission plugin sets, how messages name it).
-
-    (None, "") without runtimeClassName, when the state has no RuntimeClasses, or when the
-    class sets no overhead: then spec.overhead as written counts (runtime-class-overhead
-    reports one set by hand).
-    """
-    found = runtime_class(obj, cluster)
-    if found is None or not found[1].overhead:
-        return None, ""
-    name, info = found
-    assert info.overhead is not None
-    amounts = ", ".join(f"{resource} {value}" for resource, value in info.overhead.items())
-    return info.overhead, f" (counting the overhead of RuntimeClass {name}: {amounts})"
-
-
-def admitted_spec(obj: Manifest, cluster: ClusterState) -> dict[str, Any]:
-    """The Pod spec as the RuntimeClass admission plugin leaves it (`setScheduling`): the class's
-    scheduling.nodeSelector merged into spec.nodeSelector and its tolerations added. The spec as
-    written when the class sets no scheduling (or is not known)."""
-    spec = obj.pod_spec or {}
-    found = runtime_class(obj, cluster)
-    if found is None or not (found[1].node_selector or found[1].tolerations):
-        return spec
-    info = found[1]
-    selector = spec.get("nodeSelector")
-    tolerations = spec.get("tolerations")
-    merged = dict(spec)
-    if info.node_selector:
-        merged["nodeSelector"] = {**(selector if isinstance(selector, dict) else {}), **info.node_selector}
-    if info.tolerations:
-        own = tolerations if isinstance(tolerations, list) else []
-        merged["tolerations"] = own + [t for t in info.tolerations if t not in own]
-    return merged
 
 
 def pod_priority(obj: Manifest, cluster: ClusterState) -> Priority:
@@ -158,11 +117,17 @@ def admission_reasons(obj: Manifest, node: NodeInfo, cluster: ClusterState, repl
     """The kubelet's admission failures for the object's Pod on `node`, in the kubelet's order.
 
     `replicas_before`: for a replica of a pinned template, how many of its siblings the kubelet
-    admitted before it; their requests and host ports count as the other Pods' do. For a critical
+    admitted before it; their requests and host ports count as the other Pods' do. For a
+    workload that already runs Pods, the cluster as its rollout leaves it (rollout.py). For a critical
     Pod, what the kubelet reports after its critical Pod admission (no resource shortage: it evicts,
     or fails with UnexpectedAdmissionError).
     """
+    from ..rollout import workload_rollout
     from ..scheduling import RequestError, add_into, host_ports, kubelet_reasons, pod_requests
+
+    rollout = workload_rollout(obj, cluster)
+    if rollout is not None:
+        cluster = rollout.view
 
     critical = critical_admissions(obj, node, cluster, replicas_before + 1)
     if critical is not None:

@@ -13,6 +13,7 @@ import msgspec
 from ..safe_text import json_escaped
 from ..writing import write_output
 from .json_dump import _Spec as PodSpec  # the fields of a Pod's spec a node's usage reads
+from .templates import REVISION_LABEL, controller_reference, split_key
 
 
 # --- snapshot trimming: keep what the rules read, drop the rest ---------------------------------
@@ -164,12 +165,20 @@ def trim_pod(pod: dict[str, Any]) -> dict[str, Any]:
         listed = [_pick(c, fields) for c in spec.get(key) or [] if isinstance(c, dict)]
         return {key: listed} if listed else {}
 
-    metadata = pod.get("metadata")
+    metadata = pod.get("metadata") or {}
+    kept = _pick(metadata, ("name", "namespace"))
+    owner = controller_reference(metadata)
+    if owner is not None:  # what tells a workload's own Pods and the template they run (templates.pod_owner)
+        kind, name = split_key(owner)
+        kept["ownerReferences"] = [{"kind": kind, "name": name, "controller": True}]
+        kept["labels"] = _pick(metadata.get("labels"), (REVISION_LABEL,))
     annotations = _pick(metadata.get("annotations") if isinstance(metadata, dict) else None, _PREEMPTION_ANNOTATIONS)
+    if annotations:
+        kept["annotations"] = annotations
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {**_pick(metadata, ("name", "namespace")), **({"annotations": annotations} if annotations else {})},
+        "metadata": kept,
         "spec": {
             **_pick(spec, ("nodeName", "overhead", "resources", "priority", "priorityClassName")),
             **containers("initContainers", ("name", "resources", "restartPolicy", "ports")),

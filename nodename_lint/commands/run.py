@@ -233,6 +233,11 @@ def _read_cluster(live_cluster: Any, wanted: Any, notes: list[str]) -> Any:
         cluster = kept_until_exit(live_cluster.state_for(wanted))
     if "runtime_classes" in cluster.unavailable:
         notes.append(f"RuntimeClass overhead is not counted: {cluster.unavailable['runtime_classes']}")
+    if "templates" in cluster.unavailable:
+        notes.append(
+            "the Pods a workload already runs cannot be told from its new ones (its rollout is played as if "
+            f"its template changed): {cluster.unavailable['templates']}"
+        )
     if "priority_classes" in cluster.unavailable:
         notes.append(
             "PriorityClasses are not known (only the built-in system-node-critical and system-cluster-critical): "

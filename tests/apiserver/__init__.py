@@ -23,6 +23,7 @@ __all__ = [
     "kind_namespace",
     "kind_node",
     "kind_pod",
+    "kubeconfig_for",
     "write_kubeconfig",
 ]
 
@@ -33,6 +34,17 @@ def cluster_entry(server: str, ca_pem: bytes | None = None, **extra: Any) -> dic
     if ca_pem is not None:
         entry["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
     return entry
+
+
+def kubeconfig_for(path: Path, server: ApiServer) -> Path:
+    """A kubeconfig whose one context, current, reaches `server` with the token it accepts."""
+    return write_kubeconfig(
+        path,
+        clusters={"test": cluster_entry(server.url, server.ca_pem)},
+        users={"test": {"token": TOKEN}},
+        contexts={"test": ("test", "test")},
+        current="test",
+    )
 
 
 def write_kubeconfig(

@@ -55,6 +55,8 @@ RESOURCES: dict[str, tuple[str, bool, frozenset[str]]] = {
     "statefulsets": ("StatefulSet", True, frozenset({"metadata.name", "metadata.namespace"})),
     "daemonsets": ("DaemonSet", True, frozenset({"metadata.name", "metadata.namespace"})),
     "replicasets": ("ReplicaSet", True, frozenset({"metadata.name", "metadata.namespace", "status.replicas"})),
+    # the templates of StatefulSet and DaemonSet revisions: what a rollout prediction compares
+    "controllerrevisions": ("ControllerRevision", True, frozenset({"metadata.name", "metadata.namespace"})),
     "jobs": ("Job", True, frozenset({"metadata.name", "metadata.namespace", "status.successful"})),
     "cronjobs": ("CronJob", True, frozenset({"metadata.name", "metadata.namespace"})),
     # RuntimeClasses: their overhead counts in a Pod's requests
@@ -71,6 +73,7 @@ GROUP_VERSIONS = {
     "statefulsets": "apps/v1",
     "daemonsets": "apps/v1",
     "replicasets": "apps/v1",
+    "controllerrevisions": "apps/v1",
     "jobs": "batch/v1",
     "cronjobs": "batch/v1",
     "runtimeclasses": "node.k8s.io/v1",
