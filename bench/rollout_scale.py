@@ -14,12 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-from cluster_scale import node, pod
+from cluster_scale import node, pod, timed
 
 APPS = 3000  # ReplicaSets, one Deployment each
 HASH = "5d8f7c9b6d"
@@ -90,12 +87,6 @@ def deployment(app: int, replicas: int) -> str:
         f'        - name: app\n          image: nginx\n          resources:\n            requests: {{cpu: "250m", '
         "memory: 128Mi}\n"
     )
-
-
-def timed(args: list[str]) -> float:
-    start = time.perf_counter()
-    subprocess.run([sys.executable, *args], capture_output=True, check=False)
-    return time.perf_counter() - start
 
 
 def main() -> None:
