@@ -612,7 +612,7 @@ def _own_pods(obj: Manifest, cluster: ClusterState) -> tuple[list[OwnPod], list[
                     current[key] = bool(manifest) and held_digest(template) == manifest
             if not certain:
                 probable.append(pod.name)
-            assert pod.node_name is not None  # controlled_pods holds bound Pods only
+            assert pod.node_name is not None  # workload_pods holds bound Pods only
             own.append(OwnPod(pod, pod.node_name, current[key]))
     return own, probable, "; ".join(sorted(unknown))
 

@@ -260,7 +260,8 @@ def test_the_snapshot_is_one_record_per_line_and_starts_with_its_format(tmp_path
     value = r'("[^"]+"|null)'
     # a running controller's Pod adds owner, template and requests (a template's key has a "/", a Pod's name none)
     row = rf'"[^"/]+":\[{value},{value}(,{value},{value},[0-9]+)?\][,}}]*'
-    pod_lines = [line for line in lines if re.fullmatch(row, line)]
+    table = lines[lines.index('"pods":{') : next(i for i, line in enumerate(lines) if line.startswith('"podRequests"'))]
+    pod_lines = [line for line in table if re.fullmatch(row, line)]
     assert len(pod_lines) == len(state.pods)  # the Pod table: one Pod per line, under its namespace
     web = '"web-5d8f7c9b6d-2lq8x":["kind-worker","Running","ReplicaSet/web-5d8f7c9b6d","ReplicaSet/web-5d8f7c9b6d",'
     assert any(line.startswith(web) for line in lines)
@@ -295,3 +296,60 @@ def test_a_damaged_pod_table_is_a_clear_error_when_read(tmp_path: Path) -> None:
         f"nodename-lint: {snapshot}: not a valid nodename-lint cluster snapshot: Expected `str | null`" in result.stderr
     )
     assert "(the Pods of namespace " in result.stderr
+
+
+def _workload_pod(name: str, namespace: str, owner: tuple[str, str], phase: str = "Running") -> dict[str, object]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "ownerReferences": [{"kind": owner[0], "name": owner[1], "controller": True}],
+        },
+        "spec": {"nodeName": "node-00000", "containers": [{"name": "c", "image": "i"}]},
+        "status": {"phase": phase},
+    }
+
+
+def test_a_snapshot_lists_the_running_workloads_and_reads_no_pods_for_the_others(tmp_path: Path) -> None:
+    """The workloads with a running Pod are saved by namespace; a rollout lookup of any other workload
+    decodes none of the namespace's Pods, and a file without the list (an earlier writer) finds the same."""
+    pods = [
+        _workload_pod("web-5d8f7c9b6d-abcde", "team", ("ReplicaSet", "web-5d8f7c9b6d")),
+        _workload_pod("db-0", "team", ("StatefulSet", "db")),
+        _workload_pod("done-7c9f8-x1", "team", ("ReplicaSet", "done-7c9f8"), phase="Succeeded"),
+        _workload_pod("agent-x", "ops", ("DaemonSet", "agent")),
+    ]
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps({"kind": "List", "items": [node(0), *pods]}), encoding="utf-8")
+    snapshot = tmp_path / "state.snapshot.json"
+    _convert(dump, snapshot)
+    saved = json.loads(snapshot.read_text(encoding="utf-8"))
+    assert saved["workloads"] == {"ops": ["DaemonSet/agent"], "team": ["Deployment/web", "StatefulSet/db"]}
+
+    state = load_state_file(str(snapshot))
+    table = state.pods
+    assert table is not None
+    for absent in ("Deployment/done", "Deployment/api", "StatefulSet/web"):
+        assert state.workload_pods("team", absent) == []
+    assert state.workload_pods("nowhere", "Deployment/web") == []
+    assert not isinstance(table._namespaces["team"], dict)  # never decoded
+    assert [[p.name for p in group] for group, _ in state.workload_pods("team", "Deployment/web")] == [
+        ["web-5d8f7c9b6d-abcde"]
+    ]
+
+    saved.pop("workloads")  # as an earlier writer saved it
+    older = tmp_path / "older.snapshot.json"
+    older.write_text(json.dumps(saved), encoding="utf-8")
+    without = load_state_file(str(older))
+    from_dump = load_state_file(str(dump))
+    for namespace, workload in [("team", "Deployment/web"), ("team", "StatefulSet/db"), ("ops", "DaemonSet/agent")]:
+        expected = [
+            ([p.name for p in group], certain) for group, certain in from_dump.workload_pods(namespace, workload)
+        ]
+        assert expected
+        for other in (state, without):
+            found = [([p.name for p in group], certain) for group, certain in other.workload_pods(namespace, workload)]
+            assert found == expected
+    assert without.workload_pods("team", "Deployment/done") == [] == from_dump.workload_pods("team", "Deployment/done")

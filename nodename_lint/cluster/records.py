@@ -67,10 +67,8 @@ class PodInfo:
 
     @property
     def spec(self) -> dict[str, Any]:
-        if self.loaded_spec.__class__ is not dict:
-            import msgspec  # startup: only a state from a JSON dump holds structs
-
-            self.loaded_spec = msgspec.to_builtins(self.loaded_spec)
+        if self.loaded_spec.__class__ is not dict:  # a JSON dump's structs (json_dump._Spec)
+            self.loaded_spec = self.loaded_spec.plain()
         return self.loaded_spec
 
     @property
@@ -164,18 +162,31 @@ class PodTable(Collection[PodInfo]):
             pods = self._namespaces[namespace] = self._decode(namespace, pods)
         return pods
 
-    def _info(self, namespace: str, name: str, row: PodRow) -> PodInfo:
+    def info(self, namespace: str, name: str, row: PodRow) -> PodInfo:
         index = row.requests
         requests = self._requests[index] if index is not None and 0 <= index < len(self._requests) else None
         return PodInfo(namespace, name, row.node, row.phase, owner=row.owner, template=row.template, requests=requests)
 
     def lookup(self, namespace: str, name: str) -> PodInfo | None:
         row = self._pods_in(namespace).get(name)
-        return None if row is None else self._info(namespace, name, row)
+        return None if row is None else self.info(namespace, name, row)
 
     def in_namespace(self, namespace: str) -> Iterator[PodInfo]:
         """The Pods of one namespace (only that namespace is decoded)."""
-        return (self._info(namespace, name, row) for name, row in self._pods_in(namespace).items())
+        return (self.info(namespace, name, row) for name, row in self._pods_in(namespace).items())
+
+    def controlled(self, namespace: str) -> dict[OwnerKey, list[tuple[str, PodRow]]]:
+        """The bound, non-terminated Pods of one namespace by controller, as (name, row): no record is made."""
+        found: dict[OwnerKey, list[tuple[str, PodRow]]] = {}
+        for name, row in self._pods_in(namespace).items():
+            owner = row.owner
+            if owner is not None and row.node and row.phase not in TERMINATED_PHASES:
+                listed = found.get(owner)
+                if listed is None:
+                    found[owner] = [(name, row)]
+                else:
+                    listed.append((name, row))
+        return found
 
     def __len__(self) -> int:
         return sum(len(self._pods_in(namespace)) for namespace in self._namespaces)

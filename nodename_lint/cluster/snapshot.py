@@ -24,7 +24,11 @@ cluster model (records.py, state.py), so a field added there travels without a c
      "templates": {"namespace": {"ReplicaSet/web-5d8f7c9b6d": ["Deployment/web", "digest"], ...}, ...},
                                               the Pod templates those Pods run (records.TemplateInfo), or null
      "podNodes": null,                        or the nodes whose Pods are all known (a partial state)
-     "unavailable": {"pods": "why", ...}}     data the source could not give, and why
+     "unavailable": {"pods": "why", ...},     data the source could not give, and why
+     "workloads": {"namespace": ["Deployment/web", ...], ...}}   the workloads with a running Pod
+                                              (ClusterState.running_workloads), or null with pods; a rollout
+                                              prediction reads a namespace's Pods for those alone (files
+                                              of earlier writers lack it, and every lookup reads the Pods)
 
 `null` for nodes, namespaces or pods means "not known" (the rules needing it are skipped).
 Another `version` is refused with a message saying how to write the file again (version 3 was written
@@ -37,7 +41,7 @@ import dataclasses
 import json
 import re
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -55,6 +59,9 @@ from .records import (
 )
 from .state import ClusterState
 from .templates import digest
+
+if TYPE_CHECKING:
+    from mmap import mmap
 
 FORMAT = "nodename-lint.io/cluster-snapshot"
 VERSION = 4  # 4: 3's two kinds together; 3: PriorityClasses and each node's Pods for preemption, or a controller's
@@ -106,9 +113,11 @@ class _Snapshot(
     priority_classes: dict[str, PriorityClassInfo] | None
     running: dict[str, msgspec.Raw]  # node -> its RunningRows, decoded when read
     unavailable: dict[str, str]
+    # namespace -> its running workloads, decoded when read; not written before rollout lookups used it
+    workloads: dict[str, msgspec.Raw] | None = None
 
 
-def is_snapshot(content: str | bytes) -> bool:
+def is_snapshot(content: str | bytes | mmap) -> bool:
     """Whether a cluster state file is a snapshot (its first key names the format)."""
     head = content[:200]
     return _HEAD.match(head if isinstance(head, str) else head.decode("utf-8", "replace")) is not None
@@ -134,11 +143,21 @@ def snapshot_text(state: ClusterState, source: str) -> str:
         if holders:  # every holder of a shared port, in the Pods' order (the last one is what messages name)
             ports[name] = [(*port, holder) for port, holder in sorted(holders, key=lambda row: row[0])]
     pods, pod_requests, templates = _pod_table(state)
+    workloads = None
+    if pods is not None:
+        workloads = {namespace: keys for namespace in pods if (keys := state.running_workloads(namespace))}
 
     def listed(values: Any) -> str:
         if values is None:
             return "null"
         return "[" + ",".join("\n" + encode(value).decode() for value in values) + ("\n]" if values else "]")
+
+    def lines(values: dict[str, Any] | None) -> str:
+        """A mapping, one key and its value a line."""
+        if values is None:
+            return "null"
+        rows = ",".join(f"\n{encode(key).decode()}:{encode(value).decode()}" for key, value in values.items())
+        return "{" + rows + ("\n}" if values else "}")
 
     def keyed(pods: dict[str, dict[str, tuple[Any, ...]]] | None) -> str:
         if pods is None:
@@ -156,12 +175,8 @@ def snapshot_text(state: ClusterState, source: str) -> str:
         f'"version":{VERSION}',
         f'"source":{encode(source).decode()}',
         f'"nodes":{listed(None if nodes is None else [_public(node) for node in nodes.values()])}',
-        '"usage":{'
-        + ",".join(f"\n{encode(name).decode()}:{encode(value).decode()}" for name, value in usage.items())
-        + ("\n}" if usage else "}"),
-        '"ports":{'
-        + ",".join(f"\n{encode(name).decode()}:{encode(rows).decode()}" for name, rows in ports.items())
-        + ("\n}" if ports else "}"),
+        f'"usage":{lines(usage)}',
+        f'"ports":{lines(ports)}',
         f'"namespaces":{encode(None if state.namespaces is None else sorted(state.namespaces)).decode()}',
         f'"pods":{keyed(pods)}',
         f'"podRequests":{listed(pod_requests)}',
@@ -169,10 +184,9 @@ def snapshot_text(state: ClusterState, source: str) -> str:
         f'"podNodes":{encode(None if state.pod_nodes is None else sorted(state.pod_nodes)).decode()}',
         f'"runtimeClasses":{encode(state.runtime_classes).decode()}',
         f'"priorityClasses":{encode(state.priority_classes).decode()}',
-        '"running":{'
-        + ",".join(f"\n{encode(name).decode()}:{encode(rows).decode()}" for name, rows in running.items())
-        + ("\n}" if running else "}"),
+        f'"running":{lines(running)}',
         f'"unavailable":{encode(state.unavailable).decode()}',
+        f'"workloads":{lines(workloads)}',
     ]
     return json_escaped("{" + ",\n".join(fields) + "}") + "\n"  # names from the API server: no raw bidi
 
@@ -216,7 +230,7 @@ def _pod_table(
     return pods, requests, templates
 
 
-def load_snapshot(content: str | bytes, display: str) -> ClusterState:
+def load_snapshot(content: str | bytes | mmap, display: str) -> ClusterState:
     """The ClusterState a snapshot holds; a file of another version or shape is a UsageError."""
     data = content.encode() if isinstance(content, str) else content
     try:  # one decoding when the file is of this version and shape; the header alone says why not
@@ -254,6 +268,8 @@ def load_snapshot(content: str | bytes, display: str) -> ClusterState:
         priority_classes=snapshot.priority_classes,
     )
     state.set_running_source(partial(_node_running, display, snapshot.running))
+    if snapshot.workloads is not None:
+        state.set_running_workloads(partial(_running_workloads, display, snapshot.workloads, {}))
     known = [name for name in nodes or () if state.pods_known_on(name)]
     state.set_node_summaries(
         {name: snapshot.usage.get(name) or NodeUsage(0, {}) for name in known},
@@ -267,6 +283,7 @@ def load_snapshot(content: str | bytes, display: str) -> ClusterState:
 
 _NAMESPACE_PODS = msgspec.json.Decoder(dict[str, PodRow])
 _RUNNING = msgspec.json.Decoder(list[RunningRow])
+_WORKLOADS = msgspec.json.Decoder(list[OwnerKey])
 
 
 def _running_row(pod: RunningPod) -> RunningRow:
@@ -299,6 +316,23 @@ def _node_running(display: str, running: dict[str, msgspec.Raw], node: str) -> l
     ]
 
 
+def _running_workloads(
+    display: str, saved: dict[str, msgspec.Raw], decoded: dict[str, frozenset[OwnerKey]], namespace: str
+) -> frozenset[OwnerKey]:
+    """The workloads with a running Pod in one namespace of a snapshot, decoded when first read."""
+    found = decoded.get(namespace)
+    if found is None:
+        listed = saved.get(namespace)
+        try:
+            found = decoded[namespace] = frozenset(() if listed is None else _WORKLOADS.decode(listed))
+        except (msgspec.DecodeError, RecursionError) as exc:
+            raise UsageError(
+                f"{display}: not a valid nodename-lint cluster snapshot: {_problem(exc)} "
+                f"(the workloads of namespace {namespace!r})"
+            ) from None
+    return found
+
+
 def _namespace_pods(display: str, namespace: str, pods: msgspec.Raw) -> dict[str, PodRow]:
     """The Pods of one namespace of a snapshot's table, decoded when first read."""
     try:
@@ -314,7 +348,7 @@ def _problem(exc: Exception) -> str:
     return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
 
 
-def _header_version(data: bytes, display: str) -> int:
+def _header_version(data: bytes | mmap, display: str) -> int:
     """The version a snapshot's header gives, whatever the shape of the rest."""
     try:
         return msgspec.json.decode(data, type=_Header).version

@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..podspec import required_node_names
 from ..scheduling import (
@@ -29,7 +29,6 @@ from ..scheduling import (
     running_pods_requests,
     scheduler_rejection,
 )
-from .names import closest_node_names
 from .records import (
     TERMINATED_PHASES,
     NodeInfo,
@@ -42,7 +41,7 @@ from .records import (
     RuntimeClassInfo,
     TemplateInfo,
 )
-from .templates import workload_of
+from .templates import owner_key, split_key, workload_of
 
 if TYPE_CHECKING:
     from ..preemption import Priority, SchedulerPreemption
@@ -103,8 +102,10 @@ class ClusterState:
     _port_holders: dict[str, list[tuple[HostPort, str]]] = field(default_factory=dict, repr=False)
     _suggestions: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _no_fit: dict[str, NoNodeFits | None] = field(default_factory=dict, repr=False)
-    _controlled: dict[str, dict[OwnerKey, list[PodInfo]]] | None = field(default=None, repr=False)  # by namespace
-    _workloads: dict[str, dict[OwnerKey, list[tuple[list[PodInfo], bool]]]] | None = field(default=None, repr=False)
+    _controlled: dict[str, _Owners] = field(default_factory=dict, repr=False)  # by namespace
+    _holders: dict[str, dict[OwnerKey, list[OwnerKey]]] = field(default_factory=dict, repr=False)  # by namespace
+    # a snapshot's: the workloads with a running Pod in a namespace (None: not saved, every lookup reads the Pods)
+    _running_workloads: Callable[[str], frozenset[OwnerKey]] | None = field(default=None, repr=False)
     _running: dict[str, list[RunningPod]] = field(default_factory=dict, repr=False)
     _running_source: Callable[[str], list[RunningPod]] | None = field(default=None, repr=False)  # a snapshot's
     _lowest: dict[str, int | None] = field(default_factory=dict, repr=False)
@@ -171,12 +172,14 @@ class ClusterState:
         cached = self._port_holders.get(node)
         if cached is None:
             running = self._pods_by_node().get(node, [])
-            specs = _frozen(lambda: [pod.spec for pod in running])  # a JSON dump's specs made plain live on
-            cached = self._port_holders[node] = [
-                (port, f"{pod.namespace}/{pod.name}")
-                for pod, spec in zip(running, specs, strict=True)
-                for _, port in host_ports(spec)
-            ]
+            cached = self._port_holders[node] = _frozen(  # a JSON dump's specs made plain live on
+                lambda: [
+                    (port, f"{pod.namespace}/{pod.name}")
+                    for pod in running
+                    if pod.loaded_spec.__class__ is dict or pod.loaded_spec.may_have_host_ports()
+                    for _, port in host_ports(pod.spec)
+                ]
+            )
         return cached
 
     def ports_held(self, node: str, without: frozenset[str]) -> dict[HostPort, str]:
@@ -234,38 +237,71 @@ class ClusterState:
             by_namespace.setdefault(pod.namespace, {})[pod.name] = pod
         return by_namespace
 
-    def controlled_pods(self, namespace: str) -> dict[OwnerKey, list[PodInfo]]:
-        """The non-terminated Pods of one namespace that are bound to a node, by their controller ("Kind/name").
-
-        Only that namespace's Pods are read (a snapshot's table decodes only it), once.
-        """
-        if self._controlled is None:
-            self._controlled = {}
+    def _owners(self, namespace: str) -> _Owners:
+        """The bound, non-terminated Pods of one namespace by controller, read once (a snapshot's table
+        decodes that namespace only, and makes records of the Pods of the groups asked for alone)."""
         found = self._controlled.get(namespace)
         if found is None:
-            pods: Any
+            groups: dict[OwnerKey, list[Any]]
             if isinstance(self.pods, PodTable):
-                pods = self.pods.in_namespace(namespace)
+                groups = cast("dict[OwnerKey, list[Any]]", self.pods.controlled(namespace))  # (name, row) pairs
             else:
                 if self._by_name is None:
                     self._by_name = _frozen(self._index_by_name)
-                pods = self._by_name.get(namespace, {}).values()
-            found = self._controlled[namespace] = _frozen(partial(_by_controller, pods))
+                groups = _by_controller(self._by_name.get(namespace, {}).values())
+            found = self._controlled[namespace] = _frozen(partial(_Owners.of, groups))
         return found
 
     def workload_pods(self, namespace: str, workload: OwnerKey) -> list[tuple[list[PodInfo], bool]]:
-        """The running Pods of a Deployment, StatefulSet or DaemonSet ("Kind/name"), by controller, each group
-        with whether it is certainly the workload's (templates.workload_of); indexed once per namespace."""
-        if self._workloads is None:
-            self._workloads = {}
-        index = self._workloads.get(namespace)
-        if index is None:
-            index = self._workloads[namespace] = {}
-            for owner, pods in self.controlled_pods(namespace).items():
-                found = workload_of(owner, self.template(namespace, owner))
-                if found is not None:
-                    index.setdefault(found[0], []).append((pods, found[1]))
-        return index.get(workload, [])
+        """The running Pods of a Deployment, StatefulSet or DaemonSet ("Kind/name"), by controller in the
+        Pods' order, each group with whether it is certainly the workload's (templates.workload_of).
+
+        Only the controllers that may be the workload's are weighed: itself, the ReplicaSets whose held
+        template names it, and those named after it; a namespace holds thousands of others.
+        """
+        if self._running_workloads is not None and workload not in self._running_workloads(namespace):
+            return []
+        owners = self._owners(namespace)
+        kind, name = split_key(workload)
+        candidates = {workload} if kind in ("StatefulSet", "DaemonSet") else set()
+        if kind == "Deployment":
+            candidates.update(owners.named_after.get(owner_key("ReplicaSet", name), ()))
+            candidates.update(self._held_for(namespace).get(workload, ()))
+        groups: list[tuple[list[PodInfo], bool]] = []
+        for owner in sorted(candidates & owners.groups.keys(), key=owners.position.__getitem__):
+            found = workload_of(owner, self.template(namespace, owner))
+            if found is not None and found[0] == workload:
+                groups.append((self._records(namespace, owners.groups[owner]), found[1]))
+        return groups
+
+    def running_workloads(self, namespace: str) -> list[OwnerKey]:
+        """The workloads ("Kind/name") with a bound, non-terminated Pod in the namespace, sorted: what a
+        snapshot saves, so that workload_pods reads the Pods of a namespace for those alone."""
+        found = set()
+        for owner in self._owners(namespace).groups:
+            workload = workload_of(owner, self.template(namespace, owner))
+            if workload is not None:
+                found.add(workload[0])
+        return sorted(found)
+
+    def set_running_workloads(self, running: Callable[[str], frozenset[OwnerKey]]) -> None:
+        """Where workload_pods reads running_workloads from, when the state has them saved (a snapshot)."""
+        self._running_workloads = running
+
+    def _held_for(self, namespace: str) -> dict[OwnerKey, list[OwnerKey]]:
+        """The namespace's template holders by the workload that controls them ("Deployment/web")."""
+        found = self._holders.get(namespace)
+        if found is None:
+            found = self._holders[namespace] = {}
+            for key, holder in (self.templates or {}).get(namespace, {}).items():
+                if holder.workload:
+                    found.setdefault(holder.workload, []).append(key)
+        return found
+
+    def _records(self, namespace: str, group: list[Any]) -> list[PodInfo]:
+        if isinstance(self.pods, PodTable):  # (name, row) pairs
+            return [self.pods.info(namespace, name, row) for name, row in group]
+        return group
 
     def template(self, namespace: str, key: OwnerKey) -> TemplateInfo | None:
         """The Pod template a ReplicaSet or ControllerRevision ("Kind/name") holds, when the state has it."""
@@ -275,6 +311,8 @@ class ClusterState:
         """The existing node names a missing `name` most likely meant, best first (see closest_node_names)."""
         cached = self._suggestions.get(name)
         if cached is None:  # many manifests share a mistyped name: rank the nodes once per name
+            from .names import closest_node_names  # startup: rapidfuzz, for a run that names a missing node
+
             cached = self._suggestions[name] = tuple(closest_node_names(name, self.nodes or {}))
         return cached
 
@@ -362,3 +400,21 @@ def _by_controller(pods: Any) -> dict[OwnerKey, list[PodInfo]]:
             else:
                 listed.append(pod)
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class _Owners:
+    """One namespace's running Pods by controller (records, or a snapshot's rows), with each controller's
+    place in the Pods' order and the ReplicaSets by the name before their hash (`ReplicaSet/web`)."""
+
+    groups: dict[OwnerKey, list[Any]]
+    position: dict[OwnerKey, int]
+    named_after: dict[OwnerKey, list[OwnerKey]]
+
+    @classmethod
+    def of(cls, groups: dict[OwnerKey, list[Any]]) -> _Owners:
+        named_after: dict[OwnerKey, list[OwnerKey]] = {}
+        for owner in groups:
+            if owner.startswith("ReplicaSet/"):
+                named_after.setdefault(owner.rpartition("-")[0], []).append(owner)
+        return cls(groups, {owner: index for index, owner in enumerate(groups)}, named_after)
