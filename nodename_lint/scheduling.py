@@ -116,19 +116,35 @@ def pod_requests(
 
 
 def _aggregate(spec: dict[str, Any], lenient: bool, *, stored: bool) -> dict[str, Units]:
+    """AggregateContainerRequests of a spec. `stored`: with each quantity as the API stores it (rounded
+    up to a thousandth of its unit), else as written (what defaultPodRequests sums)."""
+    containers = (
+        _resource_list(container.get("resources"), ("containers", index, "resources"), lenient, stored=stored)
+        for index, container in _containers(spec, "containers")
+    )
+    init_containers = (
+        (
+            _resource_list(container.get("resources"), ("initContainers", index, "resources"), lenient, stored=stored),
+            container.get("restartPolicy") == "Always",
+        )
+        for index, container in _containers(spec, "initContainers")
+    )
+    return aggregate_requests(containers, init_containers)
+
+
+def aggregate_requests(
+    containers: Iterable[dict[str, Units]], init_containers: Iterable[tuple[dict[str, Units], bool]]
+) -> dict[str, Units]:
     """AggregateContainerRequests: the containers and sidecars summed, at least the largest init
-    container (with the sidecars declared before it). `stored`: with each quantity as the API stores
-    it (rounded up to a thousandth of its unit), else as written (what defaultPodRequests sums)."""
+    container (with the sidecars declared before it). Each container's requests come parsed, each
+    init container's with whether it is a sidecar (restartPolicy Always), in the spec's order."""
     total: dict[str, Units] = {}
-    for index, container in _containers(spec, "containers"):
-        path = ("containers", index, "resources")
-        add_into(total, _resource_list(container.get("resources"), path, lenient, stored=stored))
+    for own in containers:
+        add_into(total, own)
     sidecars: dict[str, Units] = {}
     init_max: dict[str, Units] = {}
-    for index, container in _containers(spec, "initContainers"):
-        path = ("initContainers", index, "resources")
-        own = _resource_list(container.get("resources"), path, lenient, stored=stored)
-        if container.get("restartPolicy") == "Always":  # a sidecar runs alongside the containers
+    for own, sidecar in init_containers:
+        if sidecar:  # a sidecar runs alongside the containers
             add_into(total, own)
             add_into(sidecars, own)
             current = dict(sidecars)
@@ -223,41 +239,92 @@ def running_pods_requests(pods: Iterable[PodInfo]) -> dict[str, int]:
     """The summed effective requests of Pods already in the cluster: a node's usage.
 
     The same sums as add_into(total, pod_requests(pod.spec, lenient=True)) for each Pod, without
-    a dict per Pod: this runs for every Pod on the nodes no-node-fits compares (82,000 of a
+    a dict per plain Pod: this runs for every Pod on the nodes no-node-fits compares (82,000 of a
     150,000-Pod dump), and most are plain. Read from the spec as loaded (a dict, or a JSON dump's
     structs), so that summing never makes plain values of a dump's structs (that took longer
-    than the sums).
+    than the sums); a dump's Pods are summed once for each distinct set of containers' resources.
     """
     total: dict[str, int] = {}
     for pod in pods:
         spec = pod.loaded_spec
-        blocks = plain_container_requests(spec) if spec.__class__ is dict else spec.plain_container_requests()
-        if blocks is None:
-            add_into(total, _running_pod_requests(pod))
-        else:
+        if spec.__class__ is not dict:
+            add_into(total, _dump_pod_requests(pod))
+        elif (blocks := plain_container_requests(spec)) is not None:
             _add_requests(total, blocks)
+        else:
+            add_into(total, pod_requests(spec, lenient=True))
     return total
 
 
-# pod_requests of a JSON dump's Pods with init containers, overhead or pod-level resources, by what it
-# reads of them (see _running_pod_requests); a cluster's Pods repeat the specs of their workloads
+# pod_requests of a JSON dump's Pods by what it reads of them: for a plain spec the bytes of each container's
+# resources (_PLAIN_REQUESTS), else every field it reads (`requests_key`, _RUNNING_REQUESTS); a cluster's Pods
+# repeat the specs of their workloads
+_PLAIN_REQUESTS: dict[tuple[bytes, ...], dict[str, int]] = {}
 _RUNNING_REQUESTS: dict[bytes, dict[str, int]] = {}
-_RUNNING_REQUESTS_LIMIT = 20_000  # distinct specs kept (a few MB); past it, summed each time
+_RUNNING_REQUESTS_LIMIT = 20_000  # distinct specs kept in each (a few MB); past it, summed each time
+
+
+def _dump_pod_requests(pod: PodInfo) -> dict[str, int]:
+    """pod_requests(pod.spec, lenient=True) of a JSON dump's Pod (json_dump structs), without making its spec
+    plain values. A plain spec (no init containers, overhead or pod-level resources) is looked up by its
+    containers' resources as the file has them, decoding and parsing them once."""
+    spec = pod.loaded_spec
+    key = spec.plain_requests_key()
+    if key is None:
+        return _running_pod_requests(pod)
+    found = _PLAIN_REQUESTS.get(key)
+    if found is None:
+        found = {}
+        _add_requests(found, spec.plain_container_requests())
+        if len(_PLAIN_REQUESTS) < _RUNNING_REQUESTS_LIMIT:
+            _PLAIN_REQUESTS[key] = found
+    return found
 
 
 def _running_pod_requests(pod: PodInfo) -> dict[str, int]:
     """pod_requests(pod.spec, lenient=True). A JSON dump's spec (json_dump structs) is looked up by the
     fields pod_requests reads (`requests_key`) first: the generic sums took 28 µs a Pod of three
-    containers, and a third of a cluster's Pods have sidecars or init containers."""
+    containers, and a third of a cluster's Pods have sidecars or init containers. A spec not seen
+    before is summed from its containers' resources as the file has them, each distinct block parsed
+    once (`_stored_requests`), without making the spec plain values."""
     spec = pod.loaded_spec
     if spec.__class__ is dict:
         return pod_requests(spec, lenient=True)
     key = spec.requests_key()
     found = _RUNNING_REQUESTS.get(key)
     if found is None:
-        found = pod_requests(pod.spec, lenient=True)
+        blocks = spec.resource_blocks()
+        if blocks is None:  # overhead or pod-level resources
+            found = pod_requests(pod.spec, lenient=True)
+        else:
+            containers, init_containers = blocks
+            total = aggregate_requests(
+                map(_stored_requests, containers),
+                ((_stored_requests(resources), sidecar) for resources, sidecar in init_containers),
+            )
+            found = {resource: math.ceil(amount) for resource, amount in total.items() if amount}
         if len(_RUNNING_REQUESTS) < _RUNNING_REQUESTS_LIMIT:
             _RUNNING_REQUESTS[key] = found
+    return found
+
+
+# _resource_list of a container's `resources` by its bytes in a JSON dump (a cluster's workloads
+# repeat a few blocks), lenient and as the API stores each quantity
+_STORED_REQUESTS: dict[bytes, dict[str, Units]] = {}
+
+
+def _stored_requests(resources: bytes) -> dict[str, Units]:
+    found = _STORED_REQUESTS.get(resources)
+    if found is None:
+        import msgspec  # startup: only a JSON dump's specs hold the bytes
+
+        try:
+            decoded = msgspec.json.decode(resources)
+        except (msgspec.DecodeError, RecursionError):  # valid JSON already; nested too deeply to read
+            decoded = None
+        found = _resource_list(decoded, (), lenient=True)
+        if len(_STORED_REQUESTS) < _RUNNING_REQUESTS_LIMIT:
+            _STORED_REQUESTS[resources] = found
     return found
 
 

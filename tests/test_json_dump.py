@@ -321,7 +321,8 @@ def test_a_state_nested_too_deeply_is_a_clear_error(tmp_path: Path, text: str, m
 def test_a_dumps_pods_of_one_spec_are_summed_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A Pod with init containers, overhead or pod-level resources takes the full PodRequests; a JSON
     dump's Pods are looked up by what it reads of them (`_Spec.requests_key`), so the replicas of a
-    workload are summed once, with the same usage as the generic reader's."""
+    workload are summed once, from their containers' resources as the file has them (each distinct
+    block parsed once), with the same usage as the generic reader's."""
     from nodename_lint import scheduling
 
     rng = random.Random(26)
@@ -334,17 +335,80 @@ def test_a_dumps_pods_of_one_spec_are_summed_once(monkeypatch: pytest.MonkeyPatc
         spec["initContainers"] = [{"name": "init", "resources": {"requests": {"cpu": f"{1 + index % 2}"}}}]
         if index % 3 == 0:
             spec["initContainers"][0]["restartPolicy"] = "Always"
+        if index % 5 == 0:  # limits standing in for requests, after the sidecar
+            spec["initContainers"].append({"name": "setup", "resources": {"limits": {"memory": "1Gi"}}})
         items.append(item)
-    calls: list[Any] = []
+    summed: list[Any] = []
+    generic_sums: list[Any] = []
 
-    def counted(spec: dict[str, Any], **options: Any) -> dict[str, int]:
-        calls.append(spec)
+    def counted(*arguments: Any) -> dict[str, Any]:
+        summed.append(arguments)
+        return aggregate_requests(*arguments)
+
+    def counted_generic(spec: dict[str, Any], **options: Any) -> dict[str, int]:
+        generic_sums.append(spec)
         return pod_requests(spec, **options)
 
-    pod_requests = scheduling.pod_requests
-    monkeypatch.setattr(scheduling, "pod_requests", counted)
-    monkeypatch.setattr(scheduling, "_RUNNING_REQUESTS", {}, raising=False)
+    aggregate_requests, pod_requests = scheduling.aggregate_requests, scheduling.pod_requests
+    monkeypatch.setattr(scheduling, "aggregate_requests", counted)
+    monkeypatch.setattr(scheduling, "pod_requests", counted_generic)
+    monkeypatch.setattr(scheduling, "_RUNNING_REQUESTS", {})
+    monkeypatch.setattr(scheduling, "_STORED_REQUESTS", {})
     fast, generic = _both_ways(_dump(items))
     assert fast is not None
     assert fast.usage("node-00000") == generic.usage("node-00000")
-    assert len(calls) == 60 + 4  # the generic reader's 60 Pods, the dump's 4 distinct specs
+    assert len(generic_sums) == 60  # the generic reader's Pods; the dump's never make their spec plain values
+    distinct_specs = 2 * 2 * 2  # init cpu 1 or 2, sidecar or not, with setup or not (all combinations occur)
+    assert len(summed) == 60 + distinct_specs
+    assert len(scheduling._STORED_REQUESTS) == 4  # the container's block, init cpu 1 and 2, setup
+
+
+def test_host_ports_are_found_in_the_bytes_however_the_key_is_spelled() -> None:
+    """A dump's spec stays structs unless a container may name a hostPort; a key spelled with a JSON
+    escape (`host\\u0050ort`) is the same key, and its port is still in use on the node."""
+    items: list[Any] = [node(0)]
+    for index, ports in enumerate(
+        [
+            [{"containerPort": 80, "hostPort": 8080}],
+            [{"containerPort": 81, "hostPORT_": 8081}],  # not the key: not a host port
+            [{"containerPort": 9100}],
+            [{"containerPort": 443, "hostPort": 8443, "protocol": "UDP", "hostIP": "10.0.0.1"}],
+        ]
+    ):
+        item = pod(index, 1, random.Random(index))
+        item["spec"]["containers"][0]["ports"] = ports
+        items.append(item)
+    escaped = _dump(items).replace(b'"hostPort": 8443', b'"host\\u0050ort": 8443')
+    assert b"host\\u0050ort" in escaped
+    fast, generic = _both_ways(escaped)
+    assert fast is not None
+    assert fast.port_holders("node-00000") == generic.port_holders("node-00000")
+    assert {port for port, _ in fast.port_holders("node-00000")} == {
+        ("0.0.0.0", "TCP", 8080),
+        ("10.0.0.1", "UDP", 8443),
+    }
+    plain = [pod.name for pod in fast.pods or () if pod.loaded_spec.__class__ is dict]
+    assert len(plain) == 2  # the Pods without a hostPort were never made plain values
+
+
+def test_a_dumps_plain_pods_are_summed_once_for_each_set_of_resources(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pods without init containers, overhead or pod-level resources are looked up by their containers'
+    resources as the file has them: each distinct set is decoded and parsed once, the usage the same."""
+    from nodename_lint import scheduling
+
+    items: list[Any] = [node(0)]
+    blocks = [{"requests": {"cpu": "100m"}}, {"requests": {"cpu": "0.25", "memory": "1Gi"}, "limits": {"cpu": 1}}, {}]
+    for index in range(60):
+        item = pod(index, 1, random.Random(index))
+        item["spec"]["containers"] = [
+            {"name": "app", "image": "i", "resources": blocks[index % 3]},
+            {"name": "side", "image": "i", "resources": blocks[(index // 3) % 2]},
+        ]
+        item["spec"].pop("initContainers", None)
+        items.append(item)
+    monkeypatch.setattr(scheduling, "_PLAIN_REQUESTS", {})
+    fast, generic = _both_ways(_dump(items))
+    assert fast is not None
+    assert fast.usage("node-00000") == generic.usage("node-00000")
+    assert len(scheduling._PLAIN_REQUESTS) == 3 * 2
+    assert all(pod.loaded_spec.__class__ is not dict for pod in fast.pods or ())  # no spec made plain values

@@ -14,14 +14,14 @@ import gc
 import json
 import os
 import re
-from typing import Any
+from mmap import ACCESS_READ, mmap
+from typing import Any, Literal, overload
 
 import yaml
 
 from ..documents import without_cycle_collection
 from ..sources import UsageError, refuse_link_out_of_repository
 from ..yamlnodes import MAX_EXPANDED_NODES, PLAIN_TAG, QUOTED_TAG, key_of, scalar_of, scalar_problem
-from .json_dump import state_from_json_dump
 from .objects import (
     SAVE_HINT,
     StateError,
@@ -298,10 +298,12 @@ def load_state_file(path: str, named: str = "--cluster-state") -> ClusterState:
     """Read `--cluster-state FILE`; any problem is a UsageError (exit code 2).
 
     A JSON file is handed to the readers as bytes: msgspec decodes UTF-8 itself, and a 43 MB dump
-    is not held a second time as text.
+    is not held a second time as text. A big regular file is mapped, not read (see read_state_bytes).
     """
-    data = read_state_bytes(path, named)
-    return _frozen_state(data if _JSON_OBJECT_BYTES.match(data) else _text_of(data, path), path)
+    data = read_state_bytes(path, named, mapped=True)
+    if _JSON_OBJECT_BYTES.match(data):
+        return _frozen_state(data, path)
+    return _frozen_state(_text_of(data if isinstance(data, bytes) else bytes(data), path), path)
 
 
 # A JSON object's start, found without copying the file as bytes.lstrip() would (a 43 MB dump, twice)
@@ -319,7 +321,7 @@ def _text_of(data: bytes, path: str) -> str:
         raise UsageError(f"{path}:{line}: the cluster state is not UTF-8 or UTF-16 text") from None
 
 
-def _frozen_state(content: str | bytes, source: str) -> ClusterState:
+def _frozen_state(content: str | bytes | mmap, source: str) -> ClusterState:
     """The state of a file's content (bytes only when it starts as JSON), frozen out of the cyclic GC.
 
     The state lives as long as the run: once built, it is frozen, since the GC would otherwise
@@ -330,10 +332,13 @@ def _frozen_state(content: str | bytes, source: str) -> ClusterState:
         state = None
         if is_snapshot(content):
             state = load_snapshot(content, source)
-        elif _JSON_OBJECT_BYTES.match(content) if isinstance(content, bytes) else _JSON_OBJECT_TEXT.match(content):
+        elif _JSON_OBJECT_TEXT.match(content) if isinstance(content, str) else _JSON_OBJECT_BYTES.match(content):
+            from .json_dump import state_from_json_dump  # a snapshot does not need its structs
+
             state = state_from_json_dump(content, source)
         if state is None:
-            state = _load_state_text(content if isinstance(content, str) else _text_of(content, source), source)
+            text = content if isinstance(content, str) else _text_of(bytes(content), source)
+            state = _load_state_text(text, source)
         gc.freeze()  # before the GC runs again: its first collection would scan everything built here
     return state
 
@@ -368,10 +373,19 @@ def _load_state_text(text: str, source: str) -> ClusterState:
 
 
 MAX_STATE_BYTES = 1 << 30  # 1 GiB: about 25 times a 150,000-Pod cluster saved as JSON
+MAPPED_BYTES = 1 << 24  # 16 MiB: below it, reading costs less than mapping and unmapping
 
 
-def read_state_bytes(path: str, named: str = "--cluster-state") -> bytes:
+@overload
+def read_state_bytes(path: str, named: str = ..., mapped: Literal[False] = ...) -> bytes: ...
+@overload
+def read_state_bytes(path: str, named: str = ..., *, mapped: bool) -> bytes | mmap: ...
+def read_state_bytes(path: str, named: str = "--cluster-state", mapped: bool = False) -> bytes | mmap:
     """The bytes of a state file: a regular file or a pipe (`<(kubectl get ...)`), at most MAX_STATE_BYTES.
+
+    `mapped`: a regular file of MAPPED_BYTES or more comes back mapped read-only, not read: reading a
+    570 MB dump into memory cost as much CPU as decoding half of it (a page fault for each page of the
+    copy), and msgspec decodes from the mapping as from bytes (the raw values it keeps point into it).
 
     A device (/dev/zero) is refused before it is read, and a pipe that keeps going is cut off at the cap
     rather than read until the machine runs out of memory. A path reached through a symlink of a repository
@@ -380,20 +394,22 @@ def read_state_bytes(path: str, named: str = "--cluster-state") -> bytes:
     """
     import stat
 
-    from ..render.sandbox import file_kind
-
     limit = f"more than {MAX_STATE_BYTES:,} bytes, the limit for a cluster state"
     refuse_link_out_of_repository(path, named)
     try:
         with open(path, "rb") as handle:
             mode = os.fstat(handle.fileno()).st_mode
             if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+                from ..render.sandbox import file_kind  # startup: the renderers' module, for a special file alone
+
                 raise UsageError(f"{path}: not a cluster state: it is {file_kind(mode)}, not a file")
             first = b""
             if stat.S_ISREG(mode):
                 size = os.fstat(handle.fileno()).st_size
                 if size > MAX_STATE_BYTES:
                     raise UsageError(f"{path}: the cluster state is {limit}")
+                if mapped and size >= MAPPED_BYTES:
+                    return mmap(handle.fileno(), 0, access=ACCESS_READ)  # the mapping outlives the file handle
                 first = handle.read(size)  # in one piece: joining blocks copied a 43 MB dump once more
             blocks, size = [first], len(first)
             while block := handle.read(1 << 20):  # a pipe (or a growing file): read(cap) would reserve the cap
