@@ -18,6 +18,7 @@ against a reference measured in the same rounds:
    needs the test extras): offline vs `--kubeconfig`, and the number of requests.
 
     python bench/scale.py [--rounds 3] [--quick] [--skip-live] [--sections lists,cluster,shapes,live] [--pin CPU]
+                          [--shapes-dir DIR]
 
 --quick: 10,000/40,000 items, 500 nodes / 15,000 Pods, one round (a first look, not the figures).
 """
@@ -178,10 +179,15 @@ def bench_cluster(work: Path, nodes: int, pods: int, manifests: int, rounds: int
     measure_cluster(work, dump, folder, f"{manifests:,} manifests, {nodes:,} nodes / {pods:,} Pods", rounds)
 
 
-def bench_shapes(work: Path, names: list[str], nodes: int, pods: int, manifests: int, rounds: int) -> None:
-    """The same three rows on each shape of bench/cluster_shapes.py (written into WORK/SHAPE/)."""
+def bench_shapes(
+    work: Path, names: list[str], nodes: int, pods: int, manifests: int, rounds: int, reuse: bool = False
+) -> None:
+    """The same three rows on each shape of bench/cluster_shapes.py (written into WORK/SHAPE/, or read from
+    there when `reuse` and a dump is there: the generator is seeded, and writing 1.6 GB takes minutes)."""
     for name in names:
-        folder = write_shape(work, SHAPES[name], nodes, pods, manifests)
+        folder = work / name
+        if not (reuse and (folder / "dump.json").is_file() and (folder / "manifests").is_dir()):
+            folder = write_shape(work, SHAPES[name], nodes, pods, manifests)
         title = f"shape {name}: {manifests:,} manifests, {nodes:,} nodes / {pods:,} Pods"
         measure_cluster(folder, folder / "dump.json", folder / "manifests", title, rounds)
 
@@ -273,6 +279,12 @@ def main() -> None:
     )
     parser.add_argument("--shapes", default=",".join(SHAPES), help="the shapes of the shapes section")
     parser.add_argument("--pin", type=int, metavar="CPU", help="run every command on this one core (taskset -c CPU)")
+    parser.add_argument(
+        "--shapes-dir",
+        type=Path,
+        metavar="DIR",
+        help="keep the shapes' dumps and manifests in DIR/SHAPE/ and reuse them when there (default: a new folder)",
+    )
     options = parser.parse_args()
     run.PINNED_CPU = options.pin
     sections = set(options.sections.split(","))
@@ -287,7 +299,8 @@ def main() -> None:
     if "cluster" in sections:
         bench_cluster(work, nodes, pods, 1000, rounds)
     if "shapes" in sections:
-        bench_shapes(work, options.shapes.split(","), nodes, pods, 1000, rounds)
+        shapes_dir = options.shapes_dir or work
+        bench_shapes(shapes_dir, options.shapes.split(","), nodes, pods, 1000, rounds, reuse=bool(options.shapes_dir))
     if "live" in sections and not options.skip_live:
         bench_live(work, nodes, pods, 1000, rounds)
 
