@@ -412,3 +412,31 @@ def test_a_dumps_plain_pods_are_summed_once_for_each_set_of_resources(monkeypatc
     assert fast.usage("node-00000") == generic.usage("node-00000")
     assert len(scheduling._PLAIN_REQUESTS) == 3 * 2
     assert all(pod.loaded_spec.__class__ is not dict for pod in fast.pods or ())  # no spec made plain values
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param({"metadata": {"name": "p", "ownerReferences": {"kind": "ReplicaSet"}}}, id="references an object"),
+        pytest.param({"metadata": {"name": "p", "ownerReferences": [1]}}, id="a reference not an object"),
+        pytest.param(
+            {"metadata": {"name": "p", "ownerReferences": [{"kind": "ReplicaSet", "name": {}, "controller": True}]}},
+            id="a reference's name an object",
+        ),
+        pytest.param({"spec": {"nodeName": "node-00000", "containers": [{"resources": "x"}]}}, id="resources a string"),
+        pytest.param({"spec": {"nodeName": "node-00000", "containers": [{"ports": {"a": 1}}]}}, id="ports an object"),
+        pytest.param({"spec": {"nodeName": "node-00000", "containers": 3}}, id="containers a number"),
+    ],
+)
+def test_odd_shapes_never_raise_and_read_as_the_generic_reader_reads_them(change: dict[str, Any]) -> None:
+    """The fast path returns None (the generic reader then says what is wrong) or the generic reader's state;
+    it never raises (a dump whose ownerReferences was an object raised a traceback from the loading loop)."""
+    item: dict[str, Any] = {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"nodeName": "node-00000"}}
+    item.update(change)
+    data = _dump([node(0), item])
+    fast = state_from_json_dump(data, "dump.json")
+    generic = _load_state_text(data.decode(), "dump.json")
+    if fast is not None:
+        assert _as_data(fast) == _as_data(generic)
+        assert fast.usage("node-00000") == generic.usage("node-00000")
+        assert fast.port_holders("node-00000") == generic.port_holders("node-00000")
