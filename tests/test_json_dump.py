@@ -440,3 +440,33 @@ def test_odd_shapes_never_raise_and_read_as_the_generic_reader_reads_them(change
         assert _as_data(fast) == _as_data(generic)
         assert fast.usage("node-00000") == generic.usage("node-00000")
         assert fast.port_holders("node-00000") == generic.port_holders("node-00000")
+
+
+def _workload_groups(state: ClusterState, namespace: str, workload: str) -> list[tuple[list[str], bool]]:
+    return [([pod.name for pod in group], certain) for group, certain in state.workload_pods(namespace, workload)]
+
+
+@pytest.mark.parametrize("twice", [False, True], ids=["names unique", "a Pod's name twice"])
+def test_a_workloads_pods_are_the_generic_readers(twice: bool) -> None:
+    """The loading loop indexes the running Pods by controller; a workload's Pods are the ones the generic
+    reader's state finds, also when a dump holds one name twice in a namespace (the last one counts)."""
+    items = _rich_cluster()
+    if twice:
+        copy = json.loads(json.dumps(next(item for item in items if item.get("kind") == "Pod")))
+        copy["spec"]["nodeName"] = "node-00001"
+        items.append(copy)
+    fast, generic = _both_ways(_dump(items))
+    assert fast is not None
+    workloads = {
+        (pod.namespace, f"Deployment/{pod.owner.split('/')[1].rpartition('-')[0]}")
+        if pod.owner.startswith("ReplicaSet/")
+        else (pod.namespace, pod.owner)
+        for pod in generic.pods or ()
+        if pod.owner is not None
+    }
+    found = 0
+    for namespace, workload in sorted(workloads):
+        expected = _workload_groups(generic, namespace, workload)
+        assert _workload_groups(fast, namespace, workload) == expected, workload
+        found += bool(expected)
+    assert found >= 3  # the comparison covers Deployments, StatefulSets and DaemonSets of the rich cluster

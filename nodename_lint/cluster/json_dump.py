@@ -258,7 +258,7 @@ def state_from_json_dump(data: bytes | str | mmap, source: str) -> ClusterState 
             if holder is not None:
                 holders.append(holder)
     state = state_from_kinds(source, nodes, namespaces, read.records, runtime_classes, priority_classes, holders)
-    state.set_pod_indexes(read.by_node, read.by_namespace)
+    state.set_pod_indexes(read.by_node, read.by_namespace, read.by_owner)
     return state
 
 
@@ -266,12 +266,14 @@ class _Read(NamedTuple):
     records: list[PodInfo]
     by_node: dict[str, list[PodInfo]]  # the non-terminated Pods
     by_namespace: dict[str, dict[str, PodInfo]]
+    # the bound non-terminated Pods by namespace and controller (None: the state groups them from by_namespace)
+    by_owner: dict[str, dict[OwnerKey, list[PodInfo]]] | None
     others: dict[str, list[_Item]]  # the items of the other kinds, by kind
     templates: dict[str, set[OwnerKey]]  # templates.templates_in_use of the Pods
 
 
 def _read_items(items: list[_Item], implied: str) -> _Read | None:
-    """The Pod records, indexed by node and by name, and the other kinds' items to read.
+    """The Pod records, indexed by node, by name and by controller, and the other kinds' items to read.
 
     Pods are read as objects.pod_from_object reads them, in the one loop over every item of the
     cluster; None at the first Pod it would refuse (the generic reader then names it).
@@ -279,6 +281,7 @@ def _read_items(items: list[_Item], implied: str) -> _Read | None:
     records: list[PodInfo] = []
     by_node: dict[str, list[PodInfo]] = {}
     by_namespace: dict[str, dict[str, PodInfo]] = {}
+    by_owner: dict[str, dict[OwnerKey, list[PodInfo]]] = {}
     others: dict[str, list[_Item]] = {
         kind: [] for kind in ("Node", "Namespace", "RuntimeClass", "PriorityClass", *HOLDER_KINDS)
     }
@@ -343,7 +346,17 @@ def _read_items(items: list[_Item], implied: str) -> _Read | None:
                 by_node[node] = [record]
             else:
                 found.append(record)
-    return _Read(records, by_node, by_namespace, others, in_use)
+            if owner is not None:
+                controlled = by_owner.get(namespace)
+                if controlled is None:
+                    by_owner[namespace] = {owner: [record]}
+                elif (of_owner := controlled.get(owner)) is None:
+                    controlled[owner] = [record]
+                else:
+                    of_owner.append(record)
+    if sum(map(len, by_namespace.values())) != len(records):  # a name twice in a namespace: the last one counts
+        return _Read(records, by_node, by_namespace, None, others, in_use)
+    return _Read(records, by_node, by_namespace, by_owner, others, in_use)
 
 
 def _owner_of(

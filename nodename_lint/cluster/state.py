@@ -96,6 +96,7 @@ class ClusterState:
     templates: dict[str, dict[OwnerKey, TemplateInfo]] | None = None
     _by_node: dict[str, list[PodInfo]] | None = field(default=None, repr=False)
     _by_name: dict[str, dict[str, PodInfo]] | None = field(default=None, repr=False)  # namespace -> name -> Pod
+    _by_owner: dict[str, dict[OwnerKey, list[PodInfo]]] | None = field(default=None, repr=False)  # see _owners
     # the caches of the accessors below, private to this state
     _usage: dict[str, NodeUsage] = field(default_factory=dict, repr=False)
     _ports: dict[str, dict[HostPort, str]] = field(default_factory=dict, repr=False)
@@ -128,11 +129,17 @@ class ClusterState:
             self._by_node = _frozen(self._index_by_node)
         return self._by_node
 
-    def set_pod_indexes(self, by_node: dict[str, list[PodInfo]], by_namespace: dict[str, dict[str, PodInfo]]) -> None:
-        """The non-terminated Pods by node, and every Pod by namespace and name, from a loader that
-        walked every Pod anyway (json_dump)."""
+    def set_pod_indexes(
+        self,
+        by_node: dict[str, list[PodInfo]],
+        by_namespace: dict[str, dict[str, PodInfo]],
+        by_owner: dict[str, dict[OwnerKey, list[PodInfo]]] | None,
+    ) -> None:
+        """The non-terminated Pods by node, every Pod by namespace and name, and the bound non-terminated
+        Pods by namespace and controller, from a loader that walked every Pod anyway (json_dump)."""
         self._by_node = by_node
         self._by_name = by_namespace
+        self._by_owner = by_owner
 
     def _index_by_node(self) -> dict[str, list[PodInfo]]:
         by_node: dict[str, list[PodInfo]] = {}
@@ -245,11 +252,13 @@ class ClusterState:
             groups: dict[OwnerKey, list[Any]]
             if isinstance(self.pods, PodTable):
                 groups = cast("dict[OwnerKey, list[Any]]", self.pods.controlled(namespace))  # (name, row) pairs
+            elif self._by_owner is not None:
+                groups = self._by_owner.get(namespace, {})
             else:
                 if self._by_name is None:
                     self._by_name = _frozen(self._index_by_name)
                 groups = _by_controller(self._by_name.get(namespace, {}).values())
-            found = self._controlled[namespace] = _frozen(partial(_Owners.of, groups))
+            found = self._controlled[namespace] = _frozen(partial(_Owners, groups))
         return found
 
     def workload_pods(self, namespace: str, workload: OwnerKey) -> list[tuple[list[PodInfo], bool]]:
@@ -268,7 +277,7 @@ class ClusterState:
             candidates.update(owners.named_after.get(owner_key("ReplicaSet", name), ()))
             candidates.update(self._held_for(namespace).get(workload, ()))
         groups: list[tuple[list[PodInfo], bool]] = []
-        for owner in sorted(candidates & owners.groups.keys(), key=owners.position.__getitem__):
+        for owner in owners.in_order(candidates & owners.groups.keys()):
             found = workload_of(owner, self.template(namespace, owner))
             if found is not None and found[0] == workload:
                 groups.append((self._records(namespace, owners.groups[owner]), found[1]))
@@ -402,19 +411,24 @@ def _by_controller(pods: Any) -> dict[OwnerKey, list[PodInfo]]:
     return found
 
 
-@dataclass(frozen=True, slots=True)
 class _Owners:
-    """One namespace's running Pods by controller (records, or a snapshot's rows), with each controller's
-    place in the Pods' order and the ReplicaSets by the name before their hash (`ReplicaSet/web`)."""
+    """One namespace's running Pods by controller (records, or a snapshot's rows), with the ReplicaSets
+    by the name before their hash (`ReplicaSet/web`) and each controller's place in the Pods' order."""
 
-    groups: dict[OwnerKey, list[Any]]
-    position: dict[OwnerKey, int]
-    named_after: dict[OwnerKey, list[OwnerKey]]
+    __slots__ = ("_position", "groups", "named_after")
 
-    @classmethod
-    def of(cls, groups: dict[OwnerKey, list[Any]]) -> _Owners:
-        named_after: dict[OwnerKey, list[OwnerKey]] = {}
+    def __init__(self, groups: dict[OwnerKey, list[Any]]) -> None:
+        self.groups = groups
+        self.named_after: dict[OwnerKey, list[OwnerKey]] = {}
         for owner in groups:
             if owner.startswith("ReplicaSet/"):
-                named_after.setdefault(owner.rpartition("-")[0], []).append(owner)
-        return cls(groups, {owner: index for index, owner in enumerate(groups)}, named_after)
+                self.named_after.setdefault(owner.rpartition("-")[0], []).append(owner)
+        self._position: dict[OwnerKey, int] | None = None
+
+    def in_order(self, owners: set[OwnerKey]) -> list[OwnerKey]:
+        """Some of the controllers, in the order of their Pods (the order is indexed when first needed)."""
+        if len(owners) < 2:
+            return list(owners)
+        if self._position is None:
+            self._position = {owner: index for index, owner in enumerate(self.groups)}
+        return sorted(owners, key=self._position.__getitem__)
