@@ -458,8 +458,11 @@ class AffinityMismatch:
     detail: str
 
 
-def _expression_mismatch(expression: Any, labels: dict[str, str], node_name: str, field: bool) -> str | None:
-    """None when one matchExpressions/matchFields requirement matches the node, else why not."""
+def _expression_mismatch(
+    expression: Any, labels: dict[str, str], node_name: str, field: bool, detail: bool = True
+) -> str | None:
+    """None when one matchExpressions/matchFields requirement matches the node, else why not ("" without
+    `detail`: the scheduler's filter asks only whether it matches, for every node of a cluster)."""
     if not isinstance(expression, dict):
         return "the requirement is not a mapping"
     key, operator = expression.get("key"), expression.get("operator")
@@ -468,50 +471,64 @@ def _expression_mismatch(expression: Any, labels: dict[str, str], node_name: str
     actual: str | None
     if field:
         present, actual = key == NODE_NAME_FIELD, node_name
-        what = NODE_NAME_FIELD
     else:  # a key that is not a string (a list, a number) names no label, and must not be hashed
         actual = labels.get(key) if isinstance(key, str) else None
         present = actual is not None
-        what = f"label {key}"
-    shown = f"{what} is {actual!r}" if present else f"the node has no {what}"
     if operator == "In":
-        return None if present and actual in values else f"{shown}, not one of {values}"
-    if operator == "NotIn":
-        return None if not present or actual not in values else f"{shown}, which NotIn excludes"
-    if operator == "Exists" and not field:
-        return None if present else shown
-    if operator == "DoesNotExist" and not field:
-        return None if not present else f"{shown}, which DoesNotExist excludes"
-    if operator in ("Gt", "Lt") and not field:
+        matches, why = present and actual in values, "{shown}, not one of {values}"
+    elif operator == "NotIn":
+        matches, why = not present or actual not in values, "{shown}, which NotIn excludes"
+    elif operator == "Exists" and not field:
+        matches, why = present, "{shown}"
+    elif operator == "DoesNotExist" and not field:
+        matches, why = not present, "{shown}, which DoesNotExist excludes"
+    elif operator in ("Gt", "Lt") and not field:
         if actual is None or not _INT64.fullmatch(actual) or len(values) != 1 or not _INT64.fullmatch(values[0]):
-            return f"{shown}, not an integer {operator} {values}"
-        number, bound = int(actual), int(values[0])
-        ok = number > bound if operator == "Gt" else number < bound
-        return None if ok else f"{shown}, not {'greater' if operator == 'Gt' else 'less'} than {bound}"
-    return f"operator {operator!r} is not valid here"
+            matches, why = False, "{shown}, not an integer {operator} {values}"
+        else:
+            bound = int(values[0])
+            matches = int(actual) > bound if operator == "Gt" else int(actual) < bound
+            why = "{shown}, not " + ("greater" if operator == "Gt" else "less") + f" than {bound}"
+    else:
+        return f"operator {operator!r} is not valid here" if detail else ""
+    if matches:
+        return None
+    if not detail:
+        return ""
+    what = NODE_NAME_FIELD if field else f"label {key}"
+    shown = f"{what} is {actual!r}" if present else f"the node has no {what}"
+    return why.format(shown=shown, values=values, operator=operator)
 
 
-def _term_mismatch(term: Any, node: NodeInfo, path: Path) -> AffinityMismatch | None:
+def _term_mismatch(term: Any, node: NodeInfo, path: Path, detail: bool = True) -> AffinityMismatch | None:
     if not isinstance(term, dict) or not (term.get("matchExpressions") or term.get("matchFields")):
         return AffinityMismatch(path, "an empty node selector term matches no node")
     for key, is_field in (("matchExpressions", False), ("matchFields", True)):
         requirements = term.get(key)
         for index, expression in enumerate(requirements if isinstance(requirements, list) else []):
-            why = _expression_mismatch(expression, node.labels, node.name, is_field)
+            why = _expression_mismatch(expression, node.labels, node.name, is_field, detail)
             if why is not None:
-                return AffinityMismatch((*path, key, index), why)
+                return AffinityMismatch((*path, key, index), why) if detail else _MISMATCH
     return None
 
 
-def affinity_mismatch(spec: dict[str, Any], node: NodeInfo) -> AffinityMismatch | None:
-    """Why nodeSelector or the required node affinity rejects `node` (None when both match)."""
+_MISMATCH = AffinityMismatch((), "")  # what a check without `detail` returns: that it does not match
+
+
+def affinity_mismatch(spec: dict[str, Any], node: NodeInfo, detail: bool = True) -> AffinityMismatch | None:
+    """Why nodeSelector or the required node affinity rejects `node` (None when both match). Without
+    `detail`, only whether it does: a shared value without a path or a message."""
     selector = spec.get("nodeSelector")
     if isinstance(selector, dict):
         for key, wanted in selector.items():
             actual = node.labels.get(key)
             if actual is None:
+                if not detail:
+                    return _MISMATCH
                 return AffinityMismatch(("nodeSelector", key), f"node {node.name} has no label {key}")
             if actual != str(wanted):
+                if not detail:
+                    return _MISMATCH
                 return AffinityMismatch(
                     ("nodeSelector", key), f"label {key} is {actual!r} on node {node.name}, not {str(wanted)!r}"
                 )
@@ -519,6 +536,8 @@ def affinity_mismatch(spec: dict[str, Any], node: NodeInfo) -> AffinityMismatch 
     if terms is None:
         return None
     path: Path = (*REQUIRED_NODE_AFFINITY, "nodeSelectorTerms")
+    if not detail:
+        return None if any(_term_mismatch(term, node, path, False) is None for term in terms) else _MISMATCH
     mismatches = [_term_mismatch(term, node, (*path, index)) for index, term in enumerate(terms)]
     if any(m is None for m in mismatches):
         return None
@@ -888,9 +907,9 @@ def scheduler_rejection(
         tolerates(t, {"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"}) for t in tolerations
     ):
         return FilterFailure([UNSCHEDULABLE_REASON])
-    if untolerated(node.taints, tolerations, ("NoSchedule", "NoExecute")):
+    if node.taints and untolerated(node.taints, tolerations, ("NoSchedule", "NoExecute")):
         return FilterFailure([TAINT_REASON])
-    if affinity_mismatch(spec, node) is not None:
+    if affinity_mismatch(spec, node, detail=False) is not None:
         return FilterFailure([AFFINITY_REASON])
     if wanted_ports and ports is not None:
         in_use = ports()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import random
+from typing import Any
+
 import pytest
 
 from nodename_lint.cluster.records import NodeInfo, NodeUsage, PodInfo
@@ -263,3 +266,41 @@ def test_request_path_skips_containers_that_do_not_ask_for_the_resource():
     spec = {"initContainers": [sidecar, container("5")], "containers": [sidecar]}
     assert request_path(spec, "cpu") == ("initContainers", 1, "resources", "requests", "cpu")
     assert request_path({"containers": [sidecar]}, "cpu") == ("containers",)
+
+
+def test_the_filters_yes_or_no_agrees_with_the_reason_on_random_affinities() -> None:
+    """The scheduler's filter asks affinity_mismatch without `detail` (no message built for each of 5,000
+    nodes): it rejects exactly the nodes the detailed check gives a reason for."""
+    from nodename_lint.scheduling import affinity_mismatch
+
+    rng = random.Random(26)
+    values = ["a", "b", "5", "007", "-3", "+4", "9223372036854775808", "x{y}", ""]
+    operators = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Bogus", None, 3]
+    rejected = 0
+    for _ in range(20_000):
+        node = NodeInfo(
+            rng.choice(["node-1", "a"]), {k: rng.choice(values) for k in ("zone", "n") if rng.random() < 0.6}
+        )
+        expression: Any = {
+            "key": rng.choice(["zone", "metadata.name", "n", 5, None]),
+            "operator": rng.choice(operators),
+        }
+        if rng.random() < 0.8:
+            expression["values"] = rng.sample(values, rng.randrange(3)) if rng.random() < 0.9 else "x"
+        key = rng.choice(["matchExpressions", "matchFields"])
+        terms: list[Any] = [{key: [expression]}] + [{}] * (rng.random() < 0.1)
+        if rng.random() < 0.5:
+            terms.append(
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [rng.choice(["a", "b"])]}]}
+            )
+        spec: dict[str, Any] = {
+            "affinity": {
+                "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+            }
+        }
+        if rng.random() < 0.5:
+            spec["nodeSelector"] = {rng.choice(["zone", "n"]): rng.choice([*values, 5])}
+        detailed = affinity_mismatch(spec, node)
+        assert (detailed is None) == (affinity_mismatch(spec, node, detail=False) is None), (spec, node)
+        rejected += detailed is not None
+    assert 5_000 < rejected < 19_000  # both answers occur often
