@@ -470,3 +470,23 @@ def test_a_workloads_pods_are_the_generic_readers(twice: bool) -> None:
         assert _workload_groups(fast, namespace, workload) == expected, workload
         found += bool(expected)
     assert found >= 3  # the comparison covers Deployments, StatefulSets and DaemonSets of the rich cluster
+
+
+def test_a_big_state_file_is_mapped_and_reads_as_when_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A regular state file of MAPPED_BYTES or more is mapped, not read: the state (records, usage, host
+    ports, a Pod's spec made plain values) is the one the same file gives read into memory."""
+    from mmap import mmap
+
+    from nodename_lint.cluster import from_file
+
+    path = tmp_path / "dump.json"
+    path.write_bytes(_dump(_rich_cluster()))
+    read = load_state_file(str(path))
+    monkeypatch.setattr(from_file, "MAPPED_BYTES", 1)
+    assert isinstance(from_file.read_state_bytes(str(path), mapped=True), mmap)
+    assert isinstance(from_file.read_state_bytes(str(path)), bytes)  # only the callers that asked for it
+    mapped = load_state_file(str(path))
+    assert _as_data(mapped) == _as_data(read)
+    for name in read.nodes or ():
+        assert mapped.usage(name) == read.usage(name) and mapped.port_holders(name) == read.port_holders(name)
+    assert [pod.spec for pod in mapped.pods or ()] == [pod.spec for pod in read.pods or ()]
