@@ -89,16 +89,23 @@ def timed(args: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def main() -> None:
+def cluster_options() -> argparse.Namespace:
+    """OUT, --nodes, --pods and --manifests of a script that writes a cluster's dump and manifests into
+    OUT (this one and bench/rollout_scale.py); OUT/manifests/ is made."""
     parser = argparse.ArgumentParser()
     parser.add_argument("out", type=Path)
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pods", type=int, default=150_000)
     parser.add_argument("--manifests", type=int, default=1000)
     options = parser.parse_args()
+    (options.out / "manifests").mkdir(parents=True, exist_ok=True)
+    return options
+
+
+def main() -> None:
+    options = cluster_options()
     rng = random.Random(2026)
     out: Path = options.out
-    (out / "manifests").mkdir(parents=True, exist_ok=True)
     state = {
         "apiVersion": "v1",
         "kind": "List",

@@ -11,12 +11,11 @@ process: loading each dump, linting offline, and linting against each dump.
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 from pathlib import Path
 
-from cluster_scale import node, pod, timed
+from cluster_scale import cluster_options, node, pod, timed
 
 APPS = 3000  # ReplicaSets, one Deployment each
 HASH = "5d8f7c9b6d"
@@ -90,15 +89,9 @@ def deployment(app: int, replicas: int) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("out", type=Path)
-    parser.add_argument("--nodes", type=int, default=5000)
-    parser.add_argument("--pods", type=int, default=150_000)
-    parser.add_argument("--manifests", type=int, default=1000)
-    options = parser.parse_args()
+    options = cluster_options()
     rng = random.Random(2026)
     out: Path = options.out
-    (out / "manifests").mkdir(parents=True, exist_ok=True)
     replicas = options.pods // APPS
     items = (
         [node(i) for i in range(options.nodes)]
