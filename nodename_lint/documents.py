@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
@@ -82,8 +82,7 @@ DEFAULT_MAX_DOCUMENT_BYTES = 3 * 1024 * 1024
 DEFAULT_MAX_NODES = 1_000_000
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
+class Limits(NamedTuple):
     """How big a document nodename-lint reads (`--max-document-size`, `--max-nodes`)."""
 
     max_document_chars: int = DEFAULT_MAX_DOCUMENT_BYTES  # a List's items each, not the List

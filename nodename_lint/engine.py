@@ -162,13 +162,18 @@ def source_blocks(source: Source, notes: list[str]) -> Iterator[str]:
 Check = TypeVar("Check", ObjectCheck, GroupCheck)
 
 
-@dataclass(frozen=True, slots=True)
 class ActiveCheck(Generic[Check]):
     """One check of an active rule, with the severity the configuration sets (None: the rule's own)."""
 
+    __slots__ = ("configured", "function", "rule")
     rule: Rule
     configured: Severity | None
     function: Check
+
+    def __init__(self, rule: Rule, configured: Severity | None, function: Check) -> None:
+        self.rule = rule
+        self.configured = configured
+        self.function = function
 
 
 class Linter:

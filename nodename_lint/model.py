@@ -8,8 +8,7 @@ line and column of the node the user has to change.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from yaml import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -60,8 +59,7 @@ CLUSTER_SCOPED_KINDS = frozenset(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class ObjectRef:
+class ObjectRef(NamedTuple):
     """What kubectl would call the object: apiVersion, kind, namespace and name."""
 
     api_version: str

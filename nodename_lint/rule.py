@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
 from .model import Manifest, Path
 
@@ -44,8 +44,7 @@ AUDIT_ADDITIONS: dict[AuditAddition, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Violation:
+class Violation(NamedTuple):
     """A problem a rule found: where in the object (a path), what the cluster will do, how to fix."""
 
     path: Path
@@ -61,8 +60,7 @@ class Violation:
     cause: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Context:
+class Context(NamedTuple):
     """Run-wide inputs handed to every rule."""
 
     cluster: ClusterState | None = None
@@ -140,16 +138,14 @@ ObjectKind = Literal["object", "static-pod"]
 GroupKind = Literal["file", "folder"]
 
 
-@dataclass(frozen=True, slots=True)
-class ObjectRuleCheck:
+class ObjectRuleCheck(NamedTuple):
     """`kind` "object": every object; "static-pod": every object of a static Pod file."""
 
     kind: ObjectKind
     function: ObjectCheck
 
 
-@dataclass(frozen=True, slots=True)
-class GroupRuleCheck:
+class GroupRuleCheck(NamedTuple):
     """`kind` "file": the objects of one static Pod file; "folder": the static Pods of one folder."""
 
     kind: GroupKind

@@ -9,7 +9,7 @@ import os
 import stat
 import sys
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .safe_text import note, printable_path
 
@@ -37,8 +37,7 @@ class UsageError(Exception):
     """A problem with what the user asked for (exit code 2)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Source:
+class Source(NamedTuple):
     """One input: a file path (as the user will read it) or stdin."""
 
     path: str

@@ -80,7 +80,6 @@ make room first or give it a lower PriorityClass if it need not displace others.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -195,9 +194,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     if critical is not None:  # the kubelet's critical Pod admission: evictions, or UnexpectedAdmissionError
         for finding in _critical_findings(obj, name, cluster, spec, critical, replicas, counted, noun):
             if rollout is not None:
-                finding = dataclasses.replace(
-                    finding, message=rollout.explain(finding.message), fix=rollout.fix(finding.fix)
-                )
+                finding = finding._replace(message=rollout.explain(finding.message), fix=rollout.fix(finding.fix))
             yield finding
         return
     current = NodeUsage(usage.pods, dict(usage.requested)) if usage else NodeUsage(0, {})

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
@@ -16,8 +15,7 @@ from ..writing import check_output, write_output
 # command loads only what it uses.
 
 
-@dataclass(frozen=True)
-class TextOptions:
+class TextOptions(NamedTuple):
     """How the text format shows a run (ruff's --quiet, --statistics and --show-source)."""
 
     quiet: bool = False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..safe_text import note
 from ..sources import UsageError
@@ -20,8 +20,7 @@ if TYPE_CHECKING:
 # command loads only what it uses.
 
 
-@dataclass(frozen=True)
-class HelmFlags:
+class HelmFlags(NamedTuple):
     """--helm-values (absolute paths), --helm-release and --helm-namespace."""
 
     values: tuple[str, ...] = ()
