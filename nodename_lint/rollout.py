@@ -38,17 +38,18 @@ as `getPodsToDelete` ranks them, from the nodes with the most of the workload's 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal
 
-from .cluster.records import NodeUsage, OwnerKey, PodInfo, RunningPod
+from .cluster.records import NodeInfo, NodeUsage, OwnerKey, PodInfo, RunningPod
 from .cluster.state import ClusterState
 from .cluster.templates import SAVE_TEMPLATES, TEMPLATE_HOLDERS, owner_key, split_key, template_digest
 from .cluster.templates import digest as held_digest
 from .model import Manifest
 from .podspec import replica_count, required_node_names
+from .preemption import KubeletAdmission, Preemptor, critical_admissions
 from .scheduling import (
     AFFINITY_REASON,
     TAINT_REASON,
@@ -243,6 +244,8 @@ class RolloutView(ClusterState):
     base: ClusterState | None = None
     removed: dict[str, list[OwnPod]] = field(default_factory=dict)
     added: dict[str, int] = field(default_factory=dict)  # node -> new Pods running there
+    # node -> other Pods the kubelet's critical Pod admission evicted for a new Pod (_Placer)
+    evicted: dict[str, list[RunningPod]] = field(default_factory=dict)
     new_requests: dict[str, int] = field(default_factory=dict)
     new_ports: list[HostPort] = field(default_factory=list)
     new_pods: str = "a new Pod"  # how a holder of a port is named
@@ -270,6 +273,7 @@ class RolloutView(ClusterState):
         view = RolloutView.of(self.base, self.new_requests, self.new_ports, self.new_pods)
         view.removed = {node: list(pods) for node, pods in self.removed.items()}
         view.added = dict(self.added)
+        view.evicted = {node: list(pods) for node, pods in self.evicted.items()}
         return view
 
     def pods_known_on(self, node: str) -> bool:
@@ -279,28 +283,28 @@ class RolloutView(ClusterState):
     def usage(self, node: str) -> NodeUsage | None:
         assert self.base is not None
         usage = self.base.usage(node)
-        removed, added = self.removed.get(node, ()), self.added.get(node, 0)
-        if not removed and not added:
+        removed, added, evicted = self.removed.get(node, ()), self.added.get(node, 0), self.evicted.get(node, ())
+        if not removed and not added and not evicted:
             return usage
         if usage is None and not added:
             return None
         requested = dict(usage.requested) if usage else {}
-        for own in removed:
-            for resource, amount in own.requests.items():
+        for gone in (*(own.requests for own in removed), *(pod.requests for pod in evicted)):
+            for resource, amount in gone.items():
                 requested[resource] = requested.get(resource, 0) - amount
         for _ in range(added):
             add_into(requested, self.new_requests)
-        return NodeUsage((usage.pods if usage else 0) - len(removed) + added, requested)
+        return NodeUsage((usage.pods if usage else 0) - len(removed) - len(evicted) + added, requested)
 
     def ports_in_use(self, node: str) -> dict[HostPort, str] | None:
         assert self.base is not None
         in_use = self.base.ports_in_use(node)
-        removed, added = self.removed.get(node, ()), self.added.get(node, 0)
-        if not removed and not added:
+        added, gone = self.added.get(node, 0), self._gone(node)
+        if not gone and not added:
             return in_use
         ports = dict(in_use or {})
-        if removed and in_use:  # a port the old Pod held may be held by another Pod too
-            ports = self.base.ports_held(node, frozenset(f"{own.pod.namespace}/{own.pod.name}" for own in removed))
+        if gone and in_use:  # a port the old Pod held may be held by another Pod too
+            ports = self.base.ports_held(node, frozenset(gone))
         if added:
             ports.update((port, self.new_pods) for port in self.new_ports)
         return ports if in_use is not None or added else None
@@ -310,14 +314,18 @@ class RolloutView(ClusterState):
         (its new Pods, of the preemptor's own priority, are never victims)."""
         assert self.base is not None
         running = self.base.running_pods(node)
-        removed = self.removed.get(node)
-        if running is None or not removed:
+        gone = self._gone(node)
+        if running is None or not gone:
             return running
-        gone = {f"{own.pod.namespace}/{own.pod.name}" for own in removed}
         return [pod for pod in running if pod.key not in gone]
 
+    def _gone(self, node: str) -> set[str]:
+        """The keys ("namespace/name") of the Pods on `node` the rollout deleted or evicted."""
+        gone = {f"{own.pod.namespace}/{own.pod.name}" for own in self.removed.get(node, ())}
+        return gone.union(pod.key for pod in self.evicted.get(node, ()))
+
     def lowest_priority(self, node: str) -> int | None:
-        if not self.removed.get(node):
+        if not self.removed.get(node) and not self.evicted.get(node):
             assert self.base is not None
             return self.base.lowest_priority(node)
         return min((pod.priority for pod in self.running_pods(node) or ()), default=None)
@@ -332,14 +340,32 @@ class RolloutView(ClusterState):
         self._no_fit.clear()
         self._preemption.clear()
 
+    def evict(self, node: str, pods: Iterable[RunningPod]) -> None:
+        self.evicted.setdefault(node, []).extend(pods)
+        self._no_fit.clear()
+        self._preemption.clear()
+
+
+@dataclass(frozen=True, slots=True)
+class _Critical:
+    """A critical Pod as the kubelet's critical Pod admission weighs it (cluster.admitted)."""
+
+    preemptor: Preemptor
+    labels: dict[str, Any]
+    overhead: dict[str, Any] | None
+
 
 class _Placer:
     """Where the next new Pod goes in a view: the pinned node's kubelet, or the scheduler's filters."""
 
-    def __init__(self, spec: dict[str, Any], requests: dict[str, int], pinned: str | None) -> None:
+    def __init__(
+        self, spec: dict[str, Any], requests: dict[str, int], pinned: str | None, critical: _Critical | None = None
+    ) -> None:
         self.spec = spec
         self.requests = requests
         self.pinned = pinned
+        self.critical = critical  # a critical pinned Pod: the kubelet may evict others to admit it
+        self.admissions: list[KubeletAdmission] = []  # each new Pod admitted by evicting others
         self.wanted = host_ports(spec, default_from_host_network=True)
         self.ports = [port for _, port in self.wanted]
         self.static_out: set[str] = set()  # nodes no new Pod passes (cordon, taints, affinity)
@@ -354,7 +380,9 @@ class _Placer:
             node = nodes.get(self.pinned)
             if node is None:
                 return None
-            if shortages(self.requests, node, view.usage(node.name), kubelet=True):
+            if shortages(self.requests, node, view.usage(node.name), kubelet=True) and not self._evicted_for(
+                view, node
+            ):
                 return None
             in_use = view.ports_in_use(node.name)
             return None if in_use and port_conflict(self.wanted, in_use) is not None else node.name
@@ -374,6 +402,34 @@ class _Placer:
                 return node.name
             (self.static_out if rejection.reasons[0] in _STATIC_REASONS else self.full).add(node.name)
         return None
+
+    def _evicted_for(self, view: RolloutView, node: NodeInfo) -> bool:
+        """The kubelet's critical Pod admission (preemption.critical_admissions, one Pod): a critical new Pod
+        short of resources, and of nothing else (a host port, the node's affinity), is admitted when evicting
+        Pods it may preempt frees enough; they leave the view."""
+        critical = self.critical
+        if critical is None:
+            return False
+        name = node.name
+        admission = critical_admissions(
+            self.spec,
+            self.requests,
+            node,
+            view.usage(name),
+            view.running_pods(name),
+            view.ports_in_use(name),
+            critical.preemptor,
+            1,
+            labels=critical.labels,
+            static=False,
+            overhead=critical.overhead,
+        )[0]
+        eviction = admission.eviction
+        if not admission.admitted or eviction is None or not eviction.computed:
+            return False  # rejected, or what evicting leaves for the next Pod is not known
+        view.evict(name, eviction.evicts)
+        self.admissions.append(admission)
+        return True
 
 
 # --- the prediction -------------------------------------------------------------------------------
@@ -400,6 +456,8 @@ class Rollout:
     probable: list[str] = field(default_factory=list)  # Pods taken for the workload's by their ReplicaSet's name
     placed: int = 0  # new Pods that find room once the old ones are gone (when no strategy helps)
     old_counted: bool = False  # no strategy helps, and `view` holds the old Pods the stalled rollout keeps
+    # a rollout that completes once the kubelet's critical Pod admission evicts other Pods for its new ones
+    evicting: list[KubeletAdmission] = field(default_factory=list)
 
     @property
     def blocks(self) -> bool:
@@ -412,7 +470,10 @@ class Rollout:
         return f"the {count} new Pods of {self.workload}"
 
     def explain(self, message: str) -> str:
-        """A rule's message about the Pods that do not fit, told as what the apply does."""
+        """A rule's message about the Pods that do not fit, told as what the apply does (in a rollout that
+        completes, about the Pods the kubelet evicts on the way: `evicting`)."""
+        if not self.blocks:
+            return f"{self._head()}: {message}; the rollout then completes"
         return f"{self._head()}: {message}; {self._tail()}"
 
     def fix(self, rule_fix: str) -> str:
@@ -422,20 +483,21 @@ class Rollout:
 
     def _head(self) -> str:
         if self.change == "unchanged" and all(own.current for own in self.own):
-            return (
-                f"applying this manifest scales {self.workload} from {_pods(len(self.own))} to {self.replicas}, "
-                "and the new ones do not all fit"
+            return f"applying this manifest scales {self.workload} from {_pods(len(self.own))} to {self.replicas}" + (
+                ", and the new ones do not all fit" if self.blocks else ""
             )
         verbs = {"Recreate": "replaces", "OnDelete": "is set to replace"}
         verb = verbs.get(self.strategy.type, "starts a rolling update of")
         what = "the Pods of " if self.strategy.type in ("Recreate", "OnDelete") else ""
-        head = f"applying this changed Pod template {verb} {what}{self.workload}, which stalls"
+        stalls = ", which stalls" if self.blocks else ""
+        head = f"applying this changed Pod template {verb} {what}{self.workload}{stalls}"
         if self.change == "unchanged":
-            head = f"{self.workload} is in the middle of a rollout that stalls (some of its Pods run an older template)"
+            that = " that stalls" if self.blocks else ""
+            head = f"{self.workload} is in the middle of a rollout{that} (some of its Pods run an older template)"
         elif self.change == "unknown":
             head = (
                 f"if this Pod template differs from the one {self.workload} runs (the cluster state cannot tell: "
-                f"{self.unknown_why}), applying it {verb} {what}{self.workload}, which stalls"
+                f"{self.unknown_why}), applying it {verb} {what}{self.workload}{stalls}"
             )
         return head
 
@@ -496,7 +558,7 @@ def workload_rollout(obj: Manifest, cluster: ClusterState) -> Rollout | None:
 
 
 def _predict(obj: Manifest, cluster: ClusterState) -> Rollout | None:
-    from .cluster.admitted import admitted_spec, runtime_overhead
+    from .cluster.admitted import admitted_spec, kubelet_preemptor, pod_labels, runtime_overhead
 
     if obj.kind not in TEMPLATE_HOLDERS or obj.is_static_pod or cluster.pods is None or cluster.nodes is None:
         return None
@@ -530,12 +592,23 @@ def _predict(obj: Manifest, cluster: ClusterState) -> Rollout | None:
         change = "changed"
     play = _PLAYS[obj.kind]
     outcome, final, to_place, kept, stuck = play(own, replicas, strategy, placer, view, obj.name)
+    evicting: list[KubeletAdmission] = []
+    preemptor = kubelet_preemptor(obj, cluster) if isinstance(pinned, str) and outcome == "stalls" else None
+    if preemptor is not None and preemptor.critical:
+        # a critical new Pod: the kubelet evicts Pods it may preempt to admit it. When that lets the rollout
+        # complete, it is played so; when it stalls all the same, the rules weigh the evictions where it stops
+        evicts = _Placer(placer.spec, requests, pinned, _Critical(preemptor, pod_labels(obj), overhead))
+        again = play(own, replicas, strategy, evicts, RolloutView.of(cluster, requests, placer.ports, label), obj.name)
+        if again[0] == "completes":
+            outcome, final, to_place, kept, stuck = again
+            evicting = evicts.admissions
     rollout = Rollout(
         workload, replicas, own, change, unknown_why, strategy, outcome, final, to_place, kept, stuck, probable=probable
     )
     if outcome == "completes" or outcome == "nothing":
         rollout.view = _without_own(cluster, own, requests, placer.ports, label)
         rollout.to_place = replicas
+        rollout.evicting = evicting
         return rollout
     if any(not o.current for o in own):
         rollout.strategy_fixes = _strategy_fixes(obj, own, replicas, strategy, requests, cluster, pinned, label)

@@ -184,7 +184,11 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         return
     rollout = workload_rollout(obj, cluster)  # the workload's own running Pods: what the apply does with them
     if rollout is not None:
-        if not rollout.blocks:
+        if not rollout.blocks:  # it completes, the kubelet perhaps evicting other Pods for critical new ones
+            noun = rollout.noun(len(rollout.evicting))
+            told = _critical_findings(obj, name, cluster, spec, rollout.evicting, len(rollout.evicting), counted, noun)
+            for finding in told if rollout.evicting else ():
+                yield finding._replace(message=rollout.explain(finding.message))
             return
         cluster = rollout.view
     usage = cluster.usage(name)
@@ -270,7 +274,7 @@ def _critical_findings(
 ) -> Iterator[Violation]:
     """A critical Pod's fate on a full node: the kubelet evicts Pods to admit it (a warning naming them), or
     rejects it with UnexpectedAdmissionError when evicting every Pod it may evict is not enough."""
-    from nodename_lint.cluster.targets import pod_priority
+    from nodename_lint.cluster.admitted import pod_priority
     from nodename_lint.preemption import (
         PREEMPTED_MESSAGE,
         PREEMPTED_REASON,

@@ -275,7 +275,7 @@ _FIXES = {
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.targets import admitted_spec, pod_priority, runtime_overhead
+    from nodename_lint.cluster.admitted import admitted_spec, pod_priority, runtime_overhead
     from nodename_lint.preemption import postfilter_text
     from nodename_lint.rollout import workload_rollout
     from nodename_lint.scheduling import (

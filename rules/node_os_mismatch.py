@@ -80,7 +80,8 @@ RULE = Rule(
 
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
-    from nodename_lint.cluster.targets import admission_reasons, admission_target, pod_labels
+    from nodename_lint.cluster.admitted import pod_labels
+    from nodename_lint.cluster.targets import admission_reasons, admission_target
     from nodename_lint.scheduling import (
         OS_FIELD_REASON,
         OS_LABEL,

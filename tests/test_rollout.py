@@ -397,6 +397,31 @@ def test_a_bigger_statefulset_template_stalls_with_a_replica_down(tmp_path: Path
     assert "lower the cpu request to at most 1333m cpu" in found[0]["fix"]
 
 
+def test_a_critical_template_completes_its_rollout_by_evicting_a_lower_priority_pod(tmp_path: Path) -> None:
+    """n2 runs db's three replicas at 1 cpu and a 500m Pod of priority 0. A template of 1200m replaces db-2 and
+    db-1; db-0's replacement finds 3.9 of 4 cpu requested, and, critical, the kubelet's critical Pod
+    admission evicts the 500m Pod to admit it (getPodsToPreempt): the rollout completes. Before, the play
+    ignored the eviction and said the rollout stalls (a seed of tests/test_oracle_rollout.py found it on a
+    Deployment's surge Pod)."""
+    objects = cluster_objects()
+    cache = api_pod("cache", "n2", api_spec(api_container("cache", "redis:7", "500m")), {"app": "cache"}, ("X", "x"))
+    del cache["metadata"]["ownerReferences"]
+    objects["pods"].append(cache)
+    bigger = DB.replace('cpu: "1"', "cpu: 1200m")
+    pinned = "      nodeName: n2\n"
+    critical = bigger.replace(pinned, pinned + "      priorityClassName: system-node-critical\n")
+    found = _every_way(tmp_path, critical, objects)
+    assert [f["rule"] for f in found] == ["insufficient-resources"], found
+    message = found[0]["message"]
+    assert message.startswith("applying this changed Pod template starts a rolling update of StatefulSet db: "), message
+    assert "the kubelet evicts default/cache to admit it" in message and "stalls" not in message
+    assert message.endswith("; the rollout then completes"), message
+    assert found[0]["severity"] == "warning"
+    # not critical, the same template stalls at db-0, and nothing is evicted
+    stalled = _every_way(tmp_path, bigger, objects)
+    assert "which stalls" in stalled[0]["message"] and "evicts" not in stalled[0]["message"]
+
+
 def test_a_statefulset_the_scheduler_places_stalls_where_its_recreated_pod_finds_no_node(tmp_path: Path) -> None:
     scheduled = DB_BIGGER.replace("nodeName: n2", "nodeSelector: {kubernetes.io/hostname: n2}")
     found = _every_way(tmp_path, scheduled, cluster_objects())

@@ -1,15 +1,18 @@
-"""What the API server makes of a workload's Pods: the RuntimeClass admission plugin's part (how many
-Pods run at once is podspec.replica_count). The cluster rules (targets.py) and the rollout prediction
-(rollout.py) read them.
+"""What the API server makes of a workload's Pods: the RuntimeClass admission plugin's part and the
+Priority admission plugin's (how many Pods run at once is podspec.replica_count). The cluster rules
+(targets.py) and the rollout prediction (rollout.py) read them.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model import Manifest
 from .records import RuntimeClassInfo
 from .state import ClusterState
+
+if TYPE_CHECKING:
+    from ..preemption import Preemptor, Priority
 
 
 def runtime_class(obj: Manifest, cluster: ClusterState) -> tuple[str, RuntimeClassInfo] | None:
@@ -54,3 +57,26 @@ def admitted_spec(obj: Manifest, cluster: ClusterState) -> dict[str, Any]:
         own = tolerations if isinstance(tolerations, list) else []
         merged["tolerations"] = own + [t for t in info.tolerations if t not in own]
     return merged
+
+
+def pod_priority(obj: Manifest, cluster: ClusterState) -> Priority:
+    """The priority the Priority admission plugin gives the object's Pods (preemption.resolve_priority)."""
+    from ..preemption import resolve_priority
+
+    return resolve_priority(obj.pod_spec or {}, cluster.priority_classes)
+
+
+def kubelet_preemptor(obj: Manifest, cluster: ClusterState) -> Preemptor:
+    """The object's Pod as the kubelet's critical Pod admission sees it (critical or not, its priority)."""
+    from ..preemption import preemptor_for
+
+    return preemptor_for(
+        obj.pod_spec or {}, f"{obj.namespace}/{obj.name}", pod_priority(obj, cluster), static=obj.is_static_pod
+    )
+
+
+def pod_labels(obj: Manifest) -> dict[str, Any]:
+    """The labels of the Pods the object creates (its own for a Pod, the template's for a workload)."""
+    metadata = obj.metadata if obj.is_pod else obj.pod_template_metadata
+    labels = metadata.get("labels")
+    return labels if isinstance(labels, dict) else {}

@@ -4,19 +4,19 @@ is podspec's (pods_noun, rejection_fate): offline rules word them the same way."
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..model import Manifest
 from ..podspec import is_dns1123_subdomain, pinned_node
 from ..rule import Context
-from .admitted import admitted_spec, runtime_class, runtime_overhead
+from .admitted import admitted_spec, kubelet_preemptor, pod_labels, runtime_class, runtime_overhead
 from .records import NodeInfo, NodeUsage
 from .state import ClusterState
 
 __all__ = ["admitted_spec", "runtime_class", "runtime_overhead"]  # where the rules read them
 
 if TYPE_CHECKING:
-    from ..preemption import KubeletAdmission, Preemptor, Priority
+    from ..preemption import KubeletAdmission
     from ..scheduling import HostPort
 
 
@@ -54,29 +54,6 @@ def pinned_existing_node(obj: Manifest, context: Context) -> tuple[str, NodeInfo
     if target is None or target[1] is None:
         return None
     return target[0], target[1], target[2]
-
-
-def pod_labels(obj: Manifest) -> dict[str, Any]:
-    """The labels of the Pods the object creates (its own for a Pod, the template's for a workload)."""
-    metadata = obj.metadata if obj.is_pod else obj.pod_template_metadata
-    labels = metadata.get("labels")
-    return labels if isinstance(labels, dict) else {}
-
-
-def pod_priority(obj: Manifest, cluster: ClusterState) -> Priority:
-    """The priority the Priority admission plugin gives the object's Pods (preemption.resolve_priority)."""
-    from ..preemption import resolve_priority
-
-    return resolve_priority(obj.pod_spec or {}, cluster.priority_classes)
-
-
-def kubelet_preemptor(obj: Manifest, cluster: ClusterState) -> Preemptor:
-    """The object's Pod as the kubelet's critical Pod admission sees it (critical or not, its priority)."""
-    from ..preemption import preemptor_for
-
-    return preemptor_for(
-        obj.pod_spec or {}, f"{obj.namespace}/{obj.name}", pod_priority(obj, cluster), static=obj.is_static_pod
-    )
 
 
 def critical_admissions(
