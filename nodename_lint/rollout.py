@@ -289,6 +289,9 @@ class RolloutView(ClusterState):
         if usage is None and not added:
             return None
         requested = dict(usage.requested) if usage else {}
+        if removed and evicted:  # an old Pod of the workload the kubelet evicted, then its controller deleted
+            deleted = {f"{own.pod.namespace}/{own.pod.name}" for own in removed}
+            evicted = [pod for pod in evicted if pod.key not in deleted]
         for gone in (*(own.requests for own in removed), *(pod.requests for pod in evicted)):
             for resource, amount in gone.items():
                 requested[resource] = requested.get(resource, 0) - amount

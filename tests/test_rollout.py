@@ -876,3 +876,21 @@ def test_relinting_what_runs_finds_nothing_and_a_change_never_crashes(
     for finding in lint_yaml(yaml.safe_dump(changed), rules=sorted(USAGE_RULES), cluster=cluster):
         if running:  # a workload that runs: what its rollout does, never a count of its own Pods against it
             assert finding.message.startswith(("applying this", "if this Pod template")), finding.message
+
+
+def test_an_old_pod_the_kubelet_evicted_and_its_controller_then_deleted_frees_its_room_once() -> None:
+    """A critical new Pod may evict one of the workload's own old Pods (their priority is lower); when the
+    controller deletes that Pod later, the view must not give its requests back twice."""
+    from nodename_lint.cluster.from_file import load_state_text
+    from nodename_lint.cluster.records import RunningPod
+    from nodename_lint.rollout import OwnPod, RolloutView
+
+    state = load_state_text(json.dumps(_as_list(cluster_objects())), "state.json")
+    view = RolloutView.of(state, {"cpu": 1000}, [], "a new Pod")
+    base = view.usage("n2")
+    assert base is not None and base.requested["cpu"] == 3000
+    pod = next(p for p in state.pods or () if p.name == "db-2")
+    view.evict("n2", [RunningPod("default/db-2", 0, False, "Burstable", None, {"cpu": 1000})])
+    view.remove(OwnPod(pod, "n2", False))
+    after = view.usage("n2")
+    assert after is not None and after.requested["cpu"] == 2000 and after.pods == base.pods - 1
