@@ -98,12 +98,16 @@ RULE = Rule(
 
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
-    spec = obj.pod_spec
-    if spec is None or obj.is_static_pod:
+    if obj.is_static_pod:
         return
-    name = spec.get("priorityClassName")
-    if not name and "priority" not in spec and "preemptionPolicy" not in spec:
-        return  # the common case: the plugin gives the default priority, and offline runs import nothing more
+    # The common case, read field by field (the whole spec is made plain values only past it): the plugin
+    # gives the default priority; a null priority or preemptionPolicy is one not written, never refused.
+    name = obj.pod_spec_field("priorityClassName")
+    if not name and obj.pod_spec_field("priority") is None and obj.pod_spec_field("preemptionPolicy") is None:
+        return
+    spec = obj.pod_spec
+    if spec is None:
+        return
     from nodename_lint.preemption import BUILT_IN_CLASSES, resolve_priority
 
     classes = context.cluster.priority_classes if context.cluster is not None else None

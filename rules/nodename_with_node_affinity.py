@@ -89,8 +89,10 @@ RULE = Rule(
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     node = pinned_node(obj)
+    if node is None or obj.is_static_pod:
+        return  # before the spec is made plain values: most objects pin no node
     spec = obj.pod_spec
-    if node is None or spec is None or obj.is_static_pod or required_node_selector_terms(spec) is None:
+    if spec is None or required_node_selector_terms(spec) is None:
         return
     path = spec_path(obj, "nodeName")
     pods, fate = pods_noun(obj), rejection_fate(obj)
