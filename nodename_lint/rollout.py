@@ -44,7 +44,7 @@ from functools import partial
 from typing import Any, Literal
 
 from .cluster.records import NodeUsage, OwnerKey, PodInfo, RunningPod
-from .cluster.state import ClusterState
+from .cluster.state import ClusterState, NodeShapes
 from .cluster.templates import SAVE_TEMPLATES, TEMPLATE_HOLDERS, owner_key, split_key, template_digest
 from .cluster.templates import digest as held_digest
 from .model import Manifest
@@ -275,6 +275,10 @@ class RolloutView(ClusterState):
     def pods_known_on(self, node: str) -> bool:
         assert self.base is not None
         return self.base.pods_known_on(node)
+
+    def _node_shapes(self) -> NodeShapes:
+        assert self.base is not None
+        return self.base._node_shapes()  # the same nodes
 
     def usage(self, node: str) -> NodeUsage | None:
         assert self.base is not None

@@ -79,3 +79,136 @@ def test_node_names_longer_by_whole_parts_are_found_as_the_cuts_of_every_name_fo
             }
             cut_index = {i for i, lowered in enumerate(index.lowered) if query in set(_segment_cuts(lowered))}
             assert found == cut_index, (sorted(names), query)
+
+
+def _random_node_spec(rng: object) -> dict[str, object]:
+    """A Pod spec whose nodeSelector, required node affinity and tolerations are drawn from a small
+    vocabulary (so that many nodes match alike), malformed parts included."""
+    import random
+
+    assert isinstance(rng, random.Random)
+    values = ["a", "b", "c", "1", "7"]
+    keys: list[object] = ["zone", "pool", "type", "num"]
+    spec: dict[str, object] = {}
+    if rng.random() < 0.6:
+        spec["nodeSelector"] = {rng.choice(keys): rng.choice(values) for _ in range(rng.randint(0, 2))}
+    elif rng.random() < 0.1:
+        spec["nodeSelector"] = ["zone"]
+    if rng.random() < 0.6:
+        terms: list[object] = []
+        for _ in range(rng.randint(0, 3)):
+            expressions = [
+                {
+                    "key": rng.choice([*keys, 5, ["zone"]]),
+                    "operator": rng.choice(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Near"]),
+                    "values": rng.sample(values, rng.randint(0, 2)),
+                }
+                for _ in range(rng.randint(0, 2))
+            ]
+            term: dict[str, object] = {"matchExpressions": expressions} if expressions or rng.random() < 0.5 else {}
+            if rng.random() < 0.15:
+                term["matchFields"] = [
+                    {"key": "metadata.name", "operator": rng.choice(["In", "NotIn"]), "values": ["n1", "n2", "n3"]}
+                ]
+            terms.append(term if rng.random() < 0.95 else "term")
+        required = {"nodeSelectorTerms": terms}
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
+    if rng.random() < 0.5:
+        spec["tolerations"] = [
+            {"key": rng.choice(["gpu", "dedicated", "node.kubernetes.io/unschedulable"]), "operator": "Exists"}
+            for _ in range(rng.randint(1, 2))
+        ]
+    return spec
+
+
+def test_no_node_fits_weighs_nodes_alike_once_and_finds_what_each_node_weighed_alone_finds() -> None:
+    """ClusterState._find_no_fit weighs the filters that read a node alone once per group of nodes alike
+    for the spec (NodeShapes); on random clusters and specs its verdict (reasons and counts, the nodes
+    where preemption may help, in order, the nodes of unknown usage) is the one of scheduler_rejection
+    asked of every node in turn, and a node that fits is found whenever one does."""
+    import random
+    from functools import partial
+
+    from nodename_lint.cluster.records import NodeInfo, NodeUsage
+    from nodename_lint.cluster.state import ClusterState, NoNodeFits
+    from nodename_lint.podspec import required_node_names
+    from nodename_lint.scheduling import (
+        absent_nodes_reason,
+        admitted_tolerations,
+        host_ports,
+        scheduler_rejection,
+    )
+
+    def one_by_one(state: ClusterState, spec: dict, requests: dict[str, int]) -> NoNodeFits | None:
+        """The straightforward computation: every candidate node through every filter, in order."""
+        nodes = state.nodes or {}
+        wanted = host_ports(spec, default_from_host_network=True)
+        names = required_node_names(spec)
+        if names is not None and not names:
+            return state._find_no_fit(spec, requests, wanted)  # the PreFilter's conflict: no node is weighed
+        candidates = [nodes[n] for n in sorted(names) if n in nodes] if names is not None else list(nodes.values())
+        counts: dict[str, int] = {}
+        unknown = 0
+        helpful: list[str] = []
+        tolerations = admitted_tolerations(spec)
+        for node in candidates:
+            rejection = scheduler_rejection(
+                spec,
+                requests,
+                node,
+                partial(state.usage, node.name),
+                wanted,
+                partial(state.ports_in_use, node.name),
+                tolerations,
+            )
+            if rejection is None:
+                return None
+            unknown += not state.pods_known_on(node.name)
+            if rejection.preemption_may_help:
+                helpful.append(node.name)
+            for reason in rejection.reasons:
+                counts[reason] = counts.get(reason, 0) + 1
+        if len(candidates) < len(nodes):
+            counts[absent_nodes_reason()] = len(nodes) - len(candidates)
+        return NoNodeFits(counts, unknown, preemption_may_help=len(helpful), helpful=tuple(helpful))
+
+    rng = random.Random(26)
+    taints = [
+        [],
+        [{"key": "gpu", "value": "yes", "effect": "NoSchedule"}],
+        [{"effect": "NoSchedule", "value": "yes", "key": "gpu"}],  # the same taint, its keys in another order
+        [{"key": "dedicated", "effect": "NoExecute"}],
+        [{"key": "dedicated", "effect": "PreferNoSchedule"}],
+    ]
+    fits = rejected = 0
+    for round_ in range(150):
+        nodes = {}
+        for i in range(rng.randint(1, 40)):
+            labels = {key: rng.choice(["a", "b", "c", "1", "7"]) for key in ("zone", "pool", "type", "num")}
+            for key in rng.sample(list(labels), rng.randint(0, 2)):
+                del labels[key]
+            name = f"n{i}"
+            nodes[name] = NodeInfo(
+                name,
+                labels={**labels, "kubernetes.io/hostname": name},
+                taints=rng.choice(taints),
+                unschedulable=rng.random() < 0.1,
+                allocatable={"cpu": rng.choice(["1", "2", "4"]), "memory": "4Gi", "pods": rng.choice(["3", "110"])},
+            )
+        known = [name for name in nodes if rng.random() < 0.8]
+        state = ClusterState(source="test", nodes=nodes, pods=[], pod_nodes=frozenset(known))
+        state.set_node_summaries(
+            {name: NodeUsage(rng.randint(0, 3), {"cpu": rng.choice([0, 500, 1500, 3000])}) for name in known},
+            {name: [(("0.0.0.0", "TCP", 8080), "ns/p")] for name in known if rng.random() < 0.2},
+        )
+        for _ in range(8):
+            spec = _random_node_spec(rng)
+            if rng.random() < 0.2:
+                spec["containers"] = [{"name": "c", "ports": [{"containerPort": 8080, "hostPort": 8080}]}]
+            requests = {"cpu": rng.choice([100, 1000, 2500, 5000])}
+            wanted = host_ports(spec, default_from_host_network=True)
+            expected = one_by_one(state, spec, requests)
+            assert state._find_no_fit(spec, requests, wanted) == expected, (round_, spec, requests)
+            fits += expected is None
+            rejected += expected is not None and len(expected.reasons) > 1
+    assert fits > 100 and rejected > 100  # both outcomes, and verdicts of several reasons, were compared
