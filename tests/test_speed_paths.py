@@ -212,3 +212,73 @@ def test_no_node_fits_weighs_nodes_alike_once_and_finds_what_each_node_weighed_a
             fits += expected is None
             rejected += expected is not None and len(expected.reasons) > 1
     assert fits > 100 and rejected > 100  # both outcomes, and verdicts of several reasons, were compared
+
+
+def test_closest_node_names_weighs_only_the_fewest_typos_and_finds_what_weighing_all_found() -> None:
+    """NodeNameIndex.closest asks rapidfuzz for the names at 1 edit, then 2, then 3 (each pass cheaper than
+    one that lets every name within the limit through), none when a name differs by whole parts, and
+    translates ASCII names to their letters and digits; on random names (other cases, other scripts,
+    typos, missing parts) it suggests what the computation over every distance suggested."""
+    import random
+
+    from rapidfuzz import process
+    from rapidfuzz.distance import Levenshtein
+
+    from nodename_lint.cluster import names as module
+    from nodename_lint.cluster.names import MAX_SUGGESTIONS, NodeNameIndex
+
+    def weighing_all(index: NodeNameIndex, name: str) -> list[str]:
+        """The straightforward computation: every name within the limit scored, the best kept."""
+        lowered = name.lower()
+        if lowered in index._same_case:
+            return [index._same_case[lowered]]
+        normalized = "".join(ch for ch in name.lower() if ch.isalnum())
+        same_letters = [known for known in index.names if "".join(filter(str.isalnum, known.lower())) == normalized]
+        if same_letters:
+            return same_letters[:MAX_SUGGESTIONS]
+        limit = max(1, min(3, len(lowered) // 4))
+        scores: dict[int, int] = {}
+        for position, known in enumerate(index.lowered):
+            if len(lowered) >= module._MIN_SEGMENT_NAME and any(
+                known.startswith(lowered + separator) or known.endswith(separator + lowered) for separator in ".-"
+            ):
+                scores[position] = 0
+            if any(part == known for part in module._segment_cuts(lowered) if len(part) >= module._MIN_SEGMENT_NAME):
+                scores[position] = 0
+        for _, distance, position in process.extract(
+            lowered, index.lowered, scorer=Levenshtein.distance, score_cutoff=limit, limit=None
+        ):
+            scores.setdefault(position, int(distance))
+        if not scores:
+            return []
+        best = min(scores.values())
+        closest = [index.names[position] for position in sorted(scores) if scores[position] == best]
+        if best == 0 and len(closest) > 1:
+            nearest = min(abs(len(node) - len(name)) for node in closest)
+            closest = [node for node in closest if abs(len(node) - len(name)) == nearest]
+        return closest[:MAX_SUGGESTIONS]
+
+    rng = random.Random(26)
+    parts = ["ip", "10", "0", "kind", "worker", "Worker2", "ec2", "internal", "node-1", "İx", "ß", "ノード", "_"]
+    typos = 0
+    for _ in range(200):
+        names = {"".join(rng.choice([*parts, "-", "."]) for _ in range(rng.randint(1, 6))) for _ in range(40)}
+        index = NodeNameIndex(names)
+        queries = []
+        for name in rng.sample(sorted(names), 10):
+            chars = list(name)
+            for _ in range(rng.randint(0, 4)):
+                position = rng.randrange(len(chars) + 1)
+                choice = rng.random()
+                if choice < 0.4 and position < len(chars):
+                    chars[position] = rng.choice("abcx0-.É")
+                elif choice < 0.7:
+                    chars.insert(position, rng.choice("abx1-."))
+                elif chars:
+                    del chars[min(position, len(chars) - 1)]
+            queries += ["".join(chars), name.upper(), name.replace("-", ""), name.partition(".")[0]]
+        for query in queries:
+            found = index.closest(query)
+            assert found == weighing_all(index, query), (sorted(names), query)
+            typos += bool(found) and query.lower() not in index._same_case
+    assert typos > 1000
