@@ -5,19 +5,58 @@ Each command lives in its own module under commands/; this module only gathers t
 
 from __future__ import annotations
 
+import importlib
 import sys
+from collections.abc import Iterator, MutableMapping
 
 import click
 
 from . import __version__
-from .commands.audit import audit_command
-from .commands.explain import explain_command
 from .commands.help import SectionedCommand, lint_help_rows, write_examples, write_sections
-from .commands.lint import lint_command
-from .commands.lsp import lsp_command
-from .commands.rules import rules_command
-from .commands.snapshot import snapshot_command
-from .commands.webhook import webhook_command
+
+# Each command's module and the name of its click command, imported the first time the command is
+# looked up (startup: a lint run does not load the audit's, the webhook's or the server's modules).
+COMMAND_MODULES = {
+    "lint": ("lint", "lint_command"),
+    "audit": ("audit", "audit_command"),
+    "snapshot": ("snapshot", "snapshot_command"),
+    "webhook": ("webhook", "webhook_command"),
+    "lsp": ("lsp", "lsp_command"),
+    "rules": ("rules", "rules_command"),
+    "explain": ("explain", "explain_command"),
+}
+
+
+class CommandsOnDemand(MutableMapping[str, click.Command]):
+    """The group's commands by name, each imported from its module under commands/ when first read."""
+
+    def __init__(self, modules: dict[str, tuple[str, str]]) -> None:
+        self._modules = dict(modules)
+        self._loaded: dict[str, click.Command] = {}
+
+    def __getitem__(self, name: str) -> click.Command:
+        if name not in self._loaded:
+            module, attribute = self._modules[name]  # KeyError: no such command
+            command = getattr(importlib.import_module(f"{__package__}.commands.{module}"), attribute)
+            self._loaded[name] = command
+        return self._loaded[name]
+
+    def __contains__(self, name: object) -> bool:  # without importing the command
+        return name in self._modules or name in self._loaded
+
+    def __setitem__(self, name: str, command: click.Command) -> None:
+        self._modules.pop(name, None)
+        self._loaded[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        self._modules.pop(name, None)
+        self._loaded.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({**self._modules, **self._loaded})
+
+    def __len__(self) -> int:
+        return len({**self._modules, **self._loaded})
 
 
 class DefaultToLint(click.Group):
@@ -51,7 +90,11 @@ class DefaultToLint(click.Group):
         write_examples(formatter, lint.examples, lint.docs)
 
 
-@click.group(cls=DefaultToLint, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=DefaultToLint,
+    commands=CommandsOnDemand(COMMAND_MODULES),
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="nodename-lint")
 def main() -> None:
     """Lint Kubernetes manifests for what the cluster will do with spec.nodeName.
@@ -59,18 +102,6 @@ def main() -> None:
     `nodename-lint [PATH]...` runs the `lint` command, whose options follow; `nodename-lint rules`
     lists the rules, `nodename-lint COMMAND --help` tells about a command.
     """
-
-
-for _command in (
-    lint_command,
-    audit_command,
-    snapshot_command,
-    webhook_command,
-    lsp_command,
-    rules_command,
-    explain_command,
-):
-    main.add_command(_command)
 
 
 # Options after which the kubectl plugin leaves the choice of cluster to the user.

@@ -15,11 +15,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .render import ChartSettings
 from .rule import SEVERITIES, Severity
 from .sources import UsageError, link_out_of_repository
+
+if TYPE_CHECKING:  # startup: loaded when a config file sets a chart's Helm settings
+    from .render.types import ChartSettings
 
 CONFIG_NAMES = (".nodename-lint.yaml", ".nodename-lint.yml")
 OFF = "off"
@@ -265,6 +267,7 @@ def _line_of(root: Any, steps: list[Any]) -> tuple[int, Any]:
 def _chart_settings(path: str, base: str, chart: str, settings: dict[str, Any], root: Any) -> tuple[str, ChartSettings]:
     """A chart's settings; its values files are relative to the chart folder and must stay in the
     config file's folder (a repository's config cannot make Helm read files outside it)."""
+    from .render.types import ChartSettings
     from .yamlnodes import follow
 
     folder = os.path.realpath(os.path.join(base, chart))

@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .documents import (
     DEFAULT_LIMITS,
@@ -20,7 +20,6 @@ from .documents import (
 from .findings import POSITION_ORDER, REPORT_ORDER, Finding, RunResult
 from .model import CLUSTER_SCOPED_KINDS, Manifest, live_list_fields, objects_in
 from .registry import all_rules
-from .render import Rendering, RenderOptions
 from .rule import (
     Context,
     GroupCheck,
@@ -33,6 +32,9 @@ from .rule import (
     Violation,
 )
 from .sources import STDIN, STDIN_NAME, Source, UsageError, read_blocks
+
+if TYPE_CHECKING:  # startup: render.types is loaded when a folder is built
+    from .render.types import Rendering, RenderOptions
 from .suppress import (
     annotation_ignores,
     comment_directives,
@@ -119,7 +121,7 @@ class ParsedSource:
 
 
 def parse_source(
-    source: Source, render_options: RenderOptions, default_namespace: str, limits: Limits | None = None
+    source: Source, render_options: RenderOptions | None, default_namespace: str, limits: Limits | None = None
 ) -> ParsedSource:
     """Read, build and parse one source into memory, exactly as `Linter.lint_source` streams it.
 
@@ -188,7 +190,7 @@ class Linter:
         catalogue = all_rules()
         self.context = context
         self.severities = severities
-        self.render_options = render_options or RenderOptions()
+        self.render_options = render_options  # None: the defaults (render.build.render)
         self.limits = limits or DEFAULT_LIMITS
         self.skipped: dict[str, str] = {}
         self.object_checks: dict[ObjectKind, list[ActiveCheck[ObjectCheck]]] = {"object": [], "static-pod": []}

@@ -15,7 +15,6 @@ Each check is registered with its kind, and the engine dispatches on the kind:
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -71,26 +70,51 @@ class Context:
     static_pod_node: str | None = None  # --static-pod-node: the node whose kubelet reads the static Pod folders
 
 
-@dataclass(frozen=True, slots=True)
 class Example:
     """A documented manifest that must make the rule fire (`fails=True`) or stay silent.
 
     `cluster` is a cluster state as `kubectl get nodes,namespaces,pods -A -o yaml` prints it;
     `static_pod` lints the manifest as a file of the kubelet's staticPodPath; `helm_chart` renders it
     as the template templates/example.yaml of a chart named example (nodename_lint.render).
+
+    The texts are kept as written and dedented when read: every rule's examples load with the rules,
+    and only the tests, the docs and `explain` read them (startup: 64 dedents and textwrap spared).
     """
 
-    title: str
-    manifest: str
-    fails: bool
-    cluster: str | None = None
-    static_pod: bool = False
-    helm_chart: bool = False
+    __slots__ = ("_cluster", "_manifest", "fails", "helm_chart", "static_pod", "title")
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "manifest", textwrap.dedent(self.manifest).lstrip("\n"))
-        if self.cluster is not None:
-            object.__setattr__(self, "cluster", textwrap.dedent(self.cluster).lstrip("\n"))
+    def __init__(
+        self,
+        title: str,
+        manifest: str,
+        fails: bool,
+        cluster: str | None = None,
+        static_pod: bool = False,
+        helm_chart: bool = False,
+    ) -> None:
+        self.title = title
+        self.fails = fails
+        self.static_pod = static_pod
+        self.helm_chart = helm_chart
+        self._manifest = manifest
+        self._cluster = cluster
+
+    @property
+    def manifest(self) -> str:
+        return _dedented(self._manifest)
+
+    @property
+    def cluster(self) -> str | None:
+        return None if self._cluster is None else _dedented(self._cluster)
+
+    def __repr__(self) -> str:
+        return f"Example({self.title!r}, fails={self.fails})"
+
+
+def _dedented(text: str) -> str:
+    import textwrap  # startup: see Example
+
+    return textwrap.dedent(text).lstrip("\n")
 
 
 class ObjectCheck(Protocol):
@@ -217,7 +241,7 @@ class Rule:
         if self.superseded_by:
             parts.append(f"Superseded by (their finding on the object drops this rule's): {_ids(self.superseded_by)}.")
         parts.append(f"Documentation: {rule_doc_url(self.id)}")
-        parts += ["", textwrap.dedent(self.doc).strip(), ""]
+        parts += ["", _dedented(self.doc).strip(), ""]
         for example in self.examples:
             verdict = "Fails" if example.fails else "Passes"
             parts += [f"## Example ({verdict}): {example.title}", ""]

@@ -10,7 +10,6 @@ line of its own), `note` for stderr, `markdown_text` and `markdown_code` for Mar
 
 from __future__ import annotations
 
-import html
 import re
 import sys
 
@@ -82,6 +81,8 @@ def note(text: str, *, informational: bool = False) -> None:
 
 def markdown_text(text: str) -> str:
     """TEXT as literal Markdown inline text: HTML escaped, Markdown punctuation backslash-escaped, one line."""
+    import html  # startup: html.entities, only for Markdown reports
+
     return html.escape(_MARKDOWN_SPECIAL.sub(r"\\\1", one_line(text)), quote=True)
 
 
@@ -90,5 +91,7 @@ def markdown_code(text: str) -> str:
 
     Backticks cannot close it and `|` cannot end a table cell (it is written as an entity).
     """
+    import html  # startup: html.entities, only for Markdown reports
+
     escaped = html.escape(one_line(text), quote=True).replace("|", "&#124;").replace("`", "&#96;")
     return f"<code>{escaped}</code>"

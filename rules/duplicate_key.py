@@ -17,7 +17,6 @@ merge key (`<<: *defaults`) is not a duplicate and is not reported.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -163,6 +162,8 @@ def describe(node: Node) -> str:
         return "a mapping"
     if isinstance(node, SequenceNode):
         return "a list"
+    import json  # startup: only a duplicate key loads the encoder
+
     value: Any = scalar_value(node) if isinstance(node, ScalarNode) else None
     text = json.dumps(value)
     return text if len(text) <= 60 else text[:57] + "..."

@@ -365,7 +365,7 @@ def test_a_rendered_stream_on_stdin_is_reported_at_its_templates_for_code_hosts(
 def test_a_live_run_reads_the_nodes_rendered_charts_name(tmp_path: Path):
     from nodename_lint.cluster.live import referenced
     from nodename_lint.engine import ParsedSource, parse_source
-    from nodename_lint.render import RenderOptions
+    from nodename_lint.render.types import RenderOptions
     from nodename_lint.sources import discover
 
     make_chart(tmp_path / "web", values="replicas: 1\nnode: worker-1\n")

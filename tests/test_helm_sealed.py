@@ -23,8 +23,8 @@ import pytest
 
 from nodename_lint.engine import Linter
 from nodename_lint.registry import all_rules
-from nodename_lint.render import RenderOptions
 from nodename_lint.render.sandbox import Budget
+from nodename_lint.render.types import RenderOptions
 from nodename_lint.rule import Context
 from nodename_lint.sources import Source
 

@@ -6,6 +6,7 @@ import added anywhere on the path of `--version` or an offline lint makes this f
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import subprocess
@@ -80,6 +81,67 @@ def test_offline_runs_never_import_heavy_libraries(tmp_path: Path, args: list[st
     _, loaded, output = loaded_modules(args, tmp_path)
     assert loaded == [], f"{args} imported {loaded}"
     assert output.strip(), "the command produced no output: the probe did not run it"
+
+
+# Modules a one-file offline lint does without (startup, docs/performance.md): the other commands'
+# modules, what a chart's build is given and gives back (render.types), and the standard library's html (Markdown reports), json (JSON and SARIF reports) and
+# textwrap (the rules' examples, read by tests and `explain`).
+SPARED_BY_ONE_FILE = (
+    "nodename_lint.commands.audit",
+    "nodename_lint.commands.snapshot",
+    "nodename_lint.commands.webhook",
+    "nodename_lint.commands.lsp",
+    "nodename_lint.commands.explain",
+    "nodename_lint.commands.rules",
+    "nodename_lint.render.types",
+    "html",
+    "json",
+    "textwrap",
+)
+
+
+# PROBE without json (which it would load itself): the arguments follow the code, the modules print as a repr.
+PLAIN_PROBE = """
+import runpy, sys
+sys.argv = ["nodename-lint", *sys.argv[2:]]
+try:
+    runpy.run_module("nodename_lint", run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
+watched = {watched!r}
+sys.stderr.write("\\nLOADED=" + repr(sorted(m for m in sys.modules if m in watched or m.split(".")[0] in watched)))
+"""
+
+
+def _loaded_of(watched: tuple[str, ...], args: list[str], cwd: Path) -> tuple[list[str], str]:
+    """Which of `watched` (or their submodules) the command line ARGS loaded, and its output."""
+    probe = PLAIN_PROBE.format(watched=set(watched))
+    completed = subprocess.run(
+        [sys.executable, "-c", probe, "--", *args], cwd=cwd, capture_output=True, text=True, timeout=60
+    )
+    stderr, _, loaded = completed.stderr.rpartition("\nLOADED=")
+    assert loaded, completed.stderr
+    return ast.literal_eval(loaded), completed.stdout + stderr
+
+
+def test_a_one_file_lint_loads_only_its_own_command(tmp_path: Path) -> None:
+    (tmp_path / "pod.yaml").write_text(MANIFEST)
+    loaded, output = _loaded_of(SPARED_BY_ONE_FILE, ["pod.yaml"], tmp_path)
+    assert "info[nodename-on-pod]" in output and loaded == [], output
+
+
+def test_a_command_is_imported_when_it_runs(tmp_path: Path) -> None:
+    """The check can fail: `rules` loads its own module, and the group names every command unloaded."""
+    loaded, output = _loaded_of(SPARED_BY_ONE_FILE, ["rules"], tmp_path)
+    assert "duplicate-key" in output and loaded == ["nodename_lint.commands.rules"], loaded
+    code = (
+        "import sys\nfrom nodename_lint.cli import main\n"
+        "print(sorted(main.commands), sorted(m for m in sys.modules if m.startswith('nodename_lint.commands.')))"
+    )
+    listed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert listed.stdout.strip() == (
+        "['audit', 'explain', 'lint', 'lsp', 'rules', 'snapshot', 'webhook'] ['nodename_lint.commands.help']"
+    ), listed.stdout
 
 
 def test_the_probe_sees_a_config_file_load_jsonschema(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from nodename_lint.cluster.from_file import load_state_text
 from nodename_lint.cluster.live import LiveCluster, LiveOptions, referenced
 from nodename_lint.engine import Linter, parse_source
 from nodename_lint.registry import all_rules
-from nodename_lint.render import RenderOptions
+from nodename_lint.render.types import RenderOptions
 from nodename_lint.rule import Context, Severity
 from nodename_lint.sources import Source
 from tests.apiserver import TOKEN, ApiServer, cluster_entry, write_kubeconfig

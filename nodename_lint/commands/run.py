@@ -29,8 +29,11 @@ class HelmFlags:
     namespace: str | None = None
 
     def options(self, config: Any) -> Any:
-        """RenderOptions for the paths one config file governs (its per-chart `helm:` settings)."""
-        from ..render import RenderOptions
+        """RenderOptions for the paths one config file governs (its per-chart `helm:` settings); None for
+        the defaults, when nothing is set (startup: a run over plain files never loads render.types)."""
+        if not (self.values or self.release or self.namespace or config.helm_charts):
+            return None
+        from ..render.types import RenderOptions
 
         return RenderOptions(
             helm_values=self.values,

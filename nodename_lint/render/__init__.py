@@ -4,21 +4,22 @@ A chart's templates and an overlay's patches are not manifests on their own: wha
 cluster is what `helm template` or `kustomize build` makes of them. Discovery (sources.py) yields
 such a folder as one Source with `render` set; the engine asks this package for the built
 documents, each carrying an Origin that places findings back in the file the user edits.
+
+This module holds what discovery needs (the kinds of folder, the search for a file's chart) and
+Origin; what a build is given and gives back is in types.py, loaded only when a folder is built or
+configured (startup: a run over plain files never creates those classes).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..documents import Document
 from ..safe_text import printable_path
 
 if TYPE_CHECKING:
     from ..model import Manifest, Path
-    from .sandbox import Budget
 
 HELM = "helm"
 KUSTOMIZE = "kustomize"
@@ -41,62 +42,6 @@ class Origin:
     def text_of(self, file: str) -> str:
         """The text of a file `place` reported at, whose `# nodename-lint: ignore` comments apply."""
         return self.text if file == self.file else ""
-
-
-@dataclass
-class RenderProblem:
-    """Why a folder could not be built, at the file and line the tool names."""
-
-    rule: str
-    file: str
-    line: int
-    column: int
-    message: str
-    fix: str
-    severity: str | None = None  # the problem's own severity (a configured one still wins); None: the rule's
-
-
-@dataclass
-class Rendering:
-    """What building one folder gave: documents with origins, problems, and notes for the summary."""
-
-    documents: list[Document] = field(default_factory=list)
-    problems: list[RenderProblem] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    built_from: list[str] = field(default_factory=list)  # real paths of the files a kustomize build read
-    entry: str = ""  # a kustomization: the real path of its kustomization file, which overlays name as a base
-    # Real paths of every file the build read (a chart's private copy and values files, an overlay's
-    # files): a finding of a built object counts as changed when any of them changed (--changed-since).
-    inputs: list[str] = field(default_factory=list)
-
-    def add(self, documents: Iterable[Document], origin: Origin) -> None:
-        for document in documents:
-            document.origin = origin
-            self.documents.append(document)
-
-
-@dataclass(frozen=True)
-class ChartSettings:
-    """Per-chart settings from the config file (`helm: {charts/web: {values: [...]}}`)."""
-
-    values: tuple[str, ...] = ()  # absolute paths
-    release: str | None = None
-    namespace: str | None = None
-
-
-@dataclass(frozen=True)
-class RenderOptions:
-    """How to build folders: Helm values, release and namespace; per-chart settings by real path."""
-
-    helm_values: tuple[str, ...] = ()  # --helm-values, in order (absolute paths)
-    helm_release: str = "release-name"  # helm template's default release name
-    helm_namespace: str | None = None  # None: the run's default namespace
-    charts: tuple[tuple[str, ChartSettings], ...] = ()
-    budget: Budget | None = None  # what one render may cost (None: sandbox.Budget(), the documented budget)
-
-    def chart_settings(self, chart_folder: str) -> ChartSettings:
-        real = os.path.realpath(chart_folder)
-        return next((settings for folder, settings in self.charts if folder == real), ChartSettings())
 
 
 def folder_render_kind(names: Iterable[str]) -> str:

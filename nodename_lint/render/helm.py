@@ -22,11 +22,12 @@ from multiprocessing.util import Finalize
 from typing import TYPE_CHECKING, Any
 
 from ..safe_text import printable_path
-from . import CHART_FILE, Origin, Rendering, RenderOptions, RenderProblem, helm_child, joined
+from . import CHART_FILE, Origin, helm_child, joined
 from .chart_copy import ChartCopy, chart_folders, declaring_file, prepare
 from .kustomize import repository_boundary
 from .sandbox import COPY_MAX_BYTES, Budget, CopyRefused, Outcome, TooBig, Worker, read_regular, run
 from .template_lines import TemplateDocument, find_line, outline, pick_document
+from .types import Rendering, RenderOptions, RenderProblem
 
 if TYPE_CHECKING:
     from ..model import Manifest, Path

@@ -34,7 +34,7 @@ from ..documents import Document, iter_documents
 from ..safe_text import printable_path
 from ..sources import repository_root
 from ..yamlnodes import child, to_python
-from . import KUSTOMIZATION_FILES, Origin, Rendering, joined
+from . import KUSTOMIZATION_FILES, Origin, joined
 from .kustomize_inputs import Inputs, inputs_of, kustomization_file, within, yaml_value
 from .sandbox import (
     COPY_MAX_BYTES,
@@ -47,6 +47,7 @@ from .sandbox import (
     read_regular,
     run,
 )
+from .types import Rendering
 
 if TYPE_CHECKING:
     from ..model import Manifest, Path
