@@ -44,7 +44,7 @@ from functools import partial
 from typing import Any, Literal
 
 from .cluster.records import NodeInfo, NodeUsage, OwnerKey, PodInfo, RunningPod
-from .cluster.state import ClusterState
+from .cluster.state import ClusterState, NodeShapes
 from .cluster.templates import SAVE_TEMPLATES, TEMPLATE_HOLDERS, owner_key, split_key, template_digest
 from .cluster.templates import digest as held_digest
 from .model import Manifest
@@ -280,6 +280,10 @@ class RolloutView(ClusterState):
         assert self.base is not None
         return self.base.pods_known_on(node)
 
+    def _node_shapes(self) -> NodeShapes:
+        assert self.base is not None
+        return self.base._node_shapes()  # the same nodes
+
     def usage(self, node: str) -> NodeUsage | None:
         assert self.base is not None
         usage = self.base.usage(node)
@@ -383,9 +387,8 @@ class _Placer:
             node = nodes.get(self.pinned)
             if node is None:
                 return None
-            if shortages(self.requests, node, view.usage(node.name), kubelet=True) and not self._evicted_for(
-                view, node
-            ):
+            short = shortages(self.requests, node, view.usage(node.name), kubelet=True)
+            if short and not self._evicted_for(view, node):
                 return None
             in_use = view.ports_in_use(node.name)
             return None if in_use and port_conflict(self.wanted, in_use) is not None else node.name

@@ -903,6 +903,13 @@ def scheduler_rejection(
     """
     if tolerations is None:
         tolerations = admitted_tolerations(spec)
+    return node_filter_rejection(spec, node, tolerations) or usage_rejection(requests, node, usage, wanted_ports, ports)
+
+
+def node_filter_rejection(spec: dict[str, Any], node: NodeInfo, tolerations: list[Any]) -> FilterFailure | None:
+    """The filters of scheduler_rejection that read the node alone (NodeUnschedulable, TaintToleration,
+    NodeAffinity): of a schedulable node without taints, only the labels node_filter_labels names, and
+    its name when that is None."""
     if node.unschedulable and not any(
         tolerates(t, {"key": UNSCHEDULABLE_TAINT, "effect": "NoSchedule"}) for t in tolerations
     ):
@@ -911,6 +918,37 @@ def scheduler_rejection(
         return FilterFailure([TAINT_REASON])
     if affinity_mismatch(spec, node, detail=False) is not None:
         return FilterFailure([AFFINITY_REASON])
+    return None
+
+
+def node_filter_labels(spec: dict[str, Any]) -> tuple[Any, ...] | None:
+    """The label keys affinity_mismatch (without detail) reads of a node for this spec: the nodeSelector's
+    keys and the string keys of the required terms' matchExpressions; None when it reads the node's name
+    too (a term with matchFields). Nodes with the same values for these keys (absent: None) match alike."""
+    keys: list[Any] = []
+    selector = spec.get("nodeSelector")
+    if isinstance(selector, dict):
+        keys.extend(selector)
+    for term in required_node_selector_terms(spec) or ():
+        if not isinstance(term, dict):
+            continue
+        if term.get("matchFields"):
+            return None
+        expressions = term.get("matchExpressions")
+        for expression in expressions if isinstance(expressions, list) else ():
+            if isinstance(expression, dict) and isinstance(expression.get("key"), str):
+                keys.append(expression["key"])
+    return tuple(keys)
+
+
+def usage_rejection(
+    requests: dict[str, int],
+    node: NodeInfo,
+    usage: Callable[[], NodeUsage | None],
+    wanted_ports: list[tuple[Path, HostPort]] | None = None,
+    ports: Callable[[], dict[HostPort, str] | None] | None = None,
+) -> FilterFailure | None:
+    """The filters of scheduler_rejection that read the node's Pods (NodePorts, NodeResourcesFit)."""
     if wanted_ports and ports is not None:
         in_use = ports()
         if in_use and port_conflict(wanted_ports, in_use) is not None:

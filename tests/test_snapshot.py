@@ -353,3 +353,55 @@ def test_a_snapshot_lists_the_running_workloads_and_reads_no_pods_for_the_others
             found = [([p.name for p in group], certain) for group, certain in other.workload_pods(namespace, workload)]
             assert found == expected
     assert without.workload_pods("team", "Deployment/done") == [] == from_dump.workload_pods("team", "Deployment/done")
+
+
+def test_pods_looked_up_by_name_with_and_without_the_saved_names_as_in_the_pods_themselves(tmp_path: Path) -> None:
+    """A snapshot saves each namespace's Pod names (`podNames`), and a lookup of a name not among them
+    decodes none of the namespace's rows; on random tables (names with line breaks, empty names, other
+    scripts) every lookup answers as the Pods themselves do, and as a file without the names (an
+    earlier writer) does."""
+    from nodename_lint.cluster.snapshot import snapshot_text
+    from nodename_lint.cluster.state import ClusterState
+
+    rng = random.Random(26)
+    alphabet = ["a", "b", "web", "-", ".", "0", "\n", "é", "\u202e", " ", '"', "\\"]
+    for round_ in range(60):
+        pods: dict[tuple[str, str], PodInfo] = {}
+        namespaces = [f"ns-{i}" for i in range(rng.randint(1, 4))]
+        for _ in range(rng.randint(0, 30)):
+            namespace = rng.choice(namespaces)
+            name = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 4)))
+            node = rng.choice([None, "node-1", "node-2"])
+            pods[namespace, name] = PodInfo(namespace, name, node, rng.choice([None, "Running", "Succeeded"]))
+        state = ClusterState(source="test", nodes={}, namespaces=frozenset(namespaces), pods=list(pods.values()))
+        saved = json.loads(snapshot_text(state, "test"))
+        assert set(saved["podNames"]) <= set(saved["pods"])
+        path = tmp_path / f"{round_}.snapshot.json"
+        path.write_text(json.dumps(saved), encoding="utf-8")
+        saved.pop("podNames")  # as an earlier writer saved it
+        older = tmp_path / f"{round_}.older.snapshot.json"
+        older.write_text(json.dumps(saved), encoding="utf-8")
+        loaded, without = load_state_file(str(path)), load_state_file(str(older))
+        queries = [
+            *pods,
+            *((rng.choice([*namespaces, "elsewhere"]), "".join(rng.sample(alphabet, 3))) for _ in range(20)),
+        ]
+        rng.shuffle(queries)
+        for namespace, name in queries:
+            expected = state.live_pod(namespace, name)
+            for other in (loaded, without):
+                found = other.live_pod(namespace, name)
+                assert (found and (found.namespace, found.name, found.node_name, found.phase)) == (
+                    expected and (expected.namespace, expected.name, expected.node_name, expected.phase)
+                ), (round_, namespace, name)
+
+    state = ClusterState(
+        source="test", nodes={}, namespaces=frozenset({"team"}), pods=[PodInfo("team", "web-0", "node-1", "Running")]
+    )
+    path = tmp_path / "one.snapshot.json"
+    path.write_text(snapshot_text(state, "test"), encoding="utf-8")
+    loaded = load_state_file(str(path))
+    assert loaded.live_pod("team", "web-1") is None
+    assert loaded.pods is not None and not isinstance(loaded.pods._namespaces["team"], dict)  # type: ignore[attr-defined]
+    found = loaded.live_pod("team", "web-0")
+    assert found is not None and found.node_name == "node-1"

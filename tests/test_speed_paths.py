@@ -81,6 +81,209 @@ def test_node_names_longer_by_whole_parts_are_found_as_the_cuts_of_every_name_fo
             assert found == cut_index, (sorted(names), query)
 
 
+def _random_node_spec(rng: object) -> dict[str, object]:
+    """A Pod spec whose nodeSelector, required node affinity and tolerations are drawn from a small
+    vocabulary (so that many nodes match alike), malformed parts included."""
+    import random
+
+    assert isinstance(rng, random.Random)
+    values = ["a", "b", "c", "1", "7"]
+    keys: list[object] = ["zone", "pool", "type", "num"]
+    spec: dict[str, object] = {}
+    if rng.random() < 0.6:
+        spec["nodeSelector"] = {rng.choice(keys): rng.choice(values) for _ in range(rng.randint(0, 2))}
+    elif rng.random() < 0.1:
+        spec["nodeSelector"] = ["zone"]
+    if rng.random() < 0.6:
+        terms: list[object] = []
+        for _ in range(rng.randint(0, 3)):
+            expressions = [
+                {
+                    "key": rng.choice([*keys, 5, ["zone"]]),
+                    "operator": rng.choice(["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Near"]),
+                    "values": rng.sample(values, rng.randint(0, 2)),
+                }
+                for _ in range(rng.randint(0, 2))
+            ]
+            term: dict[str, object] = {"matchExpressions": expressions} if expressions or rng.random() < 0.5 else {}
+            if rng.random() < 0.15:
+                term["matchFields"] = [
+                    {"key": "metadata.name", "operator": rng.choice(["In", "NotIn"]), "values": ["n1", "n2", "n3"]}
+                ]
+            terms.append(term if rng.random() < 0.95 else "term")
+        required = {"nodeSelectorTerms": terms}
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
+    if rng.random() < 0.5:
+        spec["tolerations"] = [
+            {"key": rng.choice(["gpu", "dedicated", "node.kubernetes.io/unschedulable"]), "operator": "Exists"}
+            for _ in range(rng.randint(1, 2))
+        ]
+    return spec
+
+
+def test_no_node_fits_weighs_nodes_alike_once_and_finds_what_each_node_weighed_alone_finds() -> None:
+    """ClusterState._find_no_fit weighs the filters that read a node alone once per group of nodes alike
+    for the spec (NodeShapes); on random clusters and specs its verdict (reasons and counts, the nodes
+    where preemption may help, in order, the nodes of unknown usage) is the one of scheduler_rejection
+    asked of every node in turn, and a node that fits is found whenever one does."""
+    import random
+    from functools import partial
+
+    from nodename_lint.cluster.records import NodeInfo, NodeUsage
+    from nodename_lint.cluster.state import ClusterState, NoNodeFits
+    from nodename_lint.podspec import required_node_names
+    from nodename_lint.scheduling import (
+        absent_nodes_reason,
+        admitted_tolerations,
+        host_ports,
+        scheduler_rejection,
+    )
+
+    def one_by_one(state: ClusterState, spec: dict, requests: dict[str, int]) -> NoNodeFits | None:
+        """The straightforward computation: every candidate node through every filter, in order."""
+        nodes = state.nodes or {}
+        wanted = host_ports(spec, default_from_host_network=True)
+        names = required_node_names(spec)
+        if names is not None and not names:
+            return state._find_no_fit(spec, requests, wanted)  # the PreFilter's conflict: no node is weighed
+        candidates = [nodes[n] for n in sorted(names) if n in nodes] if names is not None else list(nodes.values())
+        counts: dict[str, int] = {}
+        unknown = 0
+        helpful: list[str] = []
+        tolerations = admitted_tolerations(spec)
+        for node in candidates:
+            rejection = scheduler_rejection(
+                spec,
+                requests,
+                node,
+                partial(state.usage, node.name),
+                wanted,
+                partial(state.ports_in_use, node.name),
+                tolerations,
+            )
+            if rejection is None:
+                return None
+            unknown += not state.pods_known_on(node.name)
+            if rejection.preemption_may_help:
+                helpful.append(node.name)
+            for reason in rejection.reasons:
+                counts[reason] = counts.get(reason, 0) + 1
+        if len(candidates) < len(nodes):
+            counts[absent_nodes_reason()] = len(nodes) - len(candidates)
+        return NoNodeFits(counts, unknown, preemption_may_help=len(helpful), helpful=tuple(helpful))
+
+    rng = random.Random(26)
+    taints = [
+        [],
+        [{"key": "gpu", "value": "yes", "effect": "NoSchedule"}],
+        [{"effect": "NoSchedule", "value": "yes", "key": "gpu"}],  # the same taint, its keys in another order
+        [{"key": "dedicated", "effect": "NoExecute"}],
+        [{"key": "dedicated", "effect": "PreferNoSchedule"}],
+    ]
+    fits = rejected = 0
+    for round_ in range(150):
+        nodes = {}
+        for i in range(rng.randint(1, 40)):
+            labels = {key: rng.choice(["a", "b", "c", "1", "7"]) for key in ("zone", "pool", "type", "num")}
+            for key in rng.sample(list(labels), rng.randint(0, 2)):
+                del labels[key]
+            name = f"n{i}"
+            nodes[name] = NodeInfo(
+                name,
+                labels={**labels, "kubernetes.io/hostname": name},
+                taints=rng.choice(taints),
+                unschedulable=rng.random() < 0.1,
+                allocatable={"cpu": rng.choice(["1", "2", "4"]), "memory": "4Gi", "pods": rng.choice(["3", "110"])},
+            )
+        known = [name for name in nodes if rng.random() < 0.8]
+        state = ClusterState(source="test", nodes=nodes, pods=[], pod_nodes=frozenset(known))
+        state.set_node_summaries(
+            {name: NodeUsage(rng.randint(0, 3), {"cpu": rng.choice([0, 500, 1500, 3000])}) for name in known},
+            {name: [(("0.0.0.0", "TCP", 8080), "ns/p")] for name in known if rng.random() < 0.2},
+        )
+        for _ in range(8):
+            spec = _random_node_spec(rng)
+            if rng.random() < 0.2:
+                spec["containers"] = [{"name": "c", "ports": [{"containerPort": 8080, "hostPort": 8080}]}]
+            requests = {"cpu": rng.choice([100, 1000, 2500, 5000])}
+            wanted = host_ports(spec, default_from_host_network=True)
+            expected = one_by_one(state, spec, requests)
+            assert state._find_no_fit(spec, requests, wanted) == expected, (round_, spec, requests)
+            fits += expected is None
+            rejected += expected is not None and len(expected.reasons) > 1
+    assert fits > 100 and rejected > 100  # both outcomes, and verdicts of several reasons, were compared
+
+
+def test_closest_node_names_weighs_only_the_fewest_typos_and_finds_what_weighing_all_found() -> None:
+    """NodeNameIndex.closest asks rapidfuzz for the names at 1 edit, then 2, then 3 (each pass cheaper than
+    one that lets every name within the limit through), none when a name differs by whole parts, and
+    translates ASCII names to their letters and digits; on random names (other cases, other scripts,
+    typos, missing parts) it suggests what the computation over every distance suggested."""
+    import random
+
+    from rapidfuzz import process
+    from rapidfuzz.distance import Levenshtein
+
+    from nodename_lint.cluster import names as module
+    from nodename_lint.cluster.names import MAX_SUGGESTIONS, NodeNameIndex
+
+    def weighing_all(index: NodeNameIndex, name: str) -> list[str]:
+        """The straightforward computation: every name within the limit scored, the best kept."""
+        lowered = name.lower()
+        if lowered in index._same_case:
+            return [index._same_case[lowered]]
+        normalized = "".join(ch for ch in name.lower() if ch.isalnum())
+        same_letters = [known for known in index.names if "".join(filter(str.isalnum, known.lower())) == normalized]
+        if same_letters:
+            return same_letters[:MAX_SUGGESTIONS]
+        limit = max(1, min(3, len(lowered) // 4))
+        scores: dict[int, int] = {}
+        for position, known in enumerate(index.lowered):
+            if len(lowered) >= module._MIN_SEGMENT_NAME and any(
+                known.startswith(lowered + separator) or known.endswith(separator + lowered) for separator in ".-"
+            ):
+                scores[position] = 0
+            if any(part == known for part in module._segment_cuts(lowered) if len(part) >= module._MIN_SEGMENT_NAME):
+                scores[position] = 0
+        for _, distance, position in process.extract(
+            lowered, index.lowered, scorer=Levenshtein.distance, score_cutoff=limit, limit=None
+        ):
+            scores.setdefault(position, int(distance))
+        if not scores:
+            return []
+        best = min(scores.values())
+        closest = [index.names[position] for position in sorted(scores) if scores[position] == best]
+        if best == 0 and len(closest) > 1:
+            nearest = min(abs(len(node) - len(name)) for node in closest)
+            closest = [node for node in closest if abs(len(node) - len(name)) == nearest]
+        return closest[:MAX_SUGGESTIONS]
+
+    rng = random.Random(26)
+    parts = ["ip", "10", "0", "kind", "worker", "Worker2", "ec2", "internal", "node-1", "İx", "ß", "ノード", "_"]
+    typos = 0
+    for _ in range(200):
+        names = {"".join(rng.choice([*parts, "-", "."]) for _ in range(rng.randint(1, 6))) for _ in range(40)}
+        index = NodeNameIndex(names)
+        queries = []
+        for name in rng.sample(sorted(names), 10):
+            chars = list(name)
+            for _ in range(rng.randint(0, 4)):
+                position = rng.randrange(len(chars) + 1)
+                choice = rng.random()
+                if choice < 0.4 and position < len(chars):
+                    chars[position] = rng.choice("abcx0-.É")
+                elif choice < 0.7:
+                    chars.insert(position, rng.choice("abx1-."))
+                elif chars:
+                    del chars[min(position, len(chars) - 1)]
+            queries += ["".join(chars), name.upper(), name.replace("-", ""), name.partition(".")[0]]
+        for query in queries:
+            found = index.closest(query)
+            assert found == weighing_all(index, query), (sorted(names), query)
+            typos += bool(found) and query.lower() not in index._same_case
+    assert typos > 1000
+
+
 def test_no_offline_rule_makes_a_plain_workloads_whole_spec_plain_values(monkeypatch: object) -> None:
     """The offline rules read the fields they need (Manifest.pod_spec_field) and make the whole Pod spec plain
     values only past their screens: invalid-priority made every object's spec plain values, 0.3 s (6%) of

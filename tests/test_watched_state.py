@@ -82,3 +82,39 @@ def test_a_pod_page_read_trimmed_counts_as_read_whole() -> None:
     trimmed = decode_pod_page(page)
     assert trimmed["metadata"] == {"resourceVersion": "9"}
     assert [pod_entry(item) for item in trimmed["items"]] == [pod_entry(copy.deepcopy(pod)) for pod in pods]
+
+
+def test_a_node_that_changes_is_weighed_anew_by_the_scheduler_prediction() -> None:
+    """The scheduler's prediction groups the nodes by what its filters read (NodeShapes, built once); a
+    node added, relabelled, tainted or deleted by a watch event is weighed as it now is."""
+    state = WatchedState(source="test")
+    state.install("nodes", [KEEP["nodes"](kind_node(name)) for name in NODES])
+    state.install("pods", PodSums())
+    spec = {"nodeSelector": {"pool": "gpu"}, "containers": [{"name": "c", "image": "i"}]}
+    verdict = state.no_node_fits(spec, {"cpu": 100})
+    assert verdict is not None and verdict.reasons == {"node(s) didn't match Pod's node affinity/selector": 4}
+
+    relabelled = kind_node(NODES[1])
+    relabelled["metadata"].setdefault("labels", {})["pool"] = "gpu"
+    state.apply("nodes", False, KEEP["nodes"](relabelled))
+    assert state.no_node_fits(spec, {"cpu": 100}) is None
+
+    relabelled["spec"]["taints"] = [{"key": "gpu", "effect": "NoSchedule"}]
+    state.apply("nodes", False, KEEP["nodes"](relabelled))
+    verdict = state.no_node_fits(spec, {"cpu": 100})
+    assert verdict is not None and verdict.reasons == {
+        "node(s) didn't match Pod's node affinity/selector": 3,
+        "node(s) had untolerated taint(s)": 1,
+    }
+
+    added = kind_node("node-9")
+    added["metadata"].setdefault("labels", {})["pool"] = "gpu"
+    state.apply("nodes", False, KEEP["nodes"](added))
+    assert state.no_node_fits(spec, {"cpu": 100}) is None
+    state.apply("nodes", True, KEEP["nodes"](added))
+    verdict = state.no_node_fits(spec, {"cpu": 100})
+    assert verdict is not None and sum(verdict.reasons.values()) == 4
+
+    state.install("nodes", [KEEP["nodes"](kind_node(name)) for name in NODES[:2]])
+    verdict = state.no_node_fits(spec, {"cpu": 100})
+    assert verdict is not None and verdict.reasons == {"node(s) didn't match Pod's node affinity/selector": 2}

@@ -139,20 +139,25 @@ class PodTable(Collection[PodInfo]):
     first read (`decode`): nodename-immutable looks a few Pods up by name, a rollout prediction
     reads the Pods of a few namespaces, and decoding 150,000 of them, or building or indexing
     their records, took as long as reading the rest of the file. `requests` is the snapshot's
-    table of distinct requests the rows point into.
+    table of distinct requests the rows point into. `names` holds, for some namespaces, their Pods'
+    names joined by line breaks (a snapshot's `podNames`): a name not among them is not in the table,
+    so looking it up decodes nothing; a name among them is read from the decoded rows as before.
     """
 
-    __slots__ = ("_decode", "_namespaces", "_requests")
+    __slots__ = ("_decode", "_name_sets", "_names", "_namespaces", "_requests")
 
     def __init__(
         self,
         namespaces: dict[str, Any],
         decode: Callable[[str, Any], Mapping[str, PodRow]],
         requests: list[dict[str, int]] | None = None,
+        names: dict[str, str] | None = None,
     ) -> None:
         self._namespaces = namespaces
         self._decode = decode
         self._requests = requests or []
+        self._names = names or {}
+        self._name_sets: dict[str, frozenset[str]] = {}
 
     def _pods_in(self, namespace: str) -> Mapping[str, PodRow]:
         pods = self._namespaces.get(namespace)
@@ -168,8 +173,23 @@ class PodTable(Collection[PodInfo]):
         return PodInfo(namespace, name, row.node, row.phase, owner=row.owner, template=row.template, requests=requests)
 
     def lookup(self, namespace: str, name: str) -> PodInfo | None:
+        if self._surely_absent(namespace, name):
+            return None
         row = self._pods_in(namespace).get(name)
         return None if row is None else self.info(namespace, name, row)
+
+    def _surely_absent(self, namespace: str, name: str) -> bool:
+        """Whether the namespace's saved names show that no Pod has this name, without decoding its rows
+        (a name with a line break, or a namespace without saved names, is looked up in the rows)."""
+        if self._namespaces.get(namespace).__class__ is dict or "\n" in name:
+            return False
+        names = self._name_sets.get(namespace)
+        if names is None:
+            joined = self._names.get(namespace)
+            if joined is None:
+                return False
+            names = self._name_sets[namespace] = frozenset(joined.split("\n"))
+        return name not in names
 
     def in_namespace(self, namespace: str) -> Iterator[PodInfo]:
         """The Pods of one namespace (only that namespace is decoded)."""

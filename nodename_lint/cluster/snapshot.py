@@ -25,10 +25,14 @@ cluster model (records.py, state.py), so a field added there travels without a c
                                               the Pod templates those Pods run (records.TemplateInfo), or null
      "podNodes": null,                        or the nodes whose Pods are all known (a partial state)
      "unavailable": {"pods": "why", ...},     data the source could not give, and why
-     "workloads": {"namespace": ["Deployment/web", ...], ...}}   the workloads with a running Pod
+     "workloads": {"namespace": ["Deployment/web", ...], ...},   the workloads with a running Pod
                                               (ClusterState.running_workloads), or null with pods; a rollout
                                               prediction reads a namespace's Pods for those alone (files
                                               of earlier writers lack it, and every lookup reads the Pods)
+     "podNames": {"namespace": "web-0\\nweb-1", ...}}   the names of each namespace's Pods, joined by line
+                                              breaks (none for a namespace with a name holding one): a
+                                              lookup of a Pod by name that is not there decodes none of
+                                              the namespace's rows (optional, as "workloads")
 
 `null` for nodes, namespaces or pods means "not known" (the rules needing it are skipped).
 Another `version` is refused with a message saying how to write the file again (version 3 was written
@@ -96,6 +100,7 @@ class _Snapshot(
         "runtime_classes": "runtimeClasses",
         "priority_classes": "priorityClasses",
         "pod_requests": "podRequests",
+        "pod_names": "podNames",
     },
 ):
     format: str
@@ -115,6 +120,8 @@ class _Snapshot(
     unavailable: dict[str, str]
     # namespace -> its running workloads, decoded when read; not written before rollout lookups used it
     workloads: dict[str, msgspec.Raw] | None = None
+    # namespace -> its Pods' names joined by line breaks; not written before lookups by name used it
+    pod_names: dict[str, str] | None = None
 
 
 def is_snapshot(content: str | bytes | mmap) -> bool:
@@ -143,9 +150,12 @@ def snapshot_text(state: ClusterState, source: str) -> str:
         if holders:  # every holder of a shared port, in the Pods' order (the last one is what messages name)
             ports[name] = [(*port, holder) for port, holder in sorted(holders, key=lambda row: row[0])]
     pods, pod_requests, templates = _pod_table(state)
-    workloads = None
+    workloads = names = None
     if pods is not None:
         workloads = {namespace: keys for namespace in pods if (keys := state.running_workloads(namespace))}
+        names = {
+            namespace: "\n".join(named) for namespace, named in pods.items() if not any("\n" in name for name in named)
+        }
 
     def listed(values: Any) -> str:
         if values is None:
@@ -187,6 +197,7 @@ def snapshot_text(state: ClusterState, source: str) -> str:
         f'"running":{lines(running)}',
         f'"unavailable":{encode(state.unavailable).decode()}',
         f'"workloads":{lines(workloads)}',
+        f'"podNames":{lines(names)}',
     ]
     return json_escaped("{" + ",\n".join(fields) + "}") + "\n"  # names from the API server: no raw bidi
 
@@ -255,7 +266,9 @@ def load_snapshot(content: str | bytes | mmap, display: str) -> ClusterState:
         namespaces=None if snapshot.namespaces is None else frozenset(snapshot.namespaces),
         pods=None
         if snapshot.pods is None
-        else PodTable(dict(snapshot.pods), partial(_namespace_pods, display), snapshot.pod_requests),
+        else PodTable(
+            dict(snapshot.pods), partial(_namespace_pods, display), snapshot.pod_requests, snapshot.pod_names
+        ),
         templates=None
         if snapshot.templates is None
         else {

@@ -26,8 +26,10 @@ from ..scheduling import (
     absent_nodes_reason,
     admitted_tolerations,
     host_ports,
+    node_filter_labels,
+    node_filter_rejection,
     running_pods_requests,
-    scheduler_rejection,
+    usage_rejection,
 )
 from .records import (
     TERMINATED_PHASES,
@@ -103,6 +105,7 @@ class ClusterState:
     _port_holders: dict[str, list[tuple[HostPort, str]]] = field(default_factory=dict, repr=False)
     _suggestions: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     _no_fit: dict[str, NoNodeFits | None] = field(default_factory=dict, repr=False)
+    _shapes: NodeShapes | None = field(default=None, repr=False)  # None also once the nodes change
     _controlled: dict[str, _Owners] = field(default_factory=dict, repr=False)  # by namespace
     _holders: dict[str, dict[OwnerKey, list[OwnerKey]]] = field(default_factory=dict, repr=False)  # by namespace
     # a snapshot's: the workloads with a running Pod in a namespace (None: not saved, every lookup reads the Pods)
@@ -348,31 +351,51 @@ class ClusterState:
         candidates = (
             [nodes[name] for name in sorted(names) if name in nodes] if names is not None else list(nodes.values())
         )
-        counts: dict[str, int] = {}
-        unknown_usage = may_help = 0
         tolerations = admitted_tolerations(spec)  # the same for every node (a third of the loop, per node)
+        keys = node_filter_labels(spec)
+        if keys is not None and names is None:
+            shapes = self._node_shapes()
+            candidates, groups = shapes.nodes, shapes.groups(keys)
+        else:
+            groups = [[index] for index in range(len(candidates))]
+        counts: dict[str, int] = {}
+        passing: list[int] = []
+        for group in groups:  # the filters that read the node alone, once per group of nodes they see alike
+            rejection = node_filter_rejection(spec, candidates[group[0]], tolerations)
+            if rejection is None:
+                passing.extend(group)
+            else:
+                for reason in rejection.reasons:
+                    counts[reason] = counts.get(reason, 0) + len(group)
+        passing.sort()  # back in the nodes' order, which `helpful` keeps
         helpful: list[str] = []
-        for node in candidates:
-            rejection = scheduler_rejection(
-                spec,
-                requests,
-                node,
-                partial(self.usage, node.name),
-                wanted_ports,
-                partial(self.ports_in_use, node.name),
-                tolerations,
+        for index in passing:
+            node = candidates[index]
+            name = node.name
+            rejection = usage_rejection(
+                requests, node, partial(self.usage, name), wanted_ports, partial(self.ports_in_use, name)
             )
             if rejection is None:
                 return None
-            unknown_usage += not self.pods_known_on(node.name)
-            may_help += rejection.preemption_may_help
             if rejection.preemption_may_help:
-                helpful.append(node.name)
+                helpful.append(name)
             for reason in rejection.reasons:
                 counts[reason] = counts.get(reason, 0) + 1
+        unknown_usage = self._unknown_usage(candidates)  # every node was rejected
         if len(candidates) < len(nodes):
             counts[absent_nodes_reason()] = len(nodes) - len(candidates)
-        return NoNodeFits(counts, unknown_usage, preemption_may_help=may_help, helpful=tuple(helpful))
+        return NoNodeFits(counts, unknown_usage, preemption_may_help=len(helpful), helpful=tuple(helpful))
+
+    def _node_shapes(self) -> NodeShapes:
+        if self._shapes is None:
+            self._shapes = _frozen(lambda: NodeShapes(list((self.nodes or {}).values())))
+        return self._shapes
+
+    def _unknown_usage(self, nodes: list[NodeInfo]) -> int:
+        """How many of `nodes` have Pods the state does not know (pods_known_on)."""
+        if self.pod_nodes is None and self.has("pods"):
+            return 0
+        return sum(not self.pods_known_on(node.name) for node in nodes)
 
     def scheduler_preemption(
         self, spec: dict[str, Any], requests: dict[str, int], priority: Priority, verdict: NoNodeFits
@@ -432,3 +455,39 @@ class _Owners:
         if self._position is None:
             self._position = {owner: index for index, owner in enumerate(self.groups)}
         return sorted(owners, key=self._position.__getitem__)
+
+
+class NodeShapes:
+    """The nodes of a state as the scheduler's filters that read a node alone see them
+    (scheduling.node_filter_rejection): cordoned or not, the taints, and the values of the labels a
+    spec's selector and affinity read (scheduling.node_filter_labels). Nodes alike for one set of
+    label keys are grouped (by their places in `nodes`), and each group is weighed once: the 5,000
+    nodes of a big cluster fall into a few dozen groups. Built once per state and set of keys."""
+
+    __slots__ = ("_bases", "_columns", "_groups", "nodes")
+
+    def __init__(self, nodes: list[NodeInfo]) -> None:
+        self.nodes = nodes
+        self._bases = [(node.unschedulable, repr(node.taints) if node.taints else "") for node in nodes]
+        self._columns: dict[Any, list[str | None]] = {}  # label key -> its value on each node
+        self._groups: dict[tuple[Any, ...], list[list[int]]] = {}
+
+    def groups(self, keys: tuple[Any, ...]) -> list[list[int]]:
+        """The places of the nodes alike for these label keys, by group, each in the nodes' order."""
+        found = self._groups.get(keys)
+        if found is None:
+            grouped: dict[tuple[Any, ...], list[int]] = {}
+            for index, shape in enumerate(zip(self._bases, *map(self._column, keys), strict=True)):
+                listed = grouped.get(shape)
+                if listed is None:
+                    grouped[shape] = [index]
+                else:
+                    listed.append(index)
+            found = self._groups[keys] = list(grouped.values())
+        return found
+
+    def _column(self, key: Any) -> list[str | None]:
+        found = self._columns.get(key)
+        if found is None:
+            found = self._columns[key] = [node.labels.get(key) for node in self.nodes]
+        return found

@@ -199,6 +199,7 @@ class WatchedState(ClusterState):
             self.unavailable.pop(kind, None)
             if kind == "nodes":
                 self.nodes = {node.name: node for node in records}
+                self._shapes = None
             elif kind == "namespaces":
                 self._namespace_names = set(records)
                 self.namespaces = frozenset(records)
@@ -253,6 +254,7 @@ class WatchedState(ClusterState):
         if deleted or old is None:
             self._suggestions.clear()
         self._no_fit.clear()
+        self._shapes = None
 
     def add_node(self, node: NodeInfo) -> None:
         """A node confirmed by a GET before its watch event came: the rules see it at once."""
