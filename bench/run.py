@@ -20,7 +20,8 @@ Peers are not dependencies of nodename-lint: install them into a separate venv a
     python3 -m venv /tmp/bench-peers && /tmp/bench-peers/bin/pip install yamllint checkov
     python bench/run.py --peers /tmp/bench-peers/bin
 
-A peer that is not installed is skipped with a note. `--quick` runs fewer rounds. The package's
+A peer that is not installed is skipped with a note. `--quick` runs fewer rounds; `--startup-only` the
+one-small-file table alone (`python bench/run.py --startup-only --pin 0 --repeat 5`). The package's
 bytecode is compiled first, as `pip install` does (PYTHONDONTWRITEBYTECODE may be set).
 """
 
@@ -330,6 +331,9 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="2 rounds, 1 for the peers")
     parser.add_argument("--pin", type=int, metavar="CPU", help="run every command on this one core (taskset -c CPU)")
+    parser.add_argument(
+        "--startup-only", action="store_true", help="only the one-small-file table (4 x --repeat interleaved rounds)"
+    )
     args = parser.parse_args()
     global PINNED_CPU
     PINNED_CPU = args.pin
@@ -337,6 +341,11 @@ def main() -> None:
         args.repeat, args.peer_repeat = 2, 1
     args.work.mkdir(parents=True, exist_ok=True)
     precompile()
+    if args.startup_only:
+        manifest = args.work / "small.yaml"
+        manifest.write_text(SMALL_MANIFEST)
+        print(_header(args, f"{4 * args.repeat} interleaved rounds"), small_file_latency(manifest, args)[0], sep="")
+        return
     generated = args.work / "generated"
     # a subprocess, so that this process stays small: a forked child starts with its parent's peak RSS
     subprocess.run(
@@ -358,12 +367,15 @@ def main() -> None:
     latency, one_file = small_file_latency(manifest, args)
     tables.append(latency)
     tables.append(cluster_cost(manifest, states, workloads, one_file, args))
-    print(
-        f"\n{os.cpu_count()} cores{f' (each command pinned to CPU {args.pin})' if args.pin is not None else ''}, "
-        f"Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f} at the end; "
-        f"medians of {args.repeat} interleaved rounds ({args.peer_repeat} for peers)\n"
-    )
+    print(_header(args, f"{args.repeat} interleaved rounds ({args.peer_repeat} for peers)"))
     print("\n\n".join(tables))
+
+
+def _header(args: argparse.Namespace, rounds: str) -> str:
+    return (
+        f"\n{os.cpu_count()} cores{f' (each command pinned to CPU {args.pin})' if args.pin is not None else ''}, "
+        f"Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f} at the end; medians of {rounds}\n"
+    )
 
 
 if __name__ == "__main__":

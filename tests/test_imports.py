@@ -265,3 +265,24 @@ def test_the_narrowly_imported_client_completes_itself_for_other_code() -> None:
     )
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert completed.stdout == "whole\n", completed.stderr
+
+
+def test_the_startup_bench_prints_the_one_file_table(tmp_path: Path) -> None:
+    """`python bench/run.py --startup-only` (docs/performance.md) measures what the table says, and only that."""
+    from tests.conftest import ROOT
+
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "run.py"), "--startup-only", "--repeat", "1", "--work", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stderr
+    rows = [line for line in completed.stdout.splitlines() if line.startswith("| ")]
+    assert [row.split(" | ")[0] for row in rows[1:]] == [
+        "| python -c 'import yaml, click'",
+        "| nodename-lint --version",
+        "| nodename-lint small.yaml",
+    ], completed.stdout
+    assert "generated" not in completed.stdout and "floor" not in completed.stdout
+    assert "medians of 4 interleaved rounds" in completed.stdout
