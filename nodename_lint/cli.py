@@ -49,6 +49,8 @@ class CommandsOnDemand(MutableMapping[str, click.Command]):
         self._loaded[name] = command
 
     def __delitem__(self, name: str) -> None:
+        if name not in self:
+            raise KeyError(name)
         self._modules.pop(name, None)
         self._loaded.pop(name, None)
 

@@ -286,3 +286,21 @@ def test_the_startup_bench_prints_the_one_file_table(tmp_path: Path) -> None:
     ], completed.stdout
     assert "generated" not in completed.stdout and "floor" not in completed.stdout
     assert "medians of 4 interleaved rounds" in completed.stdout
+
+
+def test_the_commands_on_demand_behave_as_a_mapping() -> None:
+    """What click does with a group's commands (look up, list, add, membership) works without importing them."""
+    import click
+
+    from nodename_lint.cli import COMMAND_MODULES, CommandsOnDemand
+
+    commands = CommandsOnDemand(COMMAND_MODULES)
+    assert "lint" in commands and "lnt" not in commands and len(commands) == len(COMMAND_MODULES)
+    with pytest.raises(KeyError):
+        commands["lnt"]
+    with pytest.raises(KeyError):
+        del commands["lnt"]
+    del commands["audit"]
+    commands["mine"] = click.Command("mine")
+    assert sorted(commands) == ["explain", "lint", "lsp", "mine", "rules", "snapshot", "webhook"]
+    assert commands["mine"].name == "mine" and commands["rules"].name == "rules"
