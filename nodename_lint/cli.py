@@ -7,58 +7,50 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterable, Iterator, MutableMapping
 
 import click
 
 from . import __version__
 from .commands.help import SectionedCommand, lint_help_rows, write_examples, write_sections
 
-# Each command's module and the name of its click command, imported the first time the command is
-# looked up (startup: a lint run does not load the audit's, the webhook's or the server's modules).
-COMMAND_MODULES = {
-    "lint": ("lint", "lint_command"),
-    "audit": ("audit", "audit_command"),
-    "snapshot": ("snapshot", "snapshot_command"),
-    "webhook": ("webhook", "webhook_command"),
-    "lsp": ("lsp", "lsp_command"),
-    "rules": ("rules", "rules_command"),
-    "explain": ("explain", "explain_command"),
-}
+# The commands, each `<name>_command` in commands/<name>.py, imported the first time it is looked up
+# (startup: a lint run does not load the audit's, the webhook's or the server's modules).
+COMMAND_NAMES = ("lint", "audit", "snapshot", "webhook", "lsp", "rules", "explain")
 
 
 class CommandsOnDemand(MutableMapping[str, click.Command]):
     """The group's commands by name, each imported from its module under commands/ when first read."""
 
-    def __init__(self, modules: dict[str, tuple[str, str]]) -> None:
-        self._modules = dict(modules)
+    def __init__(self, names: Iterable[str]) -> None:
+        self._unloaded = set(names)
         self._loaded: dict[str, click.Command] = {}
 
     def __getitem__(self, name: str) -> click.Command:
-        if name not in self._loaded:
-            module, attribute = self._modules[name]  # KeyError: no such command
-            command = getattr(importlib.import_module(f"{__package__}.commands.{module}"), attribute)
-            self._loaded[name] = command
-        return self._loaded[name]
+        if name in self._unloaded:
+            module = importlib.import_module(f"{__package__}.commands.{name}")
+            self._loaded[name] = getattr(module, f"{name}_command")
+            self._unloaded.discard(name)
+        return self._loaded[name]  # KeyError: no such command
 
     def __contains__(self, name: object) -> bool:  # without importing the command
-        return name in self._modules or name in self._loaded
+        return name in self._unloaded or name in self._loaded
 
     def __setitem__(self, name: str, command: click.Command) -> None:
-        self._modules.pop(name, None)
+        self._unloaded.discard(name)
         self._loaded[name] = command
 
     def __delitem__(self, name: str) -> None:
         if name not in self:
             raise KeyError(name)
-        self._modules.pop(name, None)
+        self._unloaded.discard(name)
         self._loaded.pop(name, None)
 
     def __iter__(self) -> Iterator[str]:
-        return iter({**self._modules, **self._loaded})
+        return iter(sorted({*self._unloaded, *self._loaded}))
 
     def __len__(self) -> int:
-        return len({**self._modules, **self._loaded})
+        return len(self._unloaded) + len(self._loaded)
 
 
 class DefaultToLint(click.Group):
@@ -94,7 +86,7 @@ class DefaultToLint(click.Group):
 
 @click.group(
     cls=DefaultToLint,
-    commands=CommandsOnDemand(COMMAND_MODULES),
+    commands=CommandsOnDemand(COMMAND_NAMES),
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.version_option(__version__, prog_name="nodename-lint")

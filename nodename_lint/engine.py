@@ -32,9 +32,6 @@ from .rule import (
     Violation,
 )
 from .sources import STDIN, STDIN_NAME, Source, UsageError, read_blocks
-
-if TYPE_CHECKING:  # startup: render.types is loaded when a folder is built
-    from .render.types import Rendering, RenderOptions
 from .suppress import (
     annotation_ignores,
     comment_directives,
@@ -44,6 +41,9 @@ from .suppress import (
     unknown_comment_ids,
 )
 from .yamlnodes import ConversionError, lookup
+
+if TYPE_CHECKING:  # startup: render.types is loaded when a folder is built
+    from .render.types import Rendering, RenderOptions
 
 SYNTAX_RULE = "yaml-syntax"
 SUPPRESSION_RULE = "invalid-suppression"  # its comment half is reported here

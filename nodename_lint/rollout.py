@@ -294,7 +294,7 @@ class RolloutView(ClusterState):
             return None
         requested = dict(usage.requested) if usage else {}
         if removed and evicted:  # an old Pod of the workload the kubelet evicted, then its controller deleted
-            deleted = {f"{own.pod.namespace}/{own.pod.name}" for own in removed}
+            deleted = self._deleted(node)
             evicted = [pod for pod in evicted if pod.key not in deleted]
         for gone in (*(own.requests for own in removed), *(pod.requests for pod in evicted)):
             for resource, amount in gone.items():
@@ -326,10 +326,13 @@ class RolloutView(ClusterState):
             return running
         return [pod for pod in running if pod.key not in gone]
 
+    def _deleted(self, node: str) -> set[str]:
+        """The keys ("namespace/name", RunningPod.key) of the workload's Pods on `node` the rollout deleted."""
+        return {f"{own.pod.namespace}/{own.pod.name}" for own in self.removed.get(node, ())}
+
     def _gone(self, node: str) -> set[str]:
-        """The keys ("namespace/name") of the Pods on `node` the rollout deleted or evicted."""
-        gone = {f"{own.pod.namespace}/{own.pod.name}" for own in self.removed.get(node, ())}
-        return gone.union(pod.key for pod in self.evicted.get(node, ()))
+        """The keys of the Pods on `node` the rollout deleted or evicted."""
+        return self._deleted(node).union(pod.key for pod in self.evicted.get(node, ()))
 
     def lowest_priority(self, node: str) -> int | None:
         if not self.removed.get(node) and not self.evicted.get(node):

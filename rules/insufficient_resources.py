@@ -185,10 +185,10 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     rollout = workload_rollout(obj, cluster)  # the workload's own running Pods: what the apply does with them
     if rollout is not None:
         if not rollout.blocks:  # it completes, the kubelet perhaps evicting other Pods for critical new ones
-            noun = rollout.noun(len(rollout.evicting))
-            told = _critical_findings(obj, name, cluster, spec, rollout.evicting, len(rollout.evicting), counted, noun)
-            for finding in told if rollout.evicting else ():
-                yield finding._replace(message=rollout.explain(finding.message))
+            if rollout.evicting:
+                evicting, noun = rollout.evicting, rollout.noun(len(rollout.evicting))
+                for finding in _critical_findings(obj, name, cluster, spec, evicting, len(evicting), counted, noun):
+                    yield finding._replace(message=rollout.explain(finding.message))
             return
         cluster = rollout.view
     usage = cluster.usage(name)

@@ -292,10 +292,10 @@ def test_the_commands_on_demand_behave_as_a_mapping() -> None:
     """What click does with a group's commands (look up, list, add, membership) works without importing them."""
     import click
 
-    from nodename_lint.cli import COMMAND_MODULES, CommandsOnDemand
+    from nodename_lint.cli import COMMAND_NAMES, CommandsOnDemand
 
-    commands = CommandsOnDemand(COMMAND_MODULES)
-    assert "lint" in commands and "lnt" not in commands and len(commands) == len(COMMAND_MODULES)
+    commands = CommandsOnDemand(COMMAND_NAMES)
+    assert "lint" in commands and "lnt" not in commands and len(commands) == len(COMMAND_NAMES)
     with pytest.raises(KeyError):
         commands["lnt"]
     with pytest.raises(KeyError):

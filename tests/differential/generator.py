@@ -476,9 +476,9 @@ def _without_aliased_requests(spec: dict[str, Any]) -> None:
     has an overhead (see the module's doc: the known difference this keeps out of the cases)."""
     from nodename_lint.quantity import parse_quantity
 
-    requests = (spec.get("resources") or {}).get("requests") or {}
     if not spec.get("overhead"):
         return
+    requests = (spec.get("resources") or {}).get("requests") or {}
     for resource, value in requests.items():
         if isinstance(value, str) and "." in value and value.endswith(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")):
             requests[resource] = str(int(parse_quantity(value)))
