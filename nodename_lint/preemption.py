@@ -40,7 +40,6 @@ from typing import Any
 
 from .cluster.records import NodeInfo, NodeUsage, PodInfo, PriorityClassInfo, RunningPod
 from .model import Path
-from .quantity import QuantityError, parse_quantity
 from .scheduling import (
     HostPort,
     Shortage,
@@ -49,6 +48,7 @@ from .scheduling import (
     host_ports,
     kubelet_reasons,
     pod_requests,
+    qos_class,
     reason_rule,
     scheduler_rejection,
     shortages,
@@ -209,48 +209,6 @@ def running_pod(pod: PodInfo, classes: Mapping[str, PriorityClassInfo] | None) -
         evictable=None if evictable == requests else evictable,
         ports=tuple(port for _, port in host_ports(spec)),
     )
-
-
-def qos_class(spec: dict[str, Any]) -> str:
-    """ComputePodQOS (pkg/apis/core/v1/helper/qos): from pod-level resources when the Pod has them,
-    else from every container's; cpu and memory only, quantities compared exactly."""
-    requests: dict[str, Any] = {}
-    limits: dict[str, Any] = {}
-    guaranteed = True
-    pod_level = spec.get("resources")
-    if isinstance(pod_level, dict):
-        _positive_into(requests, pod_level.get("requests"))
-        if pod_level.get("limits") and not {"cpu", "memory"} <= _positive_into(limits, pod_level.get("limits")):
-            guaranteed = False
-    else:
-        for key in ("containers", "initContainers"):
-            listed = spec.get(key)
-            for container in listed if isinstance(listed, list) else ():
-                resources = container.get("resources") if isinstance(container, dict) else None
-                resources = resources if isinstance(resources, dict) else {}
-                _positive_into(requests, resources.get("requests"))
-                if not {"cpu", "memory"} <= _positive_into(limits, resources.get("limits")):
-                    guaranteed = False
-    if not requests and not limits:
-        return "BestEffort"
-    guaranteed = guaranteed and all(limits.get(name) == amount for name, amount in requests.items())
-    return "Guaranteed" if guaranteed and len(requests) == len(limits) else "Burstable"
-
-
-def _positive_into(total: dict[str, Any], block: Any) -> set[str]:
-    """Add the positive cpu and memory quantities of `block` into `total`; the names added."""
-    found: set[str] = set()
-    for name, raw in block.items() if isinstance(block, dict) else ():
-        if name not in ("cpu", "memory"):
-            continue
-        try:
-            amount = parse_quantity(raw)
-        except QuantityError:
-            continue
-        if amount > 0:
-            total[name] = total.get(name, 0) + amount
-            found.add(name)
-    return found
 
 
 # --- the kubelet: critical Pod admission -----------------------------------------------------------

@@ -33,7 +33,7 @@ from typing import Any
 from .cluster.records import NodeInfo, NodeUsage, PodInfo, plain_container_requests
 from .model import Path
 from .podspec import NODE_NAME_FIELD, REQUIRED_NODE_AFFINITY, required_node_selector_terms
-from .quantity import QuantityError, request_units, stored_units, written_units
+from .quantity import QuantityError, parse_quantity, request_units, stored_units, written_units
 
 NATIVE_ORDER = ("cpu", "memory", "ephemeral-storage")
 POD_LEVEL_RESOURCES = ("cpu", "memory")  # plus hugepages-*: IsSupportedPodLevelResource
@@ -702,17 +702,50 @@ def is_critical(spec: dict[str, Any], *, static: bool) -> bool:
 
 
 def is_best_effort(spec: dict[str, Any]) -> bool:
-    """GetPodQOS == BestEffort: no container and no pod-level block requests or limits cpu or memory."""
-    blocks = [c.get("resources") for key in ("containers", "initContainers") for _, c in _containers(spec, key)]
-    blocks.append(spec.get("resources"))
-    for resources in blocks:
-        if not isinstance(resources, dict):
+    """GetPodQOS == BestEffort (`status.qosClass` is set by the API server from the same function)."""
+    return qos_class(spec) == "BestEffort"
+
+
+def qos_class(spec: dict[str, Any]) -> str:
+    """ComputePodQOS (pkg/apis/core/v1/helper/qos): from pod-level resources when the Pod has them,
+    else from every container's; cpu and memory only, quantities compared exactly."""
+    requests: dict[str, Any] = {}
+    limits: dict[str, Any] = {}
+    guaranteed = True
+    pod_level = spec.get("resources")
+    if isinstance(pod_level, dict):
+        _positive_into(requests, pod_level.get("requests"))
+        if pod_level.get("limits") and not {"cpu", "memory"} <= _positive_into(limits, pod_level.get("limits")):
+            guaranteed = False
+    else:
+        for key in ("containers", "initContainers"):
+            listed = spec.get(key)
+            for container in listed if isinstance(listed, list) else ():
+                resources = container.get("resources") if isinstance(container, dict) else None
+                resources = resources if isinstance(resources, dict) else {}
+                _positive_into(requests, resources.get("requests"))
+                if not {"cpu", "memory"} <= _positive_into(limits, resources.get("limits")):
+                    guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    guaranteed = guaranteed and all(limits.get(name) == amount for name, amount in requests.items())
+    return "Guaranteed" if guaranteed and len(requests) == len(limits) else "Burstable"
+
+
+def _positive_into(total: dict[str, Any], block: Any) -> set[str]:
+    """Add the positive cpu and memory quantities of `block` into `total`; the names added."""
+    found: set[str] = set()
+    for name, raw in block.items() if isinstance(block, dict) else ():
+        if name not in ("cpu", "memory"):
             continue
-        for key in ("requests", "limits"):
-            amounts = _quantities(resources.get(key), (), lenient=True)
-            if any(amounts.get(resource, 0) > 0 for resource in POD_LEVEL_RESOURCES):
-                return False
-    return True
+        try:
+            amount = parse_quantity(raw)
+        except QuantityError:
+            continue
+        if amount > 0:
+            total[name] = total.get(name, 0) + amount
+            found.add(name)
+    return found
 
 
 def pressure_rejection(spec: dict[str, Any], node: NodeInfo, *, static: bool) -> list[str]:

@@ -5,6 +5,11 @@ pressure: its `DiskPressure` or `PIDPressure` condition is True (every Pod that 
 is refused), or `MemoryPressure` alone is True and the Pod is BestEffort (no cpu or memory
 requests or limits) without a toleration for `node.kubernetes.io/memory-pressure`.
 
+A Pod with a pod-level `spec.resources` block is BestEffort when that block sets no cpu or memory,
+whatever its containers request: `ComputePodQOS` (`pkg/apis/core/v1/helper/qos`) reads only the
+pod-level block once it is there, even empty (`resources: {}`), and the API server sets
+`status.qosClass` from the same function.
+
 Critical Pods are admitted under pressure, as in the kubelet: static Pods and Pods with
 priority class `system-node-critical` or `system-cluster-critical` (a priority of at least
 2000000000).
@@ -100,11 +105,18 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         return
     listed = " and ".join(conditions)
     if conditions == ["MemoryPressure"]:
-        why = f"node {name} has MemoryPressure and the Pod is BestEffort (no cpu or memory requests or limits)"
-        fix = (
-            "give the containers cpu and memory requests (Burstable Pods are admitted under memory pressure), "
-            "pick another node, or drop nodeName"
-        )
+        if isinstance(spec.get("resources"), dict):
+            why = (
+                f"node {name} has MemoryPressure and the Pod is BestEffort: spec.resources is there but sets no "
+                "cpu or memory, and once it is there the containers' requests and limits do not count"
+            )
+            fix = "set cpu or memory requests in spec.resources or remove it, pick another node, or drop nodeName"
+        else:
+            why = f"node {name} has MemoryPressure and the Pod is BestEffort (no cpu or memory requests or limits)"
+            fix = (
+                "give the containers cpu and memory requests (Burstable Pods are admitted under memory pressure), "
+                "pick another node, or drop nodeName"
+            )
     else:
         why = f"node {name} has {listed}, under which the kubelet admits only critical Pods"
         freed = "disk" if "DiskPressure" in conditions else "PIDs"

@@ -367,6 +367,18 @@ def test_memory_pressure_rejects_only_best_effort_pods():
     assert findings(tolerating, PRESSURED, "node-pressure") == []
 
 
+def test_an_empty_pod_level_resources_block_makes_the_pod_best_effort():
+    """ComputePodQOS reads only spec.resources once it is there, even empty: the containers' requests
+    then do not count (oracle seed 1911005, case 1551)."""
+    empty = pod("  resources: {}\n" + BURSTABLE, node_name="kind-worker2")
+    found = findings(empty, PRESSURED, "node-pressure")
+    assert len(found) == 1 and "[MemoryPressure]" in found[0].message
+    assert "spec.resources is there but sets no cpu or memory" in found[0].message
+    assert "spec.resources" in (found[0].fix or "")
+    pod_level = pod("  resources: {requests: {memory: 64Mi}}\n" + BURSTABLE, node_name="kind-worker2")
+    assert findings(pod_level, PRESSURED, "node-pressure") == []
+
+
 def test_memory_pressure_with_another_condition_rejects_every_pod():
     found = findings(pod(BURSTABLE, node_name="kind-worker3"), PRESSURED, "node-pressure")
     assert len(found) == 1 and "[MemoryPressure PIDPressure]" in found[0].message

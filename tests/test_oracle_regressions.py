@@ -343,6 +343,25 @@ CASES = [
         "kubelet",
         {"admit": False, "reason": "TaintToleration"},
     ),
+    # --- QoS: a pod-level resources block decides alone, even empty (seed 1911005) ------------------------
+    Case(
+        "an empty pod-level resources block makes a Pod with requests BestEffort",
+        [node(conditions={"MemoryPressure": "True"})],
+        pod(requests={"cpu": "100m", "memory": "64Mi"}, resources={}),
+        "node-pressure",
+        ["with Evicted: node kind-worker has MemoryPressure and the Pod is BestEffort: spec.resources is there"],
+        "kubelet",
+        {"admit": False, "reason": "Evicted", "message": "The node had condition: [MemoryPressure]. "},
+    ),
+    Case(
+        "... and without it the Pod is Burstable and admitted",
+        [node(conditions={"MemoryPressure": "True"})],
+        pod(requests={"cpu": "100m", "memory": "64Mi"}),
+        "node-pressure",
+        [],
+        "kubelet",
+        {"admit": True},
+    ),
     # --- quantities add up exactly and are rounded once ----------------------------------------------------
     Case(
         "two requests of 1.1 bytes make 3",

@@ -23,10 +23,9 @@ from nodename_lint.preemption import (
     Preemptor,
     importance_order,
     pods_to_evict,
-    qos_class,
     resolve_priority,
 )
-from nodename_lint.scheduling import Shortage, evictable_requests
+from nodename_lint.scheduling import Shortage, evictable_requests, qos_class
 
 from .conftest import lint_yaml, run_cli
 from .differential.compare import _claims, scheduler_event
