@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
 from ..podspec import required_node_names
 from ..scheduling import (
@@ -66,8 +66,7 @@ def _frozen(build: Callable[[], _Index]) -> _Index:
     return index
 
 
-@dataclass(frozen=True, slots=True)
-class NoNodeFits:
+class NoNodeFits(NamedTuple):
     """Why the scheduler finds no node for a Pod: nodes per rejection reason, and how many of them
     were compared with their allocatable alone because their Pods are not known."""
 
