@@ -673,3 +673,15 @@ def test_labels_of_strings_are_read_as_one_by_one(seed: int) -> None:
         assert got == expected
         if expected is not StateError:
             assert got is not found  # a copy: the record does not share the object's mapping
+
+
+def test_a_dumps_decoded_items_live_as_long_as_its_state() -> None:
+    """The items a dump decoded (metadata, statuses, references the records do not keep) are held by the state,
+    not freed one by one once loaded: a command keeps its state to its exit (options.kept_until_exit)."""
+    fast = state_from_json_dump(_dump(_rich_cluster()), "dump.json")
+    assert fast is not None and fast.pods
+    decoded = fast._decoded
+    assert decoded is not None and len(decoded.items) > len(fast.pods)
+    assert any(
+        item.metadata is not None and item.metadata.name == pod.name for item in decoded.items for pod in fast.pods
+    )

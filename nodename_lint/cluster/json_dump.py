@@ -266,7 +266,6 @@ def state_from_json_dump(data: bytes | str | mmap, source: str) -> ClusterState 
         return None
     implied = kind[: -len("List")]  # `kubectl get nodes -o json` of the API: a NodeList, items without kind
     read = _read_items(dump.items, implied)
-    del dump
     if read is None:
         return None
     others = read.others
@@ -299,6 +298,7 @@ def state_from_json_dump(data: bytes | str | mmap, source: str) -> ClusterState 
                 holders.append(holder)
     state = state_from_kinds(source, nodes, namespaces, read.records, runtime_classes, priority_classes, holders)
     state.set_pod_indexes(read.by_node, read.by_namespace, read.by_owner)
+    state.keep_decoded(dump)
     return state
 
 
