@@ -189,9 +189,17 @@ class RolloutCase:
             added = list(_DAEMON_TOLERATIONS)
             if pod["spec"].get("hostNetwork"):
                 added.append(("node.kubernetes.io/network-unavailable", "NoSchedule"))
-            for key, effect in added:
-                if not any(t.get("key") == key and t.get("effect") == effect for t in tolerations):
-                    tolerations.append({"key": key, "operator": "Exists", "effect": effect})
+            for key, effect in added:  # AddOrUpdateTolerationInPodSpec: MatchToleration replaces, else appends
+                toleration = {"key": key, "operator": "Exists", "effect": effect}
+                same = [
+                    i
+                    for i, t in enumerate(tolerations)
+                    if {"value": "", **t, "tolerationSeconds": 0} == {"value": "", **toleration, "tolerationSeconds": 0}
+                ]
+                for i in same:
+                    tolerations[i] = toleration
+                if not same:
+                    tolerations.append(toleration)
         pods = [*self.case.pods, *(self.old_pods() if self.old_stay else [])]
         mode = ("kubelet-replicas" if self.kind == "recreate" else "kubelet") if pinned else "scheduler"
         request: dict[str, Any] = {
