@@ -412,6 +412,48 @@ def test_a_daemonsets_pods_stay_on_a_not_ready_node_for_ever():
     assert "evicts" not in for_daemon.message and "not-ready:NoExecute" in for_daemon.message
 
 
+DAEMON_NODES = state(
+    node("kind-control-plane", cpu="1", taints=CONTROL_PLANE_TAINT),
+    node("kind-worker", cpu="1"),
+    node(
+        "kind-worker2",
+        conditions=', {type: Ready, status: "False"}',
+        taints="{key: node.kubernetes.io/not-ready, effect: NoSchedule}",
+    ),
+)
+
+
+def test_a_daemonset_gets_no_pod_on_a_node_whose_taint_it_does_not_tolerate():
+    """NodeShouldRunDaemonPod checks NoSchedule taints too, nodeName or not: no Pod is created, so no
+    kubelet rule speaks, where a Deployment's Pod would land on the node (a warning)."""
+    big = CONTAINER + '      resources: {requests: {cpu: "8"}}\n'
+    found = findings(daemonset(big, "kind-control-plane"), DAEMON_NODES, "untolerated-taint")
+    assert len(found) == 1 and found[0].severity == "error"
+    assert "the DaemonSet controller will not run DaemonSet agent on kind-control-plane" in found[0].message
+    assert "0 Pods desired" in found[0].message
+    assert findings(daemonset(big, "kind-control-plane"), DAEMON_NODES, "insufficient-resources") == []
+    assert len(findings(daemonset(big, "kind-worker"), DAEMON_NODES, "insufficient-resources")) == 1
+    tolerating = "  tolerations: [{key: node-role.kubernetes.io/control-plane, operator: Exists}]\n" + CONTAINER
+    assert findings(daemonset(tolerating, "kind-control-plane"), DAEMON_NODES, "untolerated-taint") == []
+    # its controller does not add a toleration for not-ready:NoSchedule, only for not-ready:NoExecute
+    [not_ready] = findings(daemonset(CONTAINER, "kind-worker2"), DAEMON_NODES, "untolerated-taint")
+    assert "node.kubernetes.io/not-ready:NoSchedule" in not_ready.message
+    assert findings(daemonset(CONTAINER, "kind-worker2"), DAEMON_NODES, "node-not-ready") == []
+
+
+def test_a_daemonset_gets_no_pod_on_a_node_its_selector_does_not_match():
+    text = daemonset("  nodeSelector: {disk: ssd}\n" + CONTAINER, "kind-worker")
+    [found] = findings(text, DAEMON_NODES, "node-selector-mismatch")
+    assert "will not run DaemonSet agent on kind-worker: node kind-worker has no label disk" in found.message
+    assert "rejected by the kubelet" not in found.message
+
+
+def test_a_daemonset_pinned_to_a_missing_node_gets_no_pod_at_all():
+    [found] = findings(daemonset(CONTAINER, "kind-wroker"), DAEMON_NODES, "unknown-node")
+    assert "none is ever created" in found.message and "PodGC" not in found.message
+    assert "did you mean kind-worker?" in found.message
+
+
 NOT_READY_EXISTS = {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"}
 
 
