@@ -291,8 +291,6 @@ def _running_pod_requests(pod: PodInfo) -> dict[str, int]:
     if spec.__class__ is dict:
         return pod_requests(spec, lenient=True)
     key = spec.requests_key()
-    if key is None:  # containers the structs do not hold (not a list of mappings): as the generic reader reads them
-        return pod_requests(pod.spec, lenient=True)
     found = _RUNNING_REQUESTS.get(key)
     if found is None:
         blocks = spec.resource_blocks()

@@ -7,8 +7,7 @@ time, QoS class, allocatable, conditions and a Node's nodeInfo; a RuntimeClass's
 scheduling; a PriorityClass's value, globalDefault and preemptionPolicy) and skips everything else
 in C: managedFields, images, env, volumes, container statuses. The Pod records and the Pods-by-node
 index are built in one loop, and a Pod's spec stays a struct until a rule reads it (most Pods of a
-big cluster never are); its containers stay the file's bytes until a node's usage or host ports
-read them (`_Spec.containers_of`).
+big cluster never are).
 
 Anything unusual (another top-level shape, a field of the wrong type, bytes that are not UTF-8, an
 item the records refuse) returns None, and the generic reader (from_file) reads the file again and
@@ -93,13 +92,6 @@ _RESOURCES = msgspec.json.Decoder(_Resources | None)
 
 
 _Containers = list[_Container] | None | msgspec.UnsetType
-_ABSENT = msgspec.Raw(b"")  # a field the object does not have (an encoded struct omits it)
-_CONTAINERS = msgspec.json.Decoder(list[_Container] | None)
-
-
-class _OddContainers(Exception):
-    """A spec's containers or init containers that are not a list of mappings (nor null): read as the generic
-    reader reads them (records.PodInfo.spec), not from the structs."""
 
 
 class _SpecRequests(msgspec.Struct, gc=False, omit_defaults=True):
@@ -120,10 +112,8 @@ class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
     as it is until a rule reads it (records.PodInfo.spec makes it plain values); unset stays absent."""
 
     nodeName: Any = msgspec.UNSET
-    # the file's bytes, decoded when read (containers_of): a 150,000-Pod dump's 300,000 containers cost a
-    # third of its decoding as structs, and a run sums the Pods of the nodes no-node-fits compares alone
-    containers: msgspec.Raw = _ABSENT
-    initContainers: msgspec.Raw = _ABSENT
+    containers: _Containers = msgspec.UNSET
+    initContainers: _Containers = msgspec.UNSET
     overhead: Any = msgspec.UNSET
     resources: Any = msgspec.UNSET
     hostNetwork: Any = msgspec.UNSET
@@ -133,24 +123,10 @@ class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
     unschedulable: Any = msgspec.UNSET  # Node
     template: msgspec.Raw = _NULL  # ReplicaSet: decoded only when one of the Pods runs it
 
-    def containers_of(self, raw: msgspec.Raw) -> _Containers:
-        """`containers` or `initContainers` (`raw`) as structs: unset when absent; raises _OddContainers when
-        they are neither a list of mappings nor null."""
-        if raw is _ABSENT:
-            return msgspec.UNSET
-        try:
-            return _CONTAINERS.decode(raw)
-        except (msgspec.DecodeError, RecursionError):  # ValidationError too
-            raise _OddContainers from None
-
-    def requests_key(self) -> bytes | None:
+    def requests_key(self) -> bytes:
         """What pod_requests reads of this spec, encoded: Pods with the same key have the same requests
-        (scheduling._running_pod_requests memoizes them by it). None for odd containers (read as plain values)."""
-        try:
-            containers, init_containers = self.containers_of(self.containers), self.containers_of(self.initContainers)
-        except _OddContainers:
-            return None
-        return _ENCODE_KEY(_SpecRequests(containers, init_containers, self.overhead, self.resources))
+        (scheduling._running_pod_requests memoizes them by it)."""
+        return _ENCODE_KEY(_SpecRequests(self.containers, self.initContainers, self.overhead, self.resources))
 
     def _without_pod_level(self) -> bool:
         """No overhead and no pod-level resources: the containers alone make the Pod's requests."""
@@ -158,67 +134,51 @@ class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
 
     def _plain(self) -> bool:
         """Containers without init containers, and nothing at the pod level (records.plain_container_requests)."""
-        return self.initContainers is _ABSENT and self._without_pod_level()
+        return self.initContainers is msgspec.UNSET and self._without_pod_level()
 
     def plain_container_requests(self) -> list[Any] | None:
         """records.plain_container_requests of this spec, read from the structs (no plain values made)."""
         if not self._plain():
             return None
-        containers = self.containers_of(self.containers)  # a plain_requests_key first: not odd
-        return [_requests(container.resources) for container in (containers if isinstance(containers, list) else ())]
+        return [
+            _requests(container.resources)
+            for container in (self.containers if isinstance(self.containers, list) else ())
+        ]
 
     def plain_requests_key(self) -> tuple[bytes, ...] | None:
         """The bytes of each container's `resources` when they alone make the Pod's requests (see
-        plain_container_requests): Pods with the same key have the same requests. None otherwise (odd
-        containers too)."""
+        plain_container_requests): Pods with the same key have the same requests. None otherwise."""
         if not self._plain():
             return None
-        try:
-            containers = self.containers_of(self.containers)
-        except _OddContainers:
-            return None
-        return tuple([bytes(container.resources) for container in (containers if isinstance(containers, list) else ())])
+        return tuple(
+            [bytes(container.resources) for container in (self.containers if isinstance(self.containers, list) else ())]
+        )
 
     def resource_blocks(self) -> tuple[list[bytes], list[tuple[bytes, bool]]] | None:
         """Each container's `resources` as the file's bytes, and each init container's with whether it
         is a sidecar (restartPolicy Always), for scheduling._running_pod_requests; None when the spec
-        has overhead or pod-level resources (a requests_key first: the containers are not odd)."""
+        has overhead or pod-level resources."""
         if not self._without_pod_level():
             return None
-        containers, init_containers = self.containers_of(self.containers), self.containers_of(self.initContainers)
-        return [bytes(container.resources) for container in (containers if isinstance(containers, list) else ())], [
-            (bytes(container.resources), container.restartPolicy == "Always")
-            for container in (init_containers if isinstance(init_containers, list) else ())
+        containers = self.containers if isinstance(self.containers, list) else ()
+        init_containers = self.initContainers if isinstance(self.initContainers, list) else ()
+        return [bytes(container.resources) for container in containers], [
+            (bytes(container.resources), container.restartPolicy == "Always") for container in init_containers
         ]
 
     def may_have_host_ports(self) -> bool:
         """Whether a container or init container names a `hostPort` (in the file's bytes, or behind a
-        JSON escape that may spell it): a spec without one holds no host port (scheduling.host_ports).
-        True for odd containers: the plain values say."""
-        for raw in (self.containers, self.initContainers):
-            if raw is _ABSENT or (b"hostPort" not in (whole := bytes(raw)) and b"\\" not in whole):
-                continue  # neither in any of their ports
-            try:
-                containers = self.containers_of(raw)
-            except _OddContainers:
-                return True
+        JSON escape that may spell it): a spec without one holds no host port (scheduling.host_ports)."""
+        for containers in (self.containers, self.initContainers):
             for container in containers if isinstance(containers, list) else ():
                 ports = container.ports
-                if ports is not _NULL and (b"hostPort" in (bytes_ := bytes(ports)) or b"\\" in bytes_):
+                if ports is not _NULL and (b"hostPort" in (raw := bytes(ports)) or b"\\" in raw):
                     return True
         return False
 
     def plain(self) -> dict[str, Any]:
-        """The spec as plain values (records.PodInfo.spec), the bytes kept raw decoded too: the containers
-        as their structs hold them, or odd ones as the file has them."""
-        values: list[Any] = []
-        for raw in (self.containers, self.initContainers):
-            try:
-                values.append(self.containers_of(raw))
-            except _OddContainers:
-                values.append(msgspec.json.decode(raw))
-        typed = msgspec.structs.replace(self, containers=values[0], initContainers=values[1])
-        decoded = msgspec.json.decode(_ENCODE_KEY(typed))
+        """The spec as plain values (records.PodInfo.spec), the bytes kept raw decoded too."""
+        decoded = msgspec.json.decode(_ENCODE_KEY(self))
         assert isinstance(decoded, dict)  # a struct encodes as an object
         return decoded
 
