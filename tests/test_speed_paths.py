@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 from pathlib import Path
 
 from nodename_lint.engine import Linter
@@ -306,3 +308,48 @@ def test_no_offline_rule_makes_a_plain_workloads_whole_spec_plain_values(monkeyp
     pinned = DEPLOYMENT.format(i=1, labels="app: web").replace("    spec:\n", "    spec:\n      priorityClassName: x\n")
     _linter().lint_text(pinned, display="web.yaml")
     assert whole, "the check can fail: a spec that names a PriorityClass is read whole by invalid-priority"
+
+
+# Run as `python -m nodename_lint` does; an exit handler registered first runs last, after the command line's own.
+EXIT_PROBE = """
+import atexit, gc, os, runpy, sys
+atexit.register(lambda: os.write(2, b"\\nGC=%d,%d" % (gc.get_freeze_count(), len(gc.get_objects()))))
+sys.argv = ["nodename-lint", *sys.argv[1:]]
+runpy.run_module("nodename_lint", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_the_command_line_exits_without_scanning_what_it_loaded(tmp_path: Path) -> None:
+    """Startup: what the process holds at exit is frozen, so the interpreter's last collection scans
+    almost nothing (it scanned every module, class and function: 5-10 ms of a one-file lint)."""
+    (tmp_path / "pod.yaml").write_text(DEPLOYMENT.format(i=0, labels=""))
+    completed = subprocess.run(
+        [sys.executable, "-c", EXIT_PROBE, "pod.yaml"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert "No problems found in 1 object" in completed.stdout, completed.stdout + completed.stderr
+    frozen, tracked = map(int, completed.stderr.rpartition("\nGC=")[2].split(","))
+    assert frozen > 10_000 and tracked < frozen / 20, (frozen, tracked)
+
+
+def test_a_commands_module_loads_with_the_cyclic_gc_paused() -> None:
+    """Looking a command up imports its module: no collection runs while its body runs, and the GC is on after."""
+    code = """
+import gc, sys
+from nodename_lint.cli import main
+
+def importing(frame):
+    code = frame and frame.f_code
+    while frame is not None and not (code.co_name == "<module>" and code.co_filename.endswith("lint.py")):
+        frame = frame.f_back
+        code = frame and frame.f_code
+    return frame is not None
+
+during = []
+gc.callbacks.append(lambda phase, info: during.append(importing(sys._getframe(1))) if phase == "start" else None)
+gc.set_threshold(1)
+name, command, _ = main.resolve_command(main.make_context("nodename-lint", ["rules"]), ["lint"])
+gc.set_threshold(700)
+print(name, "nodename_lint.commands.lint" in sys.modules, len(during) > 10, any(during), gc.isenabled())
+"""
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert completed.stdout.strip() == "lint True True False True", completed.stdout + completed.stderr
