@@ -12,7 +12,6 @@ import gc
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, NamedTuple
 
@@ -65,8 +64,7 @@ TEMPLATE_HINT = (
 )
 
 
-@dataclass(slots=True)
-class SyntaxProblem:
+class SyntaxProblem(NamedTuple):
     """Why a document or a file could not be read, located in the whole stream."""
 
     message: str
@@ -92,26 +90,52 @@ class Limits(NamedTuple):
 DEFAULT_LIMITS = Limits()
 
 
-@dataclass(slots=True)
 class Document:
-    """One YAML document: its composed root node, or the problem that stopped it."""
+    """One YAML document: its composed root node, or the problem that stopped it.
 
-    index: int  # 0-based position in the stream
-    line_offset: int  # lines of the stream before this document's text
-    text: str
-    root: Node | None
-    error: SyntaxProblem | None = None
-    template: str | None = None  # the Helm template named by a `# Source:` comment
-    # (apiVersion, kind) of the List whose consecutive items this document holds (root: a sequence
-    # of them), see _list_items
-    list_of: tuple[str, str] | None = None
-    # the List's items before this document's first: of a piece of a List, or of a List composed
-    # whole after its first items came in pieces (whose items objects_in then skips)
-    first_item: int = 0
-    limits: Limits = DEFAULT_LIMITS
-    # line -> rule ids of its `# nodename-lint: ignore` comment, found once (suppress.comment_directives)
-    directives: dict[int, frozenset[str]] | None = field(default=None, repr=False, compare=False)
-    origin: Any = None  # render.Origin of a document built from a chart or kustomization
+    A plain class with __slots__, not a dataclass (startup: CONTRIBUTING.md).
+    """
+
+    __slots__ = (
+        "directives",
+        "error",
+        "first_item",
+        "index",
+        "limits",
+        "line_offset",
+        "list_of",
+        "origin",
+        "root",
+        "template",
+        "text",
+    )
+
+    def __init__(
+        self,
+        index: int,
+        line_offset: int,
+        text: str,
+        root: Node | None,
+        error: SyntaxProblem | None = None,
+        template: str | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+    ) -> None:
+        self.index = index  # 0-based position in the stream
+        self.line_offset = line_offset  # lines of the stream before this document's text
+        self.text = text
+        self.root = root
+        self.error = error
+        self.template = template  # the Helm template named by a `# Source:` comment
+        # (apiVersion, kind) of the List whose consecutive items this document holds (root: a sequence
+        # of them), see _list_items
+        self.list_of: tuple[str, str] | None = None
+        # the List's items before this document's first: of a piece of a List, or of a List composed
+        # whole after its first items came in pieces (whose items objects_in then skips)
+        self.first_item = 0
+        self.limits = limits
+        # line -> rule ids of its `# nodename-lint: ignore` comment, found once (suppress.comment_directives)
+        self.directives: dict[int, frozenset[str]] | None = None
+        self.origin: Any = None  # render.Origin of a document built from a chart or kustomization
 
 
 def decode(data: bytes) -> str:
@@ -433,8 +457,7 @@ _ANCHORS_OR_ALIASES = tuple(
 _FIRST_CONTENT = re.compile(r"^( *)(?!#)\S", re.M)
 
 
-@dataclass(slots=True)
-class _ListShape:
+class _ListShape(NamedTuple):
     """Where the parts of a List document are (see _list_items)."""
 
     header: str  # the List without its items: apiVersion, kind, metadata
