@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Iterable
 from functools import lru_cache
 
 from .rule import Rule
@@ -28,7 +29,7 @@ def all_rules() -> dict[str, Rule]:
     return catalogue
 
 
-def rule_module_names(folders: list[str]) -> list[str]:
+def rule_module_names(folders: Iterable[str]) -> list[str]:
     """The modules of the rules' folders (each `NAME.py` but `__init__.py`), sorted. Read from the folders,
     not with pkgutil.iter_modules (startup: importing pkgutil and naming each file through inspect cost
     about 1 ms of a one-file lint); a rule is a module of Python source, as the package ships it."""
