@@ -55,8 +55,12 @@ _BOUNDARY = re.compile(r"^(?:%[^\n]*\n)*---(?=[ \t\r\n]|$)|^\.\.\.[ \t\r]*(?:#[^
 # The same holds for every pattern of this module read over a whole document: each starts with a
 # literal, and a lookbehind after it says that the literal starts a line.
 _BOUNDARY_LINE = re.compile(r"\n(?=---|\.\.\.|%)")
-_DIRECTIVE_LINES = re.compile(r"(?:%[^\n]*\n)*")
-_HELM_SOURCE = re.compile(r"\A(?:---[^\n]*\n)?(?:[ \t]*(?:#(?! Source:)[^\n]*)?\r?\n)*[ \t]*# Source: ([^\r\n]+)")
+# Startup: the patterns that an ordinary small document never needs (directive lines, Helm's comment, a
+# JSON stream, a large or deep document, a List split in items, a document that does not parse) are kept
+# as their source here, and compiled by re (which caches them) when a function first uses one: compiled
+# at import, they cost about 2 ms of a one-file lint. `(?m)` is re.M written in the pattern.
+_DIRECTIVE_LINES = r"(?:%[^\n]*\n)*"
+_HELM_SOURCE = r"\A(?:---[^\n]*\n)?(?:[ \t]*(?:#(?! Source:)[^\n]*)?\r?\n)*[ \t]*# Source: ([^\r\n]+)"
 UNCONVERTIBLE_PREFIX = "kubectl cannot convert this document to JSON: "
 TEMPLATE_HINT = (
     "this looks like an unrendered Helm or Go template ({{ ... }}): a chart folder (with Chart.yaml) is rendered "
@@ -182,7 +186,7 @@ def iter_documents(
 
 
 # A JSON string, a bracket, or a run of anything else: the tokens json_stream counts brackets over.
-_JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]]|[^"{}\[\]]+')
+_JSON_TOKEN = r'"(?:[^"\\\n]|\\.)*"|[{}\[\]]|[^"{}\[\]]+'
 
 
 def json_stream(text: str) -> list[tuple[int, int, str]] | None:
@@ -196,8 +200,9 @@ def json_stream(text: str) -> list[tuple[int, int, str]] | None:
     """
     pieces: list[tuple[int, int, str]] = []
     position, line, line_start, depth, start = 0, 0, 0, 0, -1
+    token_at = re.compile(_JSON_TOKEN).match
     while position < len(text):
-        token = _JSON_TOKEN.match(text, position)
+        token = token_at(text, position)
         if token is None:  # an unterminated string
             return None
         value = token.group()
@@ -241,7 +246,7 @@ def compose(text: str, index: int = 0, line_offset: int = 0, limits: Limits = DE
     """Compose one document's text; a syntax error becomes the document's `error`."""
     template = None
     if "# Source:" in text:
-        match = _HELM_SOURCE.match(text)
+        match = re.match(_HELM_SOURCE, text)
         template = match.group(1).strip() if match else None
     beyond = _beyond_limits(text, limits)
     if beyond is not None:
@@ -285,10 +290,9 @@ def compose(text: str, index: int = 0, line_offset: int = 0, limits: Limits = DE
 # Limits checked on the text, before libyaml sees it (the size: Limits.max_document_chars).
 # A List (`kubectl get deploy -A -o yaml`) is applied item by item, so only its items have that limit.
 # `kind:` at a line start, or JSON's `"kind":`; literal first (see _BOUNDARY_LINE): 30 ms against 0.5 per MB.
-_LIST_KIND = re.compile(
-    r"kind(?:(?<![^\n]kind):[ \t]*[\"']?[A-Za-z]*List[\"']?[ \t]*(?:#.*)?\r?$"
-    r"|(?<=\"kind)\"[ \t]*:[ \t]*\"[A-Za-z]*List\")",
-    re.M,
+_LIST_KIND = (
+    r"(?m)kind(?:(?<![^\n]kind):[ \t]*[\"']?[A-Za-z]*List[\"']?[ \t]*(?:#.*)?\r?$"
+    r"|(?<=\"kind)\"[ \t]*:[ \t]*\"[A-Za-z]*List\")"
 )
 # Nesting limits. libyaml's composer recurses on the
 # C stack (block nesting past about 25,000 levels crashes the process) and its time grows with the
@@ -297,9 +301,9 @@ _LIST_KIND = re.compile(
 # block depth; with the flow limit, the depth stays far below the crash.
 MAX_FLOW_DEPTH = 10_000  # go-yaml's own max_flow_level: kubectl refuses deeper documents too
 MAX_BLOCK_INDENT = 5_000
-_FLOW_BRACKET = re.compile(r"[\[\]{}]")
-_DEEP_INDENT = re.compile(rf"[ \t?:-]{{{MAX_BLOCK_INDENT}}}")
-_DEEP_INDENT_LINE = re.compile(rf"\n[ \t?:-]{{{MAX_BLOCK_INDENT}}}")  # see _BOUNDARY_LINE
+_FLOW_BRACKET = r"[\[\]{}]"
+_DEEP_INDENT = rf"[ \t?:-]{{{MAX_BLOCK_INDENT}}}"
+_DEEP_INDENT_LINE = rf"\n[ \t?:-]{{{MAX_BLOCK_INDENT}}}"  # see _BOUNDARY_LINE
 
 
 def _beyond_limits(text: str, limits: Limits) -> tuple[int, str] | None:
@@ -310,7 +314,7 @@ def _beyond_limits(text: str, limits: Limits) -> tuple[int, str] | None:
     """
     if len(text) <= MAX_BLOCK_INDENT:
         return None
-    if len(text) > limits.max_document_chars and not _LIST_KIND.search(text):
+    if len(text) > limits.max_document_chars and not re.search(_LIST_KIND, text):
         return 0, (
             f"the document is too large ({len(text) / 1024 / 1024:.1f} MiB, limit "
             f"{limits.max_document_chars / 1024 / 1024:.1f} MiB: --max-document-size): the API server refuses requests "
@@ -325,7 +329,7 @@ def _beyond_limits(text: str, limits: Limits) -> tuple[int, str] | None:
     if text.count("[") + text.count("{") <= MAX_FLOW_DEPTH:
         return None
     depth = 0
-    for match in _FLOW_BRACKET.finditer(text):
+    for match in re.finditer(_FLOW_BRACKET, text):
         depth += 1 if match.group() in "[{" else -1
         if depth > MAX_FLOW_DEPTH:
             return match.start(), (
@@ -338,9 +342,9 @@ def _beyond_limits(text: str, limits: Limits) -> tuple[int, str] | None:
 
 def _deep_line(text: str) -> int | None:
     """Where the first line indented MAX_BLOCK_INDENT columns or more starts, or None."""
-    if _DEEP_INDENT.match(text):
+    if re.match(_DEEP_INDENT, text):
         return 0
-    found = _DEEP_INDENT_LINE.search(text)
+    found = re.search(_DEEP_INDENT_LINE, text)
     return None if found is None else found.start() + 1
 
 
@@ -349,7 +353,7 @@ def _deep_line(text: str) -> int | None:
 # `"apiVersion": "2015-06-15"` (kubespray's, Jinja: `"{{apiVersion}}"`). Literal first (see _BOUNDARY_LINE);
 # read only in a document that does not parse, never on the hot path; each try scans one run of name
 # characters, which stops at the next `apiVersion` (its `V`), so the search is linear.
-_OBJECT_KEY = re.compile(
+_OBJECT_KEY = (
     r"""kind(?<![\w.-]kind)["']?[ \t]*:"""
     r"""|apiVersion(?<![\w.-]apiVersion)["']?[ \t]*:[ \t]*["']?(?:[a-z0-9][a-z0-9.-]*/)?v[0-9]"""
 )
@@ -359,7 +363,7 @@ def names_object_keys(text: str) -> bool:
     """Whether TEXT writes a kind key or a Kubernetes apiVersion anywhere (comments included): a document
     that does not parse is then a broken manifest, else something else kept beside manifests (JSON with
     comments, JSON Lines, a Jinja template, an openssl dump, an Azure Resource Manager template)."""
-    return _OBJECT_KEY.search(text) is not None
+    return re.search(_OBJECT_KEY, text) is not None
 
 
 def template_hint(text: str) -> str:
@@ -438,7 +442,7 @@ def _boundaries(block: str) -> Iterator[re.Match[str]]:
             yield match
             end = match.end()
         elif block.startswith("%", start) and start >= end:
-            directives = _DIRECTIVE_LINES.match(block, start)
+            directives = re.compile(_DIRECTIVE_LINES).match(block, start)
             assert directives is not None  # it matches the empty string
             end = directives.end()
 
@@ -449,12 +453,10 @@ def _boundaries(block: str) -> Iterator[re.Match[str]]:
 # has the API server's size limit, as kubectl applies a List item by item.
 SPLIT_LIST_CHARS = 256 * 1024
 SPLIT_CHUNK_CHARS = 32 * 1024
-_ITEMS_KEY = re.compile(r"items:(?<![^\n]items:)[ \t]*(?:#[^\n]*)?\r?\n")  # at a line start
+_ITEMS_KEY = r"items:(?<![^\n]items:)[ \t]*(?:#[^\n]*)?\r?\n"  # at a line start
 # An anchor or alias (after a space, a flow indicator or the line start): items may share nodes.
-_ANCHORS_OR_ALIASES = tuple(
-    re.compile(rf"{indicator}(?<![^\s\[{{,:?-]{indicator})[^\s,\[\]{{}}]") for indicator in ("&", r"\*")
-)
-_FIRST_CONTENT = re.compile(r"^( *)(?!#)\S", re.M)
+_ANCHORS_OR_ALIASES = tuple(rf"{indicator}(?<![^\s\[{{,:?-]{indicator})[^\s,\[\]{{}}]" for indicator in ("&", r"\*"))
+_FIRST_CONTENT = r"(?m)^( *)(?!#)\S"
 
 
 class _ListShape(NamedTuple):
@@ -477,12 +479,16 @@ def _list_items(text: str) -> _ListShape | None:
     on a line that looks like an item) makes that piece fail to compose, and the List is then
     composed whole (_compose_items).
     """
-    keys = _ITEMS_KEY.findall(text)
-    if len(keys) != 1 or not _LIST_KIND.search(text) or any(pattern.search(text) for pattern in _ANCHORS_OR_ALIASES):
+    keys = re.findall(_ITEMS_KEY, text)
+    if (
+        len(keys) != 1
+        or not re.search(_LIST_KIND, text)
+        or any(re.search(pattern, text) for pattern in _ANCHORS_OR_ALIASES)
+    ):
         return None
-    body = _ITEMS_KEY.search(text)
+    body = re.search(_ITEMS_KEY, text)
     assert body is not None
-    first = _FIRST_CONTENT.search(text, body.end())
+    first = re.compile(_FIRST_CONTENT).search(text, body.end())
     if first is None:
         return None
     indent = len(first.group(1))
