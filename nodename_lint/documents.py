@@ -68,13 +68,17 @@ TEMPLATE_HINT = (
 )
 
 
-class SyntaxProblem(NamedTuple):
-    """Why a document or a file could not be read, located in the whole stream."""
+class SyntaxProblem:
+    """Why a document or a file could not be read, located in the whole stream (a plain class with
+    __slots__: startup, CONTRIBUTING.md)."""
 
-    message: str
-    line: int  # 1-based
-    column: int  # 1-based
-    hint: str = ""
+    __slots__ = ("column", "hint", "line", "message")
+
+    def __init__(self, message: str, line: int, column: int, hint: str = "") -> None:
+        self.message = message
+        self.line = line  # 1-based
+        self.column = column  # 1-based
+        self.hint = hint
 
 
 # The API server refuses request bodies over 3 MiB (etcd keeps objects up to 1.5 MiB), so a bigger
@@ -459,14 +463,17 @@ _ANCHORS_OR_ALIASES = tuple(rf"{indicator}(?<![^\s\[{{,:?-]{indicator})[^\s,\[\]
 _FIRST_CONTENT = r"(?m)^( *)(?!#)\S"
 
 
-class _ListShape(NamedTuple):
+class _ListShape:
     """Where the parts of a List document are (see _list_items)."""
 
-    header: str  # the List without its items: apiVersion, kind, metadata
-    items_start: int  # right after `items:`
-    item: re.Pattern[str]  # a line that starts an item
-    first_item: int
-    end: int  # where the items end
+    __slots__ = ("end", "first_item", "header", "item", "items_start")
+
+    def __init__(self, header: str, items_start: int, item: re.Pattern[str], first_item: int, end: int) -> None:
+        self.header = header  # the List without its items: apiVersion, kind, metadata
+        self.items_start = items_start  # right after `items:`
+        self.item = item  # a line that starts an item
+        self.first_item = first_item
+        self.end = end  # where the items end
 
 
 def _list_items(text: str) -> _ListShape | None:
