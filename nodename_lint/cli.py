@@ -59,30 +59,40 @@ class CommandsOnDemand(MutableMapping[str, click.Command]):
 class DefaultToLint(click.Group):
     """A group whose default command is `lint`: `nodename-lint deploy/` means `nodename-lint lint deploy/`."""
 
+    _collect_after_startup = False  # the cyclic GC was on when main paused it
+
     def main(self, *args: Any, **kwargs: Any) -> Any:
         """The process's entry point (the script and `python -m nodename_lint`).
 
-        Startup: what the process holds at exit is frozen out of the cyclic GC, whose last collection,
-        when the interpreter exits, would otherwise scan every module, class and function loaded, to
-        free memory the OS takes back anyway (5-10 ms of a one-file lint; kept_until_exit does the same
-        for a cluster state).
+        Startup: the cyclic GC is paused while the command line is parsed and the command's module loads;
+        what they built (modules, classes, functions, all living to the end) is then frozen out of the
+        GC before the command runs with the GC as it was, else the first collection would scan it all.
+        What the process holds at exit is frozen too: the GC's last collection, when the interpreter
+        exits, scanned every module, class and function loaded to free memory the OS takes back anyway
+        (5-10 ms of a one-file lint; kept_until_exit does the same for a cluster state).
         """
         atexit.unregister(gc.freeze)  # registered once, however often a test calls main
         atexit.register(gc.freeze)
-        return super().main(*args, **kwargs)
+        self._collect_after_startup = gc.isenabled()
+        gc.disable()
+        try:
+            return super().main(*args, **kwargs)
+        finally:
+            self._end_of_startup()  # --help, --version, a usage error: no command ran
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
-        # Startup: looking the command up imports its module, whose objects live to the end: no collection
-        # scans them while they load (an offline run's rules and engine load with the GC paused too, run.py).
-        was_enabled = gc.isenabled()
-        gc.disable()
         try:
-            return super().resolve_command(ctx, args)
+            return super().resolve_command(ctx, args)  # imports the command's module
         finally:
-            if was_enabled:
-                gc.enable()
+            self._end_of_startup()
+
+    def _end_of_startup(self) -> None:
+        if self._collect_after_startup:
+            self._collect_after_startup = False
+            gc.freeze()
+            gc.enable()
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         # While the shell completes the first word (resilient parsing, no words yet) the group stays

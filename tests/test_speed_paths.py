@@ -331,25 +331,36 @@ def test_the_command_line_exits_without_scanning_what_it_loaded(tmp_path: Path) 
     assert frozen > 10_000 and tracked < frozen / 20, (frozen, tracked)
 
 
-def test_a_commands_module_loads_with_the_cyclic_gc_paused() -> None:
-    """Looking a command up imports its module: no collection runs while its body runs, and the GC is on after."""
+def test_the_command_line_starts_with_the_cyclic_gc_paused(tmp_path: Path) -> None:
+    """No collection runs while the command line is parsed and the command's module loads; the command
+    then runs with the GC on (the lint pauses it itself while it reads the sources, test above)."""
+    (tmp_path / "pod.yaml").write_text(DEPLOYMENT.format(i=0, labels=""))
     code = """
 import gc, sys
 from nodename_lint.cli import main
 
-def importing(frame):
-    code = frame and frame.f_code
-    while frame is not None and not (code.co_name == "<module>" and code.co_filename.endswith("lint.py")):
-        frame = frame.f_back
-        code = frame and frame.f_code
-    return frame is not None
+seen = []
 
-during = []
-gc.callbacks.append(lambda phase, info: during.append(importing(sys._getframe(1))) if phase == "start" else None)
+def record(phase, info):
+    frame = sys._getframe(1) if phase == "start" and sys._getframe().f_back else None
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename.endswith("cli.py") and code.co_name in ("parse_args", "resolve_command"):
+            return seen.append("parsing")
+        if code.co_filename.endswith("lint.py") and code.co_name == "<module>":
+            return seen.append("importing")
+        if code.co_name == "lint_command":
+            return seen.append("running")
+        frame = frame.f_back
+
+gc.callbacks.append(record)
 gc.set_threshold(1)
-name, command, _ = main.resolve_command(main.make_context("nodename-lint", ["rules"]), ["lint"])
-gc.set_threshold(700)
-print(name, "nodename_lint.commands.lint" in sys.modules, len(during) > 10, any(during), gc.isenabled())
+try:
+    main(["pod.yaml"])
+except SystemExit as exit:
+    gc.set_threshold(700)
+    gc.callbacks.remove(record)
+    print(exit.code, sorted(set(seen)), gc.isenabled(), file=sys.stderr)
 """
-    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert completed.stdout.strip() == "lint True True False True", completed.stdout + completed.stderr
+    completed = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert completed.stderr.strip().splitlines()[-1] == "0 ['running'] True", completed.stderr
