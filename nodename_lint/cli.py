@@ -60,6 +60,7 @@ class DefaultToLint(click.Group):
     """A group whose default command is `lint`: `nodename-lint deploy/` means `nodename-lint lint deploy/`."""
 
     _collect_after_startup = False  # the cyclic GC was on when main paused it
+    _started = False  # main ran once in this process (the modules a command imports are loaded once)
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
         """The process's entry point (the script and `python -m nodename_lint`).
@@ -91,7 +92,9 @@ class DefaultToLint(click.Group):
     def _end_of_startup(self) -> None:
         if self._collect_after_startup:
             self._collect_after_startup = False
-            gc.freeze()
+            if not DefaultToLint._started:  # a test's second call would only freeze the garbage of the tests before
+                DefaultToLint._started = True
+                gc.freeze()
             gc.enable()
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:

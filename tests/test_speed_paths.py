@@ -364,3 +364,18 @@ except SystemExit as exit:
 """
     completed = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert completed.stderr.strip().splitlines()[-1] == "0 ['running'] True", completed.stderr
+
+
+def test_only_the_first_start_of_a_process_freezes_what_it_built(tmp_path: Path) -> None:
+    """A test that runs the command line again in its process does not freeze the garbage of the tests before."""
+    (tmp_path / "pod.yaml").write_text(DEPLOYMENT.format(i=0, labels=""))
+    code = (
+        "import gc\nfrom click.testing import CliRunner\nfrom nodename_lint.cli import main\n"
+        "counts = []\nfor _ in range(2):\n"
+        "    assert CliRunner().invoke(main, ['pod.yaml']).exit_code == 0\n"
+        "    counts.append(gc.get_freeze_count())\n"
+        "    cycle = [[] for _ in range(1000)]\n    cycle.append(cycle)\n    del cycle\n"
+        "print(counts[0] > 10_000, counts[1] <= counts[0])  # frozen objects freed leave the count\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert completed.stdout.strip() == "True True", completed.stdout + completed.stderr
