@@ -84,13 +84,14 @@ _READY_TEXT = {
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
+    from nodename_lint.cluster.admitted import admitted_spec
     from nodename_lint.cluster.targets import pinned_existing_node
     from nodename_lint.scheduling import NOT_READY_TAINT, UNREACHABLE_TAINT, taint_text, tolerations_of, untolerated
 
     target = pinned_existing_node(obj, context)
     if target is None:
         return
-    name, node, _ = target
+    name, node, cluster = target
     problems: list[str] = []
     ready = node.conditions.get("Ready")
     if ready != "True":
@@ -103,7 +104,12 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     if state_taints:
         evicting = untolerated(
             [t for t in state_taints if t.get("effect") == "NoExecute"],
-            [t for t in tolerations_of(obj.pod_spec or {}) if not isinstance(t, dict) or "tolerationSeconds" not in t],
+            # a DaemonSet's Pods tolerate the not-ready and unreachable taints for ever
+            [
+                t
+                for t in tolerations_of(admitted_spec(obj, cluster))
+                if not isinstance(t, dict) or "tolerationSeconds" not in t
+            ],
             ("NoExecute",),
         )
         text = ", ".join(taint_text(t) for t in state_taints)

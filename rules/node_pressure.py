@@ -8,7 +8,9 @@ requests or limits) without a toleration for `node.kubernetes.io/memory-pressure
 A Pod with a pod-level `spec.resources` block is BestEffort when that block sets no cpu or memory,
 whatever its containers request: `ComputePodQOS` (`pkg/apis/core/v1/helper/qos`) reads only the
 pod-level block once it is there, even empty (`resources: {}`), and the API server sets
-`status.qosClass` from the same function.
+`status.qosClass` from the same function. A DaemonSet's Pods are admitted under memory pressure
+alone: its controller gives each Pod a toleration for `node.kubernetes.io/memory-pressure`
+(`AddOrUpdateDaemonPodTolerations`), as a RuntimeClass's tolerations may.
 
 Critical Pods are admitted under pressure, as in the kubelet: static Pods and Pods with
 priority class `system-node-critical` or `system-cluster-critical` (a priority of at least
@@ -92,14 +94,15 @@ RULE = Rule(
 
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
+    from nodename_lint.cluster.admitted import admitted_spec
     from nodename_lint.cluster.targets import pinned_existing_node
     from nodename_lint.scheduling import pressure_message, pressure_rejection
 
     target = pinned_existing_node(obj, context)
     if target is None:
         return
-    name, node, _ = target
-    spec = obj.pod_spec or {}
+    name, node, cluster = target
+    spec = admitted_spec(obj, cluster)  # a DaemonSet's Pods tolerate memory pressure
     conditions = pressure_rejection(spec, node, static=False)
     if not conditions:
         return

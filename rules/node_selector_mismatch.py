@@ -19,6 +19,10 @@ The kubelet matches one label differently from the scheduler: when the node has 
 written its OS into the node's labels, so a selector on `kubernetes.io/os` is matched against the
 kubelet's OS (`status.nodeInfo.operatingSystem`).
 
+A DaemonSet's controller checks the same selector and affinity before it creates a Pod, nodeName
+or not (`NodeShouldRunDaemonPod`, `predicates` in `pkg/controller/daemon/daemon_controller.go`): when the
+pinned node does not match, no Pod is created at all, and the DaemonSet shows 0 Pods desired.
+
 ## How to fix
 Pin the Pod to a node that has the labels (the message lists some), label the node
 (`kubectl label node NODE key=value`), or drop `nodeName` and let the selector choose the node.
@@ -90,7 +94,14 @@ MAX_LISTED = 3
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.targets import admission_reasons, admitted_spec, pinned_existing_node
+    from nodename_lint.cluster.targets import (
+        admission_reasons,
+        admitted_spec,
+        daemon_fate,
+        daemon_refusal,
+        pinned_existing_node,
+        pinned_target,
+    )
     from nodename_lint.scheduling import (
         AFFINITY_REASON,
         RequestError,
@@ -101,6 +112,19 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         scheduler_rejection,
     )
 
+    pinned = pinned_target(obj, context)
+    if pinned is None or pinned[1] is None:
+        return
+    refusal = daemon_refusal(obj, pinned[1])
+    if refusal is not None:
+        if refusal.mismatch is not None:
+            yield Violation(
+                spec_path(obj, *refusal.mismatch.path),
+                f"the DaemonSet controller will not run DaemonSet {obj.name} on {pinned[0]}: "
+                f"{refusal.mismatch.detail}; " + daemon_fate(pinned[0]),
+                fix=f"fix the selector or label {pinned[0]} to match, or pin the template to a node that matches",
+            )
+        return
     target = pinned_existing_node(obj, context)
     if target is None:
         return

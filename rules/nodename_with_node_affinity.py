@@ -19,7 +19,9 @@ matches and fatal when it does not: either way it does not do what it was writte
 Offline, only `matchFields` on `metadata.name` can be compared with the pinned node. With a cluster
 state, `node-selector-mismatch` compares the whole affinity with the node's labels and supersedes
 this rule when it does not match; on a workload's template `nodename-in-template` supersedes it.
-This rule supersedes `nodename-on-pod`: it says all that one says.
+This rule supersedes `nodename-on-pod`: it says all that one says. A DaemonSet's controller checks the
+affinity itself before it creates a Pod (`NodeShouldRunDaemonPod`): a pinned node the affinity leaves
+out gets no Pod at all.
 
 ## How to fix
 Drop `nodeName` and let the scheduler place the Pod by its affinity (it then also checks taints,
@@ -100,12 +102,16 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     if allowed is not None and node not in allowed:
         names = ", ".join(sorted(allowed))
         allows = f"allows only node {names}" if allowed else "allows no node (its terms conflict)"
+        outcome = (
+            f"the DaemonSet controller checks the affinity before it creates a Pod, so none is ever created for {node}"
+            if obj.kind == "DaemonSet"  # NodeShouldRunDaemonPod
+            else f'the kubelet on {node} rejects {pods} with NodeAffinity; {fate} (kubelet: "Pod was rejected: '
+            "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector\")"
+        )
         yield Violation(
             path,
             f"{dotted(path)}: {node} bypasses the scheduler, and the required node affinity {allows} "
-            f"(matchFields metadata.name): the kubelet on {node} rejects {pods} with NodeAffinity; {fate} "
-            "(kubelet: \"Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node "
-            'affinity/selector")',
+            f"(matchFields metadata.name): {outcome}",
             fix=f"pin to {names}, or drop nodeName and let the scheduler place the Pod by its affinity"
             if allowed
             else "fix the affinity's terms, and drop nodeName so that the scheduler places the Pod by them",

@@ -123,7 +123,12 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         f"{'each' if several else 'it'} stays Pending with no events (the scheduler ignores Pods with nodeName and "
         "no kubelet has that name) until PodGC force-deletes it 40 to 80 s after it was created"
     )
-    if obj.is_workload_template:
+    if obj.kind == "DaemonSet":  # NodeShouldRunDaemonPod: the controller creates Pods for the nodes it lists
+        fate = (
+            "the DaemonSet controller creates a Pod only for a node it lists, so none is ever created, no event "
+            "says why, and the DaemonSet shows 0 Pods desired"
+        )
+    elif obj.is_workload_template:
         fate += ", and the controller keeps recreating the replicas, which vanish the same way"
     if len(suggestions) == 1:
         fix = f"set {dotted(path)} to {suggestions[0]}"

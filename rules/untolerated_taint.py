@@ -21,6 +21,13 @@ API server adds (the DefaultTolerationSeconds admission plugin: not-ready and un
 300 s, unless the Pod has a toleration with that key, or none, and effect NoExecute, or none).
 Static Pods are not checked: the kubelet skips the taint check for them.
 
+A DaemonSet is different: its controller checks the template against the node before it creates
+a Pod, nodeName or not (`NodeShouldRunDaemonPod` in `pkg/controller/daemon/daemon_controller.go`),
+and every `NoSchedule` or `NoExecute` taint the template does not tolerate, counting the
+tolerations the controller adds (`AddOrUpdateDaemonPodTolerations`: not-ready and unreachable
+NoExecute, disk-, memory- and pid-pressure and unschedulable NoSchedule, network-unavailable for
+hostNetwork), means no Pod is created at all (error).
+
 ## Why is this bad?
 A NoExecute taint means "nothing without a toleration runs here": the Pod goes to Failed, or is
 evicted later. A NoSchedule taint usually marks dedicated or control-plane nodes; nodeName walks
@@ -86,7 +93,14 @@ RULE = Rule(
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.targets import admission_reasons, admitted_spec, pinned_existing_node
+    from nodename_lint.cluster.targets import (
+        admission_reasons,
+        admitted_spec,
+        daemon_fate,
+        daemon_refusal,
+        pinned_existing_node,
+        pinned_target,
+    )
     from nodename_lint.scheduling import (
         NODE_STATE_TAINTS,
         PRESSURE_TAINTS,
@@ -99,6 +113,23 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         untolerated,
     )
 
+    pinned = pinned_target(obj, context)
+    if pinned is None or pinned[1] is None:
+        return
+    refusal = daemon_refusal(obj, pinned[1])
+    if refusal is not None:
+        if refusal.taints:
+            listed = ", ".join(taint_text(t) for t in refusal.taints)
+            yield Violation(
+                spec_path(obj, "tolerations") if "tolerations" in (obj.pod_spec or {}) else spec_path(obj, "nodeName"),
+                f"the DaemonSet controller will not run DaemonSet {obj.name} on {pinned[0]}: the node has taint "
+                f"{listed} and the template does not tolerate it, nor do the tolerations the controller adds; "
+                + daemon_fate(pinned[0]),
+                fix=f"add a toleration for {listed} to the template if the Pod belongs there, or pick another node",
+                severity="error",
+                cause=f"node {pinned[0]}, taint {listed}",
+            )
+        return
     target = pinned_existing_node(obj, context)
     if target is None:
         return

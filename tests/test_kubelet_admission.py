@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from nodename_lint.cluster.admitted import DAEMON_TOLERATIONS, HOST_NETWORK_DAEMON_TOLERATION, with_daemon_tolerations
 from nodename_lint.cluster.from_file import load_state_text
 from nodename_lint.cluster.state import NodeInfo
 from nodename_lint.podspec import required_node_names
@@ -377,6 +378,106 @@ def test_an_empty_pod_level_resources_block_makes_the_pod_best_effort():
     assert "spec.resources" in (found[0].fix or "")
     pod_level = pod("  resources: {requests: {memory: 64Mi}}\n" + BURSTABLE, node_name="kind-worker2")
     assert findings(pod_level, PRESSURED, "node-pressure") == []
+
+
+def daemonset(spec: str, node_name: str) -> str:
+    return (
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent}\nspec:\n"
+        "  selector: {matchLabels: {app: agent}}\n  template:\n    metadata: {labels: {app: agent}}\n"
+        f"    spec:\n      nodeName: {node_name}\n" + textwrap.indent(spec, "    ")
+    )
+
+
+def test_a_daemonsets_pods_tolerate_memory_pressure_but_not_disk_pressure():
+    """The DaemonSet controller gives each Pod a memory-pressure toleration (AddOrUpdateDaemonPodTolerations),
+    so the eviction manager admits even a BestEffort one (oracle seed 6161, case 982); DiskPressure still
+    rejects every Pod that is not critical."""
+    assert findings(daemonset(CONTAINER, "kind-worker2"), PRESSURED, "node-pressure") == []
+    found = findings(daemonset(CONTAINER, "kind-worker"), PRESSURED, "node-pressure")
+    assert len(found) == 1 and "[DiskPressure]" in found[0].message
+    assert len(findings(pod(CONTAINER, node_name="kind-worker2"), PRESSURED, "node-pressure")) == 1
+
+
+def test_a_daemonsets_pods_stay_on_a_not_ready_node_for_ever():
+    cluster = state(
+        node(
+            "kind-worker",
+            conditions=', {type: Ready, status: "False"}',
+            taints="{key: node.kubernetes.io/not-ready, effect: NoExecute}",
+        )
+    )
+    [for_pod] = findings(pod(CONTAINER), cluster, "node-not-ready")
+    assert "evicts the Pod after 300 s" in for_pod.message
+    [for_daemon] = findings(daemonset(CONTAINER, "kind-worker"), cluster, "node-not-ready")
+    assert "evicts" not in for_daemon.message and "not-ready:NoExecute" in for_daemon.message
+
+
+DAEMON_NODES = state(
+    node("kind-control-plane", cpu="1", taints=CONTROL_PLANE_TAINT),
+    node("kind-worker", cpu="1"),
+    node(
+        "kind-worker2",
+        conditions=', {type: Ready, status: "False"}',
+        taints="{key: node.kubernetes.io/not-ready, effect: NoSchedule}",
+    ),
+)
+
+
+def test_a_daemonset_gets_no_pod_on_a_node_whose_taint_it_does_not_tolerate():
+    """NodeShouldRunDaemonPod checks NoSchedule taints too, nodeName or not: no Pod is created, so no
+    kubelet rule speaks, where a Deployment's Pod would land on the node (a warning)."""
+    big = CONTAINER + '      resources: {requests: {cpu: "8"}}\n'
+    found = findings(daemonset(big, "kind-control-plane"), DAEMON_NODES, "untolerated-taint")
+    assert len(found) == 1 and found[0].severity == "error"
+    assert "the DaemonSet controller will not run DaemonSet agent on kind-control-plane" in found[0].message
+    assert "0 Pods desired" in found[0].message
+    assert findings(daemonset(big, "kind-control-plane"), DAEMON_NODES, "insufficient-resources") == []
+    assert len(findings(daemonset(big, "kind-worker"), DAEMON_NODES, "insufficient-resources")) == 1
+    tolerating = "  tolerations: [{key: node-role.kubernetes.io/control-plane, operator: Exists}]\n" + CONTAINER
+    assert findings(daemonset(tolerating, "kind-control-plane"), DAEMON_NODES, "untolerated-taint") == []
+    # its controller does not add a toleration for not-ready:NoSchedule, only for not-ready:NoExecute
+    [not_ready] = findings(daemonset(CONTAINER, "kind-worker2"), DAEMON_NODES, "untolerated-taint")
+    assert "node.kubernetes.io/not-ready:NoSchedule" in not_ready.message
+    assert findings(daemonset(CONTAINER, "kind-worker2"), DAEMON_NODES, "node-not-ready") == []
+
+
+def test_a_daemonset_gets_no_pod_on_a_node_its_selector_does_not_match():
+    text = daemonset("  nodeSelector: {disk: ssd}\n" + CONTAINER, "kind-worker")
+    [found] = findings(text, DAEMON_NODES, "node-selector-mismatch")
+    assert "will not run DaemonSet agent on kind-worker: node kind-worker has no label disk" in found.message
+    assert "rejected by the kubelet" not in found.message
+
+
+def test_a_daemonset_pinned_to_a_missing_node_gets_no_pod_at_all():
+    [found] = findings(daemonset(CONTAINER, "kind-wroker"), DAEMON_NODES, "unknown-node")
+    assert "none is ever created" in found.message and "PodGC" not in found.message
+    assert "did you mean kind-worker?" in found.message
+
+
+NOT_READY_EXISTS = {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"}
+
+
+@pytest.mark.parametrize(
+    ("own", "expected"),
+    [
+        # the same key, operator, value and effect: replaced, so its tolerationSeconds goes
+        (
+            {**NOT_READY_EXISTS, "tolerationSeconds": 5},
+            NOT_READY_EXISTS,
+        ),
+        # another operator does not match: kept, and the controller's added beside it
+        (
+            {"key": "node.kubernetes.io/not-ready", "operator": "Equal", "effect": "NoExecute", "tolerationSeconds": 5},
+            {"key": "node.kubernetes.io/not-ready", "operator": "Equal", "effect": "NoExecute", "tolerationSeconds": 5},
+        ),
+    ],
+)
+def test_the_daemon_tolerations_are_added_or_updated_as_the_controller_does(own, expected):
+    tolerations = with_daemon_tolerations({"tolerations": [own], "hostNetwork": True})
+    assert tolerations[0] == expected
+    keys = [(t["key"], t["effect"]) for t in tolerations if "tolerationSeconds" not in t]
+    assert [*DAEMON_TOLERATIONS, HOST_NETWORK_DAEMON_TOLERATION] == keys
+    assert len(with_daemon_tolerations({})) == len(DAEMON_TOLERATIONS)  # network-unavailable: hostNetwork only
 
 
 def test_memory_pressure_with_another_condition_rejects_every_pod():

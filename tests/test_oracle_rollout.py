@@ -33,7 +33,8 @@ from nodename_lint.engine import Linter
 from nodename_lint.rule import Context
 
 from .conftest import SHARED, SHARED_MISSING, unavailable
-from .differential.compare import SEVERITIES, _kubelet, _replicas, _scheduler
+from .differential.compare import SEVERITIES, _claims, _kubelet, _replicas, _scheduler
+from .differential.generator import POD_NAME
 from .differential.oracle import OracleError, build, run_batch
 from .differential.rollout import KINDS, RolloutCase, rollout_case
 from .differential.run import critical_replicas, draw_cases
@@ -66,7 +67,10 @@ def _lint(case: RolloutCase, pinned: bool) -> tuple[list[Any], list[str]]:
     return run.findings, run.internal_errors
 
 
-def _judge(case: RolloutCase, pinned: bool, answer: dict[str, Any], run: RolloutRun) -> None:
+def _judge(
+    case: RolloutCase, pinned: bool, answer: dict[str, Any], run: RolloutRun, controller: dict[str, Any] | None
+) -> None:
+    """`controller`: for a DaemonSet, whether its controller creates the Pod at all (controller_request)."""
     path = f"{case.kind} {'pinned' if pinned else 'unpinned'}"
     findings, errors = _lint(case, pinned)
     problems = [("crash", error) for error in errors]
@@ -76,16 +80,25 @@ def _judge(case: RolloutCase, pinned: bool, answer: dict[str, Any], run: Rollout
         run.outcomes["refused by the Priority admission plugin"] += 1
         if not any(f.rule == "invalid-priority" and case.case.refusal in f.message for f in findings):
             problems.append((path, f"the API server refuses it ({case.case.refusal!r}); invalid-priority is silent"))
+    elif pinned and controller is not None and not controller.get("fits"):
+        refusal = _daemon_refusal(controller["message"])
+        if refusal is None:
+            _judge_kubelet(case, findings, answer, run, problems, path)
+        else:
+            rule, why = refusal
+            run.outcomes[f"{path}: no Pod ({why})"] += 1
+            said = f"the DaemonSet controller will not run DaemonSet {POD_NAME} on {case.case.node}"
+            if not any(f.rule == rule and said in f.message for f in findings):
+                problems.append((path, f"the DaemonSet controller creates no Pod ({why}); {rule} does not say so"))
+            unreadable: list[str] = []
+            for claim in _claims(findings, unreadable):  # a kubelet verdict: there is no Pod for a kubelet to meet
+                problems.append((path, f"no Pod is created, but {claim.rule} says {claim.message}"))
+            problems += [(path, text) for text in unreadable]
     elif pinned and case.kind == "recreate":
         problems += [(path, text) for text in _replicas(_with_replicas(case), findings, answer)]
         run.outcomes[f"{path}: {answer['admitted'] if not answer['admit'] else 'all'} admitted"] += 1
     elif pinned:
-        problems += [(path, text) for text in _kubelet(findings, answer)]
-        run.outcomes[f"{path}: {answer.get('reason') or 'admits'}"] += 1
-        # refused for the room the old Pods hold (or would hold): the finding tells the rollout that stalls
-        refused = not answer["admit"] and case.old_stay and answer["reason"] in _ROOM
-        if refused and not any(STALL in f.message for f in findings):
-            problems.append((path, "the surge Pod is refused and nodename-lint does not say the rollout stalls"))
+        _judge_kubelet(case, findings, answer, run, problems, path)
     elif case.replicas > 1 and answer["fits"]:
         run.outcomes[f"{path}: fits (later Pods not judged)"] += 1
     else:
@@ -93,6 +106,40 @@ def _judge(case: RolloutCase, pinned: bool, answer: dict[str, Any], run: Rollout
         run.outcomes[f"{path}: {'fits' if answer['fits'] else 'FailedScheduling'}"] += 1
     if problems:
         run.problems.setdefault(case.id, []).extend(problems)
+
+
+def _judge_kubelet(
+    case: RolloutCase,
+    findings: list[Any],
+    answer: dict[str, Any],
+    run: RolloutRun,
+    problems: list[tuple[str, str]],
+    path: str,
+) -> None:
+    problems += [(path, text) for text in _kubelet(findings, answer)]
+    run.outcomes[f"{path}: {answer.get('reason') or 'admits'}"] += 1
+    # refused for the room the old Pods hold (or would hold): the finding tells the rollout that stalls
+    refused = not answer["admit"] and case.old_stay and answer["reason"] in _ROOM
+    if refused and not any(STALL in f.message for f in findings):
+        problems.append((path, "the surge Pod is refused and nodename-lint does not say the rollout stalls"))
+
+
+def _daemon_refusal(message: str) -> tuple[str, str] | None:
+    """(the rule that must say so, why) when the scheduler's first failing filter on the pinned node is one
+    the DaemonSet controller also runs (RolloutCase.controller_request); None when it is another."""
+    if "untolerated taint" in message:
+        return "untolerated-taint", "an untolerated taint"
+    # the Filter's words, or its PreFilter's when matchFields on metadata.name leave the node out or conflict
+    if any(
+        words in message
+        for words in (
+            "didn't match Pod's node affinity/selector",
+            "didn't satisfy plugin(s) [NodeAffinity]",
+            "pod affinity terms conflict",
+        )
+    ):
+        return "node-selector-mismatch", "the node affinity"
+    return None
 
 
 def _with_replicas(case: RolloutCase) -> Any:
@@ -128,8 +175,16 @@ def run(oracle: Path, tmp_path_factory: pytest.TempPathFactory) -> RolloutRun:
     replicas = critical_replicas(oracle, [_with_replicas(judged[index][0]) for index in chained], 1)
     for index, answer in zip(chained, replicas, strict=True):
         answers[index] = answer
+    daemons = [case for case in cases if case.workload == "DaemonSet" and not case.case.refusal]
+    controller = dict(
+        zip(
+            (case.id for case in daemons),
+            run_batch(oracle, [case.controller_request() for case in daemons]),
+            strict=True,
+        )
+    )
     for (case, pinned), answer in zip(judged, answers, strict=True):
-        _judge(case, pinned, answer, result)
+        _judge(case, pinned, answer, result, controller.get(case.id) if pinned else None)
     if result.problems:
         result.report = tmp_path_factory.mktemp("oracle") / f"rollout-disagreements-{SEED}.jsonl"
         by_id = {case.id: case for case in cases}
@@ -183,5 +238,7 @@ def test_the_cases_reach_both_outcomes(run: RolloutRun, capsys: pytest.CaptureFi
         "recreate pinned: 0 admitted",
         "statefulset pinned: admits",
         "daemonset-surge pinned: NodePorts",
+        "daemonset pinned: no Pod (an untolerated taint)",
+        "daemonset pinned: no Pod (the node affinity)",
     ):
         assert run.outcomes[wanted], f"seed {run.seed}: no case led to {wanted!r}; outcomes: {dict(run.outcomes)}"

@@ -39,11 +39,53 @@ def runtime_overhead(obj: Manifest, cluster: ClusterState) -> tuple[dict[str, An
     return info.overhead, f" (counting the overhead of RuntimeClass {name}: {amounts})"
 
 
+# What the DaemonSet controller adds to every Pod it creates (AddOrUpdateDaemonPodTolerations in
+# pkg/controller/daemon/util/daemonset_util.go): a daemon Pod stays on a node that is not ready,
+# unreachable, under pressure or cordoned, and a hostNetwork one on a node without its network.
+DAEMON_TOLERATIONS = (
+    ("node.kubernetes.io/not-ready", "NoExecute"),
+    ("node.kubernetes.io/unreachable", "NoExecute"),
+    ("node.kubernetes.io/disk-pressure", "NoSchedule"),
+    ("node.kubernetes.io/memory-pressure", "NoSchedule"),
+    ("node.kubernetes.io/pid-pressure", "NoSchedule"),
+    ("node.kubernetes.io/unschedulable", "NoSchedule"),
+)
+HOST_NETWORK_DAEMON_TOLERATION = ("node.kubernetes.io/network-unavailable", "NoSchedule")
+
+
+def with_daemon_tolerations(spec: dict[str, Any]) -> list[Any]:
+    """The spec's tolerations once the DaemonSet controller has added its own, one at a time as
+    AddOrUpdateTolerationInPodSpec does: a toleration that matches one of them (same key, operator,
+    value and effect) is replaced by it, so its tolerationSeconds goes; any other is appended."""
+    own = spec.get("tolerations")
+    tolerations = list(own) if isinstance(own, list) else []
+    added = [*DAEMON_TOLERATIONS, *([HOST_NETWORK_DAEMON_TOLERATION] if spec.get("hostNetwork") is True else [])]
+    for key, effect in added:
+        toleration = {"key": key, "operator": "Exists", "effect": effect}
+        matching = [
+            i
+            for i, t in enumerate(tolerations)
+            if isinstance(t, dict)
+            and t.get("key") == key
+            and t.get("operator") == "Exists"
+            and (t.get("value") or "") == ""
+            and t.get("effect") == effect
+        ]
+        if not matching:
+            tolerations.append(toleration)
+        for i in matching:
+            tolerations[i] = toleration
+    return tolerations
+
+
 def admitted_spec(obj: Manifest, cluster: ClusterState) -> dict[str, Any]:
-    """The Pod spec as the RuntimeClass admission plugin leaves it (`setScheduling`): the class's
-    scheduling.nodeSelector merged into spec.nodeSelector and its tolerations added. The spec as
-    written when the class sets no scheduling (or is not known)."""
+    """The Pod spec as the kubelet meets it: for a DaemonSet, with the tolerations its controller adds
+    (with_daemon_tolerations); then as the RuntimeClass admission plugin leaves it (`setScheduling`):
+    the class's scheduling.nodeSelector merged into spec.nodeSelector and its tolerations added. The
+    spec as written otherwise."""
     spec = obj.pod_spec or {}
+    if obj.kind == "DaemonSet":
+        spec = {**spec, "tolerations": with_daemon_tolerations(spec)}
     found = runtime_class(obj, cluster)
     if found is None or not (found[1].node_selector or found[1].tolerations):
         return spec

@@ -4,12 +4,19 @@ is podspec's (pods_noun, rejection_fate): offline rules word them the same way."
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..model import Manifest
 from ..podspec import is_dns1123_subdomain, pinned_node
 from ..rule import Context
-from .admitted import admitted_spec, kubelet_preemptor, pod_labels, runtime_class, runtime_overhead
+from .admitted import (
+    admitted_spec,
+    kubelet_preemptor,
+    pod_labels,
+    runtime_class,
+    runtime_overhead,
+    with_daemon_tolerations,
+)
 from .records import NodeInfo, NodeUsage
 from .state import ClusterState
 
@@ -17,7 +24,7 @@ __all__ = ["admitted_spec", "runtime_class", "runtime_overhead"]  # where the ru
 
 if TYPE_CHECKING:
     from ..preemption import KubeletAdmission
-    from ..scheduling import HostPort
+    from ..scheduling import AffinityMismatch, HostPort
 
 
 def pinned_target(obj: Manifest, context: Context) -> tuple[str, NodeInfo | None, ClusterState] | None:
@@ -49,11 +56,47 @@ def admission_target(obj: Manifest, context: Context) -> tuple[str, NodeInfo, Cl
 
 
 def pinned_existing_node(obj: Manifest, context: Context) -> tuple[str, NodeInfo, ClusterState] | None:
-    """pinned_target for the rules about a node that exists (unknown-node covers the others)."""
+    """pinned_target for the rules about what the kubelet does on a node that exists (unknown-node covers
+    the others). None for a DaemonSet whose controller creates no Pod there (daemon_refusal): no kubelet
+    ever sees one; untolerated-taint and node-selector-mismatch say why."""
     target = pinned_target(obj, context)
-    if target is None or target[1] is None:
+    if target is None or target[1] is None or daemon_refusal(obj, target[1]) is not None:
         return None
     return target[0], target[1], target[2]
+
+
+class DaemonRefusal(NamedTuple):
+    """Why the DaemonSet controller creates no Pod on a node: the affinity, the taints, or both."""
+
+    mismatch: AffinityMismatch | None
+    taints: list[dict[str, Any]]
+
+
+def daemon_refusal(obj: Manifest, node: NodeInfo) -> DaemonRefusal | None:
+    """Why the DaemonSet controller creates no Pod for the object on `node`; None when it creates one,
+    and for every other kind.
+
+    NodeShouldRunDaemonPod (pkg/controller/daemon/daemon_controller.go) builds the Pod from the template
+    with the tolerations it adds (NewPod, AddOrUpdateDaemonPodTolerations) and checks it against the
+    node, nodeName or not: the nodeSelector and required node affinity, and every NoSchedule and
+    NoExecute taint. The RuntimeClass admission plugin only acts later, on the Pod it creates.
+    """
+    if obj.kind != "DaemonSet":
+        return None
+    from ..scheduling import affinity_mismatch, untolerated
+
+    spec = obj.pod_spec or {}
+    mismatch = affinity_mismatch(spec, node)
+    taints = untolerated(node.taints, with_daemon_tolerations(spec), ("NoSchedule", "NoExecute"))
+    return DaemonRefusal(mismatch, taints) if mismatch is not None or taints else None
+
+
+def daemon_fate(name: str) -> str:
+    """What a DaemonSet the controller will not place on its pinned node comes to."""
+    return (
+        f"no Pod is ever created for node {name} (NodeShouldRunDaemonPod checks a pinned template too): nothing "
+        "runs, no event says why, and the DaemonSet shows 0 Pods desired"
+    )
 
 
 def critical_admissions(

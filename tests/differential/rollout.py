@@ -23,7 +23,10 @@ meets, beside which Pods (the Kubernetes functions followed are in nodename_lint
 - `daemonset`: a pinned DaemonSet, default strategy (maxSurge 0): the old Pod is deleted first;
   `daemonset-surge` (maxSurge 1, maxUnavailable 0): the new Pod starts beside the old one. The Pod
   the oracle judges carries the tolerations the DaemonSet controller adds to every daemon Pod
-  (`AddOrUpdateDaemonPodTolerations`), as the kubelet meets it.
+  (`AddOrUpdateDaemonPodTolerations`), as the kubelet meets it. Before that, the controller creates
+  the Pod at all only when the template fits the node's affinity and NoSchedule and NoExecute taints
+  (`NodeShouldRunDaemonPod`); the real scheduler's filters answer that (`controller_request`), and
+  when they refuse, nodename-lint must say no Pod is created instead of a kubelet verdict.
 """
 
 from __future__ import annotations
@@ -189,9 +192,17 @@ class RolloutCase:
             added = list(_DAEMON_TOLERATIONS)
             if pod["spec"].get("hostNetwork"):
                 added.append(("node.kubernetes.io/network-unavailable", "NoSchedule"))
-            for key, effect in added:
-                if not any(t.get("key") == key and t.get("effect") == effect for t in tolerations):
-                    tolerations.append({"key": key, "operator": "Exists", "effect": effect})
+            for key, effect in added:  # AddOrUpdateTolerationInPodSpec: MatchToleration replaces, else appends
+                toleration = {"key": key, "operator": "Exists", "effect": effect}
+                same = [
+                    i
+                    for i, t in enumerate(tolerations)
+                    if {"value": "", **t, "tolerationSeconds": 0} == {"value": "", **toleration, "tolerationSeconds": 0}
+                ]
+                for i in same:
+                    tolerations[i] = toleration
+                if not same:
+                    tolerations.append(toleration)
         pods = [*self.case.pods, *(self.old_pods() if self.old_stay else [])]
         mode = ("kubelet-replicas" if self.kind == "recreate" else "kubelet") if pinned else "scheduler"
         request: dict[str, Any] = {
@@ -204,6 +215,19 @@ class RolloutCase:
         if mode == "kubelet-replicas":
             request["replicas"] = self.replicas
         return request
+
+    def controller_request(self) -> dict[str, Any]:
+        """NodeShouldRunDaemonPod's checks asked of the real kube-scheduler: the DaemonSet controller creates
+        a Pod on the pinned node only when the template, with the tolerations it adds, fits the node's
+        nodeSelector, required node affinity and NoSchedule and NoExecute taints (pkg/controller/daemon
+        `predicates`). The scheduler's filters run TaintToleration and then NodeAffinity before anything
+        that counts Pods or room, and the daemon tolerations pass NodeUnschedulable: so the new Pod without
+        nodeName, against the pinned node alone and no Pods, fails first on one of those two exactly when
+        the controller creates no Pod there."""
+        pod = copy.deepcopy(self.oracle_request(pinned=True)["pod"])
+        pod["spec"].pop("nodeName", None)
+        nodes = [node for node in self.case.nodes if node["metadata"]["name"] == self.case.node]
+        return {"id": f"{self.id}/controller", "mode": "scheduler", "nodes": nodes, "pods": [], "pod": pod}
 
     def to_json(self) -> str:
         return json.dumps({"kind": self.kind, "replicas": self.replicas, "case": json.loads(self.case.to_json())})
