@@ -70,7 +70,8 @@ class DefaultToLint(click.Group):
         GC before the command runs with the GC as it was, else the first collection would scan it all.
         What the process holds at exit is frozen too: the GC's last collection, when the interpreter
         exits, scanned every module, class and function loaded to free memory the OS takes back anyway
-        (5-10 ms of a one-file lint; kept_until_exit does the same for a cluster state).
+        (a third of what a one-file lint cost over `import yaml, click`, docs/performance.md; kept_until_exit
+        does the same for a cluster state).
         """
         atexit.unregister(gc.freeze)  # registered once, however often a test calls main
         atexit.register(gc.freeze)
