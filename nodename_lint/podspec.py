@@ -28,7 +28,6 @@ DNS1123_SUBDOMAIN_ERROR = (
 
 
 DNS1123_LABEL_MAX = 63
-_DNS1123_LABEL_RE = re.compile(_DNS1123_LABEL)
 DNS1123_LABEL_ERROR = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and "
     "end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
@@ -38,14 +37,14 @@ DNS1123_LABEL_ERROR = (
 
 def is_dns1123_label(value: str) -> bool:
     """A namespace name as the API server accepts it (apimachinery IsDNS1123Label)."""
-    return len(value) <= DNS1123_LABEL_MAX and _DNS1123_LABEL_RE.fullmatch(value) is not None
+    return len(value) <= DNS1123_LABEL_MAX and re.fullmatch(_DNS1123_LABEL, value) is not None
 
 
 def dns1123_label_error(value: str) -> str | None:
     """The API server's validation message for a bad namespace name, or None when it is valid."""
     if len(value) > DNS1123_LABEL_MAX:
         return f"must be no more than {DNS1123_LABEL_MAX} characters"
-    if _DNS1123_LABEL_RE.fullmatch(value) is None:
+    if re.fullmatch(_DNS1123_LABEL, value) is None:
         return DNS1123_LABEL_ERROR
     return None
 
