@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .rule import SEVERITIES, Severity
@@ -81,20 +80,40 @@ def config_schema(rule_ids: list[str]) -> dict[str, Any]:
     }
 
 
-@dataclass
 class Config:
-    """The settings of a config file, with paths made absolute against the file's folder."""
+    """The settings of a config file, with paths made absolute against the file's folder (a plain class
+    with __slots__, not a dataclass: startup, CONTRIBUTING.md)."""
 
-    path: str | None = None
-    # rule id -> a severity, "default" (enabled at the rule's own severity) or None (disabled)
-    rules: dict[str, str | None] = field(default_factory=dict)
-    exclude: list[str] = field(default_factory=list)
-    static_pod_dirs: list[str] = field(default_factory=list)
-    namespace: str | None = None
-    fail_on: Severity | None = None
-    helm_charts: list[tuple[str, ChartSettings]] = field(default_factory=list)  # real chart folder -> settings
-    webhook_deny: list[str] | None = None  # the rules whose errors deny an admission request (None: the default)
-    webhook_warn_on: Severity | None = None  # the lowest severity returned as an admission warning
+    __slots__ = (
+        "exclude",
+        "fail_on",
+        "helm_charts",
+        "namespace",
+        "path",
+        "rules",
+        "static_pod_dirs",
+        "webhook_deny",
+        "webhook_warn_on",
+    )
+
+    def __init__(
+        self,
+        path: str | None = None,
+        namespace: str | None = None,
+        fail_on: Severity | None = None,
+        webhook_deny: list[str] | None = None,
+        webhook_warn_on: Severity | None = None,
+    ) -> None:
+        self.path = path
+        # rule id -> a severity, "default" (enabled at the rule's own severity) or None (disabled)
+        self.rules: dict[str, str | None] = {}
+        self.exclude: list[str] = []
+        self.static_pod_dirs: list[str] = []
+        self.namespace = namespace
+        self.fail_on = fail_on
+        self.helm_charts: list[tuple[str, ChartSettings]] = []  # real chart folder -> settings
+        self.webhook_deny = webhook_deny  # the rules whose errors deny an admission request (None: the default)
+        self.webhook_warn_on = webhook_warn_on  # the lowest severity returned as an admission warning
 
 
 def config_for(path: str) -> str | None:

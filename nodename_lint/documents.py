@@ -12,7 +12,6 @@ import gc
 import re
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any, NamedTuple
 
@@ -56,8 +55,12 @@ _BOUNDARY = re.compile(r"^(?:%[^\n]*\n)*---(?=[ \t\r\n]|$)|^\.\.\.[ \t\r]*(?:#[^
 # The same holds for every pattern of this module read over a whole document: each starts with a
 # literal, and a lookbehind after it says that the literal starts a line.
 _BOUNDARY_LINE = re.compile(r"\n(?=---|\.\.\.|%)")
-_DIRECTIVE_LINES = re.compile(r"(?:%[^\n]*\n)*")
-_HELM_SOURCE = re.compile(r"\A(?:---[^\n]*\n)?(?:[ \t]*(?:#(?! Source:)[^\n]*)?\r?\n)*[ \t]*# Source: ([^\r\n]+)")
+# Startup: the patterns that an ordinary small document never needs (directive lines, Helm's comment, a
+# JSON stream, a large or deep document, a List split in items, a document that does not parse) are kept
+# as their source here, and compiled by re (which caches them) when a function first uses one: compiled
+# at import, they cost about 2 ms of a one-file lint. `(?m)` is re.M written in the pattern.
+_DIRECTIVE_LINES = r"(?:%[^\n]*\n)*"
+_HELM_SOURCE = r"\A(?:---[^\n]*\n)?(?:[ \t]*(?:#(?! Source:)[^\n]*)?\r?\n)*[ \t]*# Source: ([^\r\n]+)"
 UNCONVERTIBLE_PREFIX = "kubectl cannot convert this document to JSON: "
 TEMPLATE_HINT = (
     "this looks like an unrendered Helm or Go template ({{ ... }}): a chart folder (with Chart.yaml) is rendered "
@@ -65,14 +68,17 @@ TEMPLATE_HINT = (
 )
 
 
-@dataclass(slots=True)
 class SyntaxProblem:
-    """Why a document or a file could not be read, located in the whole stream."""
+    """Why a document or a file could not be read, located in the whole stream (a plain class with
+    __slots__: startup, CONTRIBUTING.md)."""
 
-    message: str
-    line: int  # 1-based
-    column: int  # 1-based
-    hint: str = ""
+    __slots__ = ("column", "hint", "line", "message")
+
+    def __init__(self, message: str, line: int, column: int, hint: str = "") -> None:
+        self.message = message
+        self.line = line  # 1-based
+        self.column = column  # 1-based
+        self.hint = hint
 
 
 # The API server refuses request bodies over 3 MiB (etcd keeps objects up to 1.5 MiB), so a bigger
@@ -92,26 +98,52 @@ class Limits(NamedTuple):
 DEFAULT_LIMITS = Limits()
 
 
-@dataclass(slots=True)
 class Document:
-    """One YAML document: its composed root node, or the problem that stopped it."""
+    """One YAML document: its composed root node, or the problem that stopped it.
 
-    index: int  # 0-based position in the stream
-    line_offset: int  # lines of the stream before this document's text
-    text: str
-    root: Node | None
-    error: SyntaxProblem | None = None
-    template: str | None = None  # the Helm template named by a `# Source:` comment
-    # (apiVersion, kind) of the List whose consecutive items this document holds (root: a sequence
-    # of them), see _list_items
-    list_of: tuple[str, str] | None = None
-    # the List's items before this document's first: of a piece of a List, or of a List composed
-    # whole after its first items came in pieces (whose items objects_in then skips)
-    first_item: int = 0
-    limits: Limits = DEFAULT_LIMITS
-    # line -> rule ids of its `# nodename-lint: ignore` comment, found once (suppress.comment_directives)
-    directives: dict[int, frozenset[str]] | None = field(default=None, repr=False, compare=False)
-    origin: Any = None  # render.Origin of a document built from a chart or kustomization
+    A plain class with __slots__, not a dataclass (startup: CONTRIBUTING.md).
+    """
+
+    __slots__ = (
+        "directives",
+        "error",
+        "first_item",
+        "index",
+        "limits",
+        "line_offset",
+        "list_of",
+        "origin",
+        "root",
+        "template",
+        "text",
+    )
+
+    def __init__(
+        self,
+        index: int,
+        line_offset: int,
+        text: str,
+        root: Node | None,
+        error: SyntaxProblem | None = None,
+        template: str | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+    ) -> None:
+        self.index = index  # 0-based position in the stream
+        self.line_offset = line_offset  # lines of the stream before this document's text
+        self.text = text
+        self.root = root
+        self.error = error
+        self.template = template  # the Helm template named by a `# Source:` comment
+        # (apiVersion, kind) of the List whose consecutive items this document holds (root: a sequence
+        # of them), see _list_items
+        self.list_of: tuple[str, str] | None = None
+        # the List's items before this document's first: of a piece of a List, or of a List composed
+        # whole after its first items came in pieces (whose items objects_in then skips)
+        self.first_item = 0
+        self.limits = limits
+        # line -> rule ids of its `# nodename-lint: ignore` comment, found once (suppress.comment_directives)
+        self.directives: dict[int, frozenset[str]] | None = None
+        self.origin: Any = None  # render.Origin of a document built from a chart or kustomization
 
 
 def decode(data: bytes) -> str:
@@ -158,7 +190,7 @@ def iter_documents(
 
 
 # A JSON string, a bracket, or a run of anything else: the tokens json_stream counts brackets over.
-_JSON_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|[{}\[\]]|[^"{}\[\]]+')
+_JSON_TOKEN = r'"(?:[^"\\\n]|\\.)*"|[{}\[\]]|[^"{}\[\]]+'
 
 
 def json_stream(text: str) -> list[tuple[int, int, str]] | None:
@@ -172,8 +204,9 @@ def json_stream(text: str) -> list[tuple[int, int, str]] | None:
     """
     pieces: list[tuple[int, int, str]] = []
     position, line, line_start, depth, start = 0, 0, 0, 0, -1
+    token_at = re.compile(_JSON_TOKEN).match
     while position < len(text):
-        token = _JSON_TOKEN.match(text, position)
+        token = token_at(text, position)
         if token is None:  # an unterminated string
             return None
         value = token.group()
@@ -217,7 +250,7 @@ def compose(text: str, index: int = 0, line_offset: int = 0, limits: Limits = DE
     """Compose one document's text; a syntax error becomes the document's `error`."""
     template = None
     if "# Source:" in text:
-        match = _HELM_SOURCE.match(text)
+        match = re.match(_HELM_SOURCE, text)
         template = match.group(1).strip() if match else None
     beyond = _beyond_limits(text, limits)
     if beyond is not None:
@@ -261,10 +294,9 @@ def compose(text: str, index: int = 0, line_offset: int = 0, limits: Limits = DE
 # Limits checked on the text, before libyaml sees it (the size: Limits.max_document_chars).
 # A List (`kubectl get deploy -A -o yaml`) is applied item by item, so only its items have that limit.
 # `kind:` at a line start, or JSON's `"kind":`; literal first (see _BOUNDARY_LINE): 30 ms against 0.5 per MB.
-_LIST_KIND = re.compile(
-    r"kind(?:(?<![^\n]kind):[ \t]*[\"']?[A-Za-z]*List[\"']?[ \t]*(?:#.*)?\r?$"
-    r"|(?<=\"kind)\"[ \t]*:[ \t]*\"[A-Za-z]*List\")",
-    re.M,
+_LIST_KIND = (
+    r"(?m)kind(?:(?<![^\n]kind):[ \t]*[\"']?[A-Za-z]*List[\"']?[ \t]*(?:#.*)?\r?$"
+    r"|(?<=\"kind)\"[ \t]*:[ \t]*\"[A-Za-z]*List\")"
 )
 # Nesting limits. libyaml's composer recurses on the
 # C stack (block nesting past about 25,000 levels crashes the process) and its time grows with the
@@ -273,9 +305,9 @@ _LIST_KIND = re.compile(
 # block depth; with the flow limit, the depth stays far below the crash.
 MAX_FLOW_DEPTH = 10_000  # go-yaml's own max_flow_level: kubectl refuses deeper documents too
 MAX_BLOCK_INDENT = 5_000
-_FLOW_BRACKET = re.compile(r"[\[\]{}]")
-_DEEP_INDENT = re.compile(rf"[ \t?:-]{{{MAX_BLOCK_INDENT}}}")
-_DEEP_INDENT_LINE = re.compile(rf"\n[ \t?:-]{{{MAX_BLOCK_INDENT}}}")  # see _BOUNDARY_LINE
+_FLOW_BRACKET = r"[\[\]{}]"
+_DEEP_INDENT = rf"[ \t?:-]{{{MAX_BLOCK_INDENT}}}"
+_DEEP_INDENT_LINE = rf"\n[ \t?:-]{{{MAX_BLOCK_INDENT}}}"  # see _BOUNDARY_LINE
 
 
 def _beyond_limits(text: str, limits: Limits) -> tuple[int, str] | None:
@@ -286,7 +318,7 @@ def _beyond_limits(text: str, limits: Limits) -> tuple[int, str] | None:
     """
     if len(text) <= MAX_BLOCK_INDENT:
         return None
-    if len(text) > limits.max_document_chars and not _LIST_KIND.search(text):
+    if len(text) > limits.max_document_chars and not re.search(_LIST_KIND, text):
         return 0, (
             f"the document is too large ({len(text) / 1024 / 1024:.1f} MiB, limit "
             f"{limits.max_document_chars / 1024 / 1024:.1f} MiB: --max-document-size): the API server refuses requests "
@@ -301,7 +333,7 @@ def _beyond_limits(text: str, limits: Limits) -> tuple[int, str] | None:
     if text.count("[") + text.count("{") <= MAX_FLOW_DEPTH:
         return None
     depth = 0
-    for match in _FLOW_BRACKET.finditer(text):
+    for match in re.finditer(_FLOW_BRACKET, text):
         depth += 1 if match.group() in "[{" else -1
         if depth > MAX_FLOW_DEPTH:
             return match.start(), (
@@ -314,9 +346,9 @@ def _beyond_limits(text: str, limits: Limits) -> tuple[int, str] | None:
 
 def _deep_line(text: str) -> int | None:
     """Where the first line indented MAX_BLOCK_INDENT columns or more starts, or None."""
-    if _DEEP_INDENT.match(text):
+    if re.match(_DEEP_INDENT, text):
         return 0
-    found = _DEEP_INDENT_LINE.search(text)
+    found = re.search(_DEEP_INDENT_LINE, text)
     return None if found is None else found.start() + 1
 
 
@@ -325,7 +357,7 @@ def _deep_line(text: str) -> int | None:
 # `"apiVersion": "2015-06-15"` (kubespray's, Jinja: `"{{apiVersion}}"`). Literal first (see _BOUNDARY_LINE);
 # read only in a document that does not parse, never on the hot path; each try scans one run of name
 # characters, which stops at the next `apiVersion` (its `V`), so the search is linear.
-_OBJECT_KEY = re.compile(
+_OBJECT_KEY = (
     r"""kind(?<![\w.-]kind)["']?[ \t]*:"""
     r"""|apiVersion(?<![\w.-]apiVersion)["']?[ \t]*:[ \t]*["']?(?:[a-z0-9][a-z0-9.-]*/)?v[0-9]"""
 )
@@ -335,7 +367,7 @@ def names_object_keys(text: str) -> bool:
     """Whether TEXT writes a kind key or a Kubernetes apiVersion anywhere (comments included): a document
     that does not parse is then a broken manifest, else something else kept beside manifests (JSON with
     comments, JSON Lines, a Jinja template, an openssl dump, an Azure Resource Manager template)."""
-    return _OBJECT_KEY.search(text) is not None
+    return re.search(_OBJECT_KEY, text) is not None
 
 
 def template_hint(text: str) -> str:
@@ -414,7 +446,7 @@ def _boundaries(block: str) -> Iterator[re.Match[str]]:
             yield match
             end = match.end()
         elif block.startswith("%", start) and start >= end:
-            directives = _DIRECTIVE_LINES.match(block, start)
+            directives = re.compile(_DIRECTIVE_LINES).match(block, start)
             assert directives is not None  # it matches the empty string
             end = directives.end()
 
@@ -425,23 +457,23 @@ def _boundaries(block: str) -> Iterator[re.Match[str]]:
 # has the API server's size limit, as kubectl applies a List item by item.
 SPLIT_LIST_CHARS = 256 * 1024
 SPLIT_CHUNK_CHARS = 32 * 1024
-_ITEMS_KEY = re.compile(r"items:(?<![^\n]items:)[ \t]*(?:#[^\n]*)?\r?\n")  # at a line start
+_ITEMS_KEY = r"items:(?<![^\n]items:)[ \t]*(?:#[^\n]*)?\r?\n"  # at a line start
 # An anchor or alias (after a space, a flow indicator or the line start): items may share nodes.
-_ANCHORS_OR_ALIASES = tuple(
-    re.compile(rf"{indicator}(?<![^\s\[{{,:?-]{indicator})[^\s,\[\]{{}}]") for indicator in ("&", r"\*")
-)
-_FIRST_CONTENT = re.compile(r"^( *)(?!#)\S", re.M)
+_ANCHORS_OR_ALIASES = tuple(rf"{indicator}(?<![^\s\[{{,:?-]{indicator})[^\s,\[\]{{}}]" for indicator in ("&", r"\*"))
+_FIRST_CONTENT = r"(?m)^( *)(?!#)\S"
 
 
-@dataclass(slots=True)
 class _ListShape:
     """Where the parts of a List document are (see _list_items)."""
 
-    header: str  # the List without its items: apiVersion, kind, metadata
-    items_start: int  # right after `items:`
-    item: re.Pattern[str]  # a line that starts an item
-    first_item: int
-    end: int  # where the items end
+    __slots__ = ("end", "first_item", "header", "item", "items_start")
+
+    def __init__(self, header: str, items_start: int, item: re.Pattern[str], first_item: int, end: int) -> None:
+        self.header = header  # the List without its items: apiVersion, kind, metadata
+        self.items_start = items_start  # right after `items:`
+        self.item = item  # a line that starts an item
+        self.first_item = first_item
+        self.end = end  # where the items end
 
 
 def _list_items(text: str) -> _ListShape | None:
@@ -454,12 +486,16 @@ def _list_items(text: str) -> _ListShape | None:
     on a line that looks like an item) makes that piece fail to compose, and the List is then
     composed whole (_compose_items).
     """
-    keys = _ITEMS_KEY.findall(text)
-    if len(keys) != 1 or not _LIST_KIND.search(text) or any(pattern.search(text) for pattern in _ANCHORS_OR_ALIASES):
+    keys = re.findall(_ITEMS_KEY, text)
+    if (
+        len(keys) != 1
+        or not re.search(_LIST_KIND, text)
+        or any(re.search(pattern, text) for pattern in _ANCHORS_OR_ALIASES)
+    ):
         return None
-    body = _ITEMS_KEY.search(text)
+    body = re.search(_ITEMS_KEY, text)
     assert body is not None
-    first = _FIRST_CONTENT.search(text, body.end())
+    first = re.compile(_FIRST_CONTENT).search(text, body.end())
     if first is None:
         return None
     indent = len(first.group(1))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -49,32 +48,48 @@ SYNTAX_RULE = "yaml-syntax"
 SUPPRESSION_RULE = "invalid-suppression"  # its comment half is reported here
 
 
-@dataclass
 class FileResult:
-    """Findings of one source, and the static Pods it holds for the folder-wide checks."""
+    """Findings of one source, and the static Pods it holds for the folder-wide checks (pickled from a
+    `--jobs` worker; a plain class with __slots__, not a dataclass: startup, CONTRIBUTING.md)."""
 
-    source: Source
-    findings: list[Finding] = field(default_factory=list)
-    objects: int = 0
-    static_pods: list[Manifest] = field(default_factory=list)
-    internal_errors: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    built_from: list[str] = field(default_factory=list)  # real paths of the files a successful build read
-    entry: str = ""  # a kustomization: the real path of its kustomization file (Rendering.entry)
-    # cluster-scoped objects the file creates (kind, name), and the findings they would make moot
-    created: set[tuple[str, str]] = field(default_factory=set)
-    conditional: list[tuple[Finding, tuple[str, str]]] = field(default_factory=list)
+    __slots__ = (
+        "built_from",
+        "conditional",
+        "created",
+        "entry",
+        "findings",
+        "internal_errors",
+        "notes",
+        "objects",
+        "source",
+        "static_pods",
+    )
+
+    def __init__(self, source: Source, objects: int = 0) -> None:
+        self.source = source
+        self.findings: list[Finding] = []
+        self.objects = objects
+        self.static_pods: list[Manifest] = []
+        self.internal_errors: list[str] = []
+        self.notes: list[str] = []
+        self.built_from: list[str] = []  # real paths of the files a successful build read
+        self.entry = ""  # a kustomization: the real path of its kustomization file (Rendering.entry)
+        # cluster-scoped objects the file creates (kind, name), and the findings they would make moot
+        self.created: set[tuple[str, str]] = set()
+        self.conditional: list[tuple[Finding, tuple[str, str]]] = []
 
 
-@dataclass
 class _Unparsed:
     """A file's documents that do not parse, held until its end: a file that does not parse and names no
     apiVersion or kind anywhere is no manifest (JSON with comments or Lines, a dashboard with a comment
     header, a Jinja template, an openssl dump saved as .yml) and is skipped with a note instead."""
 
-    findings: list[Finding] = field(default_factory=list)  # their yaml-syntax findings
-    first: SyntaxProblem | None = None
-    names_objects: bool = False  # a document, parsed or not, names an apiVersion or kind
+    __slots__ = ("findings", "first", "names_objects")
+
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []  # their yaml-syntax findings
+        self.first: SyntaxProblem | None = None
+        self.names_objects = False  # a document, parsed or not, names an apiVersion or kind
 
     def settle(self, result: FileResult) -> None:
         """Report the held findings, or, for a file that is no manifest, the note that it was skipped."""
@@ -90,18 +105,20 @@ class _Unparsed:
         )
 
 
-@dataclass
 class ParsedSource:
     """A source read and parsed once and held whole: a live run collects what its objects name,
     fetches that from the cluster, then lints these same documents (see parse_source)."""
 
-    source: Source
-    documents: list[Document] = field(default_factory=list)
-    rendering: Rendering | None = None  # a chart or kustomization: what its build gave
-    failure: UnicodeDecodeError | OSError | None = None  # why reading stopped after `documents`
-    notes: list[str] = field(default_factory=list)
-    # (id of a document, default namespace) -> its objects, built once by `objects` for the lint to reuse
-    held_objects: dict[tuple[int, str], list[Manifest]] = field(default_factory=dict, repr=False)
+    __slots__ = ("documents", "failure", "held_objects", "notes", "rendering", "source")
+
+    def __init__(self, source: Source, rendering: Rendering | None = None) -> None:
+        self.source = source
+        self.documents: list[Document] = []
+        self.rendering = rendering  # a chart or kustomization: what its build gave
+        self.failure: UnicodeDecodeError | OSError | None = None  # why reading stopped after `documents`
+        self.notes: list[str] = []
+        # (id of a document, default namespace) -> its objects, built once by `objects` for the lint to reuse
+        self.held_objects: dict[tuple[int, str], list[Manifest]] = {}
 
     def replay(self) -> Iterator[Document]:
         """The documents as the reader gave them, then its failure, as reading the source again would."""

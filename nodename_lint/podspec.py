@@ -28,7 +28,6 @@ DNS1123_SUBDOMAIN_ERROR = (
 
 
 DNS1123_LABEL_MAX = 63
-_DNS1123_LABEL_RE = re.compile(_DNS1123_LABEL)
 DNS1123_LABEL_ERROR = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and "
     "end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
@@ -38,14 +37,14 @@ DNS1123_LABEL_ERROR = (
 
 def is_dns1123_label(value: str) -> bool:
     """A namespace name as the API server accepts it (apimachinery IsDNS1123Label)."""
-    return len(value) <= DNS1123_LABEL_MAX and _DNS1123_LABEL_RE.fullmatch(value) is not None
+    return len(value) <= DNS1123_LABEL_MAX and re.fullmatch(_DNS1123_LABEL, value) is not None
 
 
 def dns1123_label_error(value: str) -> str | None:
     """The API server's validation message for a bad namespace name, or None when it is valid."""
     if len(value) > DNS1123_LABEL_MAX:
         return f"must be no more than {DNS1123_LABEL_MAX} characters"
-    if _DNS1123_LABEL_RE.fullmatch(value) is None:
+    if re.fullmatch(_DNS1123_LABEL, value) is None:
         return DNS1123_LABEL_ERROR
     return None
 
@@ -100,11 +99,37 @@ _REPLICA_FIELDS = {
 }
 
 
+_JOB_SPEC = {"Job": ("spec",), "CronJob": ("spec", "jobTemplate", "spec")}
+DEFAULT_BACKOFF_LIMIT = 6  # SetDefaults_Job, when backoffLimitPerIndex is not set
+
+
 def rejection_fate(obj: Manifest) -> str:
-    """What follows a kubelet rejection: a Pod stays Failed; a controller keeps replacing it."""
+    """What follows a kubelet rejection: a Pod stays Failed; a controller keeps replacing it, and a Job's
+    controller only until its backoffLimit."""
     if obj.is_pod:
         return "the Pod goes to Failed and is never retried or moved"
-    return "rejected Pods go to Failed and the controller keeps creating replacements that fail the same way"
+    job_spec = _JOB_SPEC.get(obj.kind)
+    if job_spec is None:
+        return "rejected Pods go to Failed and the controller keeps creating replacements that fail the same way"
+    # syncJob (pkg/controller/job/job_controller.go): the Job fails once more Pods failed than backoffLimit
+    # allows; a Pod the kubelet rejects is one; each replacement waits longer (10 s, doubling, up to 6 min)
+    per_index = obj.get((*job_spec, "backoffLimitPerIndex"))
+    if isinstance(per_index, int) and not isinstance(per_index, bool) and per_index >= 0:
+        limit = f"each index fails once {per_index + 1} of its Pods have failed (backoffLimitPerIndex {per_index})"
+    else:
+        written = obj.get((*job_spec, "backoffLimit"))
+        allowed = written if isinstance(written, int) and not isinstance(written, bool) and written >= 0 else None
+        count = DEFAULT_BACKOFF_LIMIT if allowed is None else allowed
+        limit = (
+            f"the Job fails with BackoffLimitExceeded once {count + 1} Pods have failed "
+            f"(backoffLimit {count}{' by default' if allowed is None else ''})"
+        )
+    policy = " unless its podFailurePolicy ignores such failures" if obj.get((*job_spec, "podFailurePolicy")) else ""
+    each = "; each Job the schedule starts fails the same way" if obj.kind == "CronJob" else ""
+    return (
+        f"rejected Pods go to Failed and the Job controller creates replacements, each after a longer delay, "
+        f"that fail the same way: {limit}{policy}{each}"
+    )
 
 
 def replica_count(obj: Manifest) -> int:

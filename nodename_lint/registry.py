@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import importlib
-import pkgutil
+import os
+from collections.abc import Iterable
 from functools import lru_cache
 
 from .rule import Rule
@@ -16,8 +17,8 @@ def all_rules() -> dict[str, Rule]:
     package = importlib.import_module("nodename_lint.rules")
 
     found: list[Rule] = []
-    for module_info in pkgutil.iter_modules(package.__path__):
-        module = importlib.import_module(f"{package.__name__}.{module_info.name}")
+    for name in rule_module_names(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{name}")
         rule = getattr(module, "RULE", None)
         if isinstance(rule, Rule):
             rule.module = module.__name__
@@ -26,6 +27,21 @@ def all_rules() -> dict[str, Rule]:
     catalogue = {rule.id: rule for rule in found}
     complete_supersedes(catalogue)
     return catalogue
+
+
+def rule_module_names(folders: Iterable[str]) -> list[str]:
+    """The modules of the rules' folders (each `NAME.py` but `__init__.py`), sorted. Read from the folders,
+    not with pkgutil.iter_modules (startup: importing pkgutil and naming each file through inspect cost
+    about 1 ms of a one-file lint); a rule is a module of Python source, as the package ships it."""
+    return sorted(
+        {
+            name[:-3]
+            for folder in folders
+            for name in os.listdir(folder)
+            if name.endswith(".py") and "." not in name[:-3]
+        }
+        - {"__init__"}
+    )
 
 
 def complete_supersedes(catalogue: dict[str, Rule]) -> None:

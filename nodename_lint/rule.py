@@ -16,7 +16,6 @@ Each check is registered with its kind, and the engine dispatches on the kind:
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, NamedTuple, Protocol
 
 from .model import Manifest, Path
@@ -155,7 +154,6 @@ class GroupRuleCheck(NamedTuple):
 RuleCheck = ObjectRuleCheck | GroupRuleCheck
 
 
-@dataclass
 class Rule:
     """A rule's identity, documentation and checks, each check registered with its kind.
 
@@ -172,22 +170,59 @@ class Rule:
     supersedes another when its finding says all that the other's would, more precisely. Either
     side may declare the relation (a new rule places itself without editing the others); the
     registry completes the other side, so both sets hold the whole relation once loaded.
+
+    A plain class with __slots__, not a dataclass: every rule module creates one at import (startup,
+    CONTRIBUTING.md).
     """
 
-    id: str
-    severity: Severity
-    summary: str
-    doc: str
-    examples: tuple[Example, ...]
-    needs: frozenset[ClusterData] = frozenset()
-    fix: str = ""
-    not_audited: str = ""
-    audit_adds: AuditAddition | None = None
-    supersedes: frozenset[str] = frozenset()
-    superseded_by: frozenset[str] = frozenset()
-    checks: list[RuleCheck] = field(default_factory=list)
-    fixer_function: Fixer | None = None
-    module: str = field(default="", repr=False)
+    __slots__ = (
+        "audit_adds",
+        "checks",
+        "doc",
+        "examples",
+        "fix",
+        "fixer_function",
+        "id",
+        "module",
+        "needs",
+        "not_audited",
+        "severity",
+        "summary",
+        "superseded_by",
+        "supersedes",
+    )
+
+    def __init__(
+        self,
+        id: str,
+        severity: Severity,
+        summary: str,
+        doc: str,
+        examples: tuple[Example, ...],
+        needs: frozenset[ClusterData] = frozenset(),
+        fix: str = "",
+        not_audited: str = "",
+        audit_adds: AuditAddition | None = None,
+        supersedes: frozenset[str] = frozenset(),
+        superseded_by: frozenset[str] = frozenset(),
+    ) -> None:
+        self.id = id
+        self.severity = severity
+        self.summary = summary
+        self.doc = doc
+        self.examples = examples
+        self.needs = needs
+        self.fix = fix
+        self.not_audited = not_audited
+        self.audit_adds = audit_adds
+        self.supersedes = supersedes
+        self.superseded_by = superseded_by
+        self.checks: list[RuleCheck] = []
+        self.fixer_function: Fixer | None = None
+        self.module = ""  # the rule's module, set by the registry
+
+    def __repr__(self) -> str:
+        return f"Rule(id={self.id!r})"
 
     def check(self, function: ObjectCheck) -> ObjectCheck:
         """Decorator: register a check of every object."""

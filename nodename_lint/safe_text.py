@@ -14,11 +14,13 @@ import re
 import sys
 
 # C0 and C1 controls, DEL, line and paragraph separators, and the bidirectional overrides that make
-# a terminal show text in another order than it is stored ("Trojan Source").
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+# a terminal show text in another order than it is stored ("Trojan Source"). Startup: the patterns are
+# compiled by re (which caches them) when first used, not at import (about 1 ms of a one-file lint,
+# which never needs them: printable text skips them).
+_UNSAFE = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
+_MARKDOWN_SPECIAL = r"([\\`*_\[\]|~])"
 # What a JSON encoder leaves raw of _UNSAFE (it escapes only the C0 controls, \x00 to \x1f).
-_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+_UNSAFE_IN_JSON = "[\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
 PREFIX = "nodename-lint: "
 
 
@@ -31,7 +33,7 @@ def one_line(text: str) -> str:
     """TEXT with every control character (newline, CR, ESC, ...) written as a visible escape: one line."""
     if text.isprintable():  # none of _UNSAFE's characters is printable; a run's report checks thousands
         return text
-    return _UNSAFE.sub(_escape_char, text)
+    return re.sub(_UNSAFE, _escape_char, text)
 
 
 def visible_lines(text: str) -> str:
@@ -39,7 +41,7 @@ def visible_lines(text: str) -> str:
     lines, such as a diff, whose line breaks stay what they are."""
     if text.isprintable():
         return text
-    return _UNSAFE.sub(lambda match: match.group() if match.group() in "\t\r\n" else _escape_char(match), text)
+    return re.sub(_UNSAFE, lambda match: match.group() if match.group() in "\t\r\n" else _escape_char(match), text)
 
 
 def json_escaped(encoded: str) -> str:
@@ -47,7 +49,7 @@ def json_escaped(encoded: str) -> str:
     line separators) written as a \\uXXXX escape: the same document once parsed, but nothing in the
     file itself that reorders or breaks what a terminal or a browser shows. Outside strings JSON is
     ASCII, so each such character is inside a string."""
-    return _UNSAFE_IN_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", encoded)
+    return re.sub(_UNSAFE_IN_JSON, lambda match: f"\\u{ord(match.group()):04x}", encoded)
 
 
 def printable_path(path: str) -> str:
@@ -83,7 +85,7 @@ def markdown_text(text: str) -> str:
     """TEXT as literal Markdown inline text: HTML escaped, Markdown punctuation backslash-escaped, one line."""
     import html  # startup: html.entities, only for Markdown reports
 
-    return html.escape(_MARKDOWN_SPECIAL.sub(r"\\\1", one_line(text)), quote=True)
+    return html.escape(re.sub(_MARKDOWN_SPECIAL, r"\\\1", one_line(text)), quote=True)
 
 
 def markdown_code(text: str) -> str:

@@ -11,6 +11,11 @@ nothing starts it and it stays Pending; with the NoExecute not-ready/unreachable
 eviction controller evicts it after 300 s (the toleration the API server adds by default). A
 cordoned node is usually being drained or maintained: the Pod lands there and dies with it.
 
+A DaemonSet's Pods are the exception the controller makes on purpose: it gives each one tolerations
+for the not-ready and unreachable NoExecute taints without tolerationSeconds and for the
+unschedulable taint (`AddOrUpdateDaemonPodTolerations`), so they are never evicted for those, and a
+cordoned node is not reported for them (`kubectl drain --ignore-daemonsets` leaves them there too).
+
 ## How to fix
 Wait until the node is Ready and uncordoned (`kubectl uncordon NODE`), pick a Ready node from
 `kubectl get nodes`, or drop `nodeName` and let the scheduler choose.
@@ -121,7 +126,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
                 else ""
             )
         )
-    if node.unschedulable:
+    if node.unschedulable and obj.kind != "DaemonSet":  # daemon Pods belong on cordoned nodes (drain leaves them)
         problems.append(
             f"node {name} is cordoned (spec.unschedulable), which stops the scheduler but not nodeName: the Pod lands "
             "on a node that is being drained or maintained"

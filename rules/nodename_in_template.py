@@ -114,8 +114,12 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         effect = (
             f"{pods_noun(obj)} {'skips' if one else 'skip'} the scheduler and {'lands' if one else 'land'} on node "
             f"{node}; if {node} goes down {'it goes' if one else 'they all go'} down, and if its kubelet rejects "
-            f"{'it' if one else 'them'} (OutOfcpu, NodeAffinity) the controller keeps creating replacements that fail "
-            "the same way"
+            f"{'it' if one else 'them'} (OutOfcpu, NodeAffinity) "
+            + (
+                "the Job controller creates replacements that fail the same way until backoffLimit fails the Job"
+                if obj.kind in ("Job", "CronJob")
+                else "the controller keeps creating replacements that fail the same way"
+            )
         )
     nodes = context.cluster.nodes if context.cluster is not None else None
     # With a node the cluster lacks, a selector on that name would match nothing: the name comes first.

@@ -86,7 +86,8 @@ def test_offline_runs_never_import_heavy_libraries(tmp_path: Path, args: list[st
 # Modules a one-file offline lint does without (startup, docs/performance.md): the other commands'
 # modules, what a chart's build is given and gives back (render.types), and the standard library's
 # html (Markdown reports), json (JSON and SARIF reports) and textwrap (the rules' examples, read by
-# tests and `explain`).
+# tests and `explain`); dataclasses, since no class a one-file lint creates is one (CONTRIBUTING.md), and
+# pkgutil (the registry lists the rules' folder itself).
 SPARED_BY_ONE_FILE = (
     "nodename_lint.commands.audit",
     "nodename_lint.commands.snapshot",
@@ -98,6 +99,8 @@ SPARED_BY_ONE_FILE = (
     "html",
     "json",
     "textwrap",
+    "dataclasses",
+    "pkgutil",
 )
 
 
@@ -304,3 +307,48 @@ def test_the_commands_on_demand_behave_as_a_mapping() -> None:
     commands["mine"] = click.Command("mine")
     assert sorted(commands) == ["explain", "lint", "lsp", "mine", "rules", "snapshot", "webhook"]
     assert commands["mine"].name == "mine" and commands["rules"].name == "rules"
+
+
+# Records each pattern re really compiles (a miss of its cache) while a one-file lint runs.
+COMPILE_PROBE = """
+import os, runpy, sys
+compiled = []
+
+def record(frame, event, arg):
+    code = frame.f_code
+    if event == "call" and code.co_name == "compile" and code.co_filename.endswith(("_compiler.py", "sre_compile.py")):
+        compiled.append(frame.f_locals["p"])
+
+sys.argv = ["nodename-lint", *sys.argv[1:]]
+sys.setprofile(record)
+try:
+    runpy.run_module("nodename_lint", run_name="__main__", alter_sys=True)
+except SystemExit:
+    pass
+sys.setprofile(None)
+os.write(2, ("\\nCOMPILED=" + repr([p for p in compiled if isinstance(p, str)])).encode())
+"""
+
+
+def test_a_one_file_lint_compiles_only_the_patterns_its_document_needs(tmp_path: Path) -> None:
+    """Startup: the patterns for what an ordinary small document never holds (a List to split, a JSON
+    stream, a Helm comment, a deep or broken document, unsafe text) are compiled when first used."""
+    from nodename_lint import documents, podspec, safe_text
+
+    (tmp_path / "pod.yaml").write_text(MANIFEST)
+    completed = subprocess.run(
+        [sys.executable, "-c", COMPILE_PROBE, "pod.yaml"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    compiled = ast.literal_eval(completed.stderr.rpartition("\nCOMPILED=")[2])
+    assert "info[nodename-on-pod]" in completed.stdout and documents._BOUNDARY.pattern in compiled, completed
+    spared = [
+        *(getattr(documents, name) for name in ("_JSON_TOKEN", "_LIST_KIND", "_OBJECT_KEY", "_ITEMS_KEY")),
+        *(getattr(documents, name) for name in ("_HELM_SOURCE", "_DEEP_INDENT", "_FLOW_BRACKET", "_FIRST_CONTENT")),
+        *documents._ANCHORS_OR_ALIASES,
+        safe_text._UNSAFE,
+        safe_text._UNSAFE_IN_JSON,
+        podspec._DNS1123_LABEL,
+    ]
+    assert [
+        source for source in (getattr(pattern, "pattern", pattern) for pattern in spared) if source in compiled
+    ] == []

@@ -410,6 +410,9 @@ def test_a_daemonsets_pods_stay_on_a_not_ready_node_for_ever():
     assert "evicts the Pod after 300 s" in for_pod.message
     [for_daemon] = findings(daemonset(CONTAINER, "kind-worker"), cluster, "node-not-ready")
     assert "evicts" not in for_daemon.message and "not-ready:NoExecute" in for_daemon.message
+    cordoned = state(node("kind-worker").replace("    taints: []", "    taints: []\n    unschedulable: true"))
+    assert "cordoned" in findings(pod(CONTAINER), cordoned, "node-not-ready")[0].message
+    assert findings(daemonset(CONTAINER, "kind-worker"), cordoned, "node-not-ready") == []
 
 
 DAEMON_NODES = state(

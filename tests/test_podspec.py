@@ -6,8 +6,10 @@ import ast
 from typing import Any
 
 import pytest
+import yaml
 
-from nodename_lint.podspec import required_node_names, required_node_selector_terms
+from nodename_lint.model import PlainObject
+from nodename_lint.podspec import rejection_fate, required_node_names, required_node_selector_terms
 
 from .conftest import ROOT, lint_yaml
 
@@ -73,3 +75,25 @@ def test_offline_and_cluster_rules_name_pods_alike() -> None:
     text += "    spec:\n      nodeName: worker-2\n      containers: [{name: a, image: busybox}]\n"
     [finding] = lint_yaml(text, rules=["nodename-in-template"])
     assert "the 3 replicas of Deployment web skip the scheduler and land on node worker-2" in finding.message
+
+
+@pytest.mark.parametrize(
+    ("manifest", "expected"),
+    [
+        ("kind: Job\nspec: {template: {spec: {}}}", "once 7 Pods have failed (backoffLimit 6 by default)"),
+        ("kind: Job\nspec: {backoffLimit: 0, template: {spec: {}}}", "once 1 Pods have failed (backoffLimit 0)"),
+        (
+            "kind: Job\nspec: {backoffLimitPerIndex: 1, completionMode: Indexed, completions: 3, template: {spec: {}}}",
+            "each index fails once 2 of its Pods have failed (backoffLimitPerIndex 1)",
+        ),
+        (
+            "kind: CronJob\nspec: {jobTemplate: {spec: {backoffLimit: 1, podFailurePolicy: {rules: []}}}}",
+            "once 2 Pods have failed (backoffLimit 1) unless its podFailurePolicy ignores such failures; each Job the",
+        ),
+        ("kind: Deployment\nspec: {backoffLimit: 1}", "the controller keeps creating replacements"),
+    ],
+)
+def test_a_jobs_rejected_pods_are_replaced_only_until_its_backoff_limit(manifest: str, expected: str) -> None:
+    """syncJob fails the Job once more Pods failed than backoffLimit; other controllers replace them for ever."""
+    raw = yaml.safe_load(manifest)
+    assert expected in rejection_fate(PlainObject(raw, "batch/v1", raw["kind"], "default"))

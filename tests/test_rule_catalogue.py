@@ -5,13 +5,14 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from nodename_lint.engine import Linter
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import spec_path
-from nodename_lint.registry import all_rules, complete_supersedes
+from nodename_lint.registry import all_rules, complete_supersedes, rule_module_names
 from nodename_lint.rule import SEVERITIES, Context, ObjectRuleCheck, Rule, Violation
 
 from .conftest import run_cli
@@ -157,3 +158,18 @@ def test_a_finding_drops_the_findings_of_the_rules_it_supersedes_on_the_same_obj
     # another object of the same file is judged on its own
     two = POD + "---\n" + POD.replace("  affinity: {}\n", "")
     assert fired(two) == ["general", "precise", "unrelated", "unrelated", "vague"]
+
+
+def test_the_catalogue_reads_the_modules_of_the_rules_folder_that_pkgutil_names(tmp_path: Path) -> None:
+    """The registry lists the rules' folder itself (startup: no pkgutil), and finds the Python source
+    modules pkgutil.iter_modules finds, in its order."""
+    import pkgutil
+
+    import nodename_lint.rules
+
+    for name in ("b_rule.py", "a_rule.py", "__init__.py", "notes.txt", "odd-name.py", "two.dots.py"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "__pycache__").mkdir()
+    for folders in ([str(tmp_path)], list(nodename_lint.rules.__path__)):
+        assert rule_module_names(folders) == [module.name for module in pkgutil.iter_modules(folders)]
+    assert rule_module_names([str(tmp_path)]) == ["a_rule", "b_rule", "odd-name"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gc
+import subprocess
+import sys
 from pathlib import Path
 
 from nodename_lint.engine import Linter
@@ -340,3 +342,73 @@ def test_the_pinned_node_is_read_and_checked_once_an_object_whatever_the_cluster
     )
     assert [f.rule for f in result.findings if f.rule == "unknown-node"] == ["unknown-node"]
     assert checked == ["kind-wrker", "kind-worker"]
+
+# Run as `python -m nodename_lint` does; an exit handler registered first runs last, after the command line's own.
+EXIT_PROBE = """
+import atexit, gc, os, runpy, sys
+atexit.register(lambda: os.write(2, b"\\nGC=%d,%d" % (gc.get_freeze_count(), len(gc.get_objects()))))
+sys.argv = ["nodename-lint", *sys.argv[1:]]
+runpy.run_module("nodename_lint", run_name="__main__", alter_sys=True)
+"""
+
+
+def test_the_command_line_exits_without_scanning_what_it_loaded(tmp_path: Path) -> None:
+    """Startup: what the process holds at exit is frozen, so the interpreter's last collection scans
+    almost nothing (it scanned every module, class and function: 5-10 ms of a one-file lint)."""
+    (tmp_path / "pod.yaml").write_text(DEPLOYMENT.format(i=0, labels=""))
+    completed = subprocess.run(
+        [sys.executable, "-c", EXIT_PROBE, "pod.yaml"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert "No problems found in 1 object" in completed.stdout, completed.stdout + completed.stderr
+    frozen, tracked = map(int, completed.stderr.rpartition("\nGC=")[2].split(","))
+    assert frozen > 10_000 and tracked < frozen / 20, (frozen, tracked)
+
+
+def test_the_command_line_starts_with_the_cyclic_gc_paused(tmp_path: Path) -> None:
+    """No collection runs while the command line is parsed and the command's module loads; the command
+    then runs with the GC on (the lint pauses it itself while it reads the sources, test above)."""
+    (tmp_path / "pod.yaml").write_text(DEPLOYMENT.format(i=0, labels=""))
+    code = """
+import gc, sys
+from nodename_lint.cli import main
+
+seen = []
+
+def record(phase, info):
+    frame = sys._getframe(1) if phase == "start" and sys._getframe().f_back else None
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename.endswith("cli.py") and code.co_name in ("parse_args", "resolve_command"):
+            return seen.append("parsing")
+        if code.co_filename.endswith("lint.py") and code.co_name == "<module>":
+            return seen.append("importing")
+        if code.co_name == "lint_command":
+            return seen.append("running")
+        frame = frame.f_back
+
+gc.callbacks.append(record)
+gc.set_threshold(1)
+try:
+    main(["pod.yaml"])
+except SystemExit as exit:
+    gc.set_threshold(700)
+    gc.callbacks.remove(record)
+    print(exit.code, sorted(set(seen)), gc.isenabled(), file=sys.stderr)
+"""
+    completed = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert completed.stderr.strip().splitlines()[-1] == "0 ['running'] True", completed.stderr
+
+
+def test_only_the_first_start_of_a_process_freezes_what_it_built(tmp_path: Path) -> None:
+    """A test that runs the command line again in its process does not freeze the garbage of the tests before."""
+    (tmp_path / "pod.yaml").write_text(DEPLOYMENT.format(i=0, labels=""))
+    code = (
+        "import gc\nfrom click.testing import CliRunner\nfrom nodename_lint.cli import main\n"
+        "counts = []\nfor _ in range(2):\n"
+        "    assert CliRunner().invoke(main, ['pod.yaml']).exit_code == 0\n"
+        "    counts.append(gc.get_freeze_count())\n"
+        "    cycle = [[] for _ in range(1000)]\n    cycle.append(cycle)\n    del cycle\n"
+        "print(counts[0] > 10_000, counts[1] <= counts[0])  # frozen objects freed leave the count\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert completed.stdout.strip() == "True True", completed.stdout + completed.stderr

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..safe_text import note
@@ -42,16 +41,20 @@ class HelmFlags(NamedTuple):
         )
 
 
-@dataclass
 class _Group:
     """The paths one config file governs, with what that config makes of them."""
 
-    config: Any
-    paths: list[str]
-    severities: dict[str, Severity | None] = field(default_factory=dict)  # None: the rule's own severity
-    sources: list[Any] = field(default_factory=list)
-    # a live run: the sources in order, parsed (engine.ParsedSource) or, beyond HELD_INPUT_BYTES, read again to lint
-    parsed: list[Any] | None = None
+    __slots__ = ("config", "parsed", "paths", "severities", "sources")
+
+    def __init__(
+        self, config: Any, paths: list[str], severities: dict[str, Severity | None], sources: list[Any]
+    ) -> None:
+        self.config = config
+        self.paths = paths
+        self.severities = severities  # None: the rule's own severity
+        self.sources = sources
+        # a live run: the sources in order, parsed (engine.ParsedSource) or, beyond HELD_INPUT_BYTES, read again
+        self.parsed: list[Any] | None = None
 
 
 def run_lint(
@@ -157,7 +160,7 @@ def run_lint(
             if changed_since:
                 from ..changes import keep_changed_files
 
-                complete.append(replace(result, findings=list(result.findings), notes=list(result.notes)))
+                complete.append(result.copy())
                 keep_changed_files(result, changed_since)
             else:
                 complete.append(result)
