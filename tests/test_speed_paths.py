@@ -343,6 +343,7 @@ def test_the_pinned_node_is_read_and_checked_once_an_object_whatever_the_cluster
     assert [f.rule for f in result.findings if f.rule == "unknown-node"] == ["unknown-node"]
     assert checked == ["kind-wrker", "kind-worker"]
 
+
 # Run as `python -m nodename_lint` does; an exit handler registered first runs last, after the command line's own.
 EXIT_PROBE = """
 import atexit, gc, os, runpy, sys
