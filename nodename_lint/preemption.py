@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from .cluster.records import NodeInfo, NodeUsage, PodInfo, PriorityClassInfo, RunningPod
 from .model import Path
@@ -71,8 +71,7 @@ PREEMPTED_MESSAGE = "Preempted in order to admit critical pod"
 
 
 # --- priority: the Priority admission plugin -------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Priority:
+class Priority(NamedTuple):
     """A Pod's priority as the API server stores it, or why the Priority admission plugin refuses it."""
 
     value: int | None  # None: not known (a class the cluster state does not list)
@@ -212,8 +211,7 @@ def running_pod(pod: PodInfo, classes: Mapping[str, PriorityClassInfo] | None) -
 
 
 # --- the kubelet: critical Pod admission -----------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Preemptor:
+class Preemptor(NamedTuple):
     """The Pod the kubelet admits, as `Preemptable` sees it."""
 
     key: str  # "namespace/name"
@@ -239,8 +237,7 @@ def preemptable(preemptor: Preemptor, pod: RunningPod) -> bool:
     return preemptor.priority is not None and preemptor.priority > pod.priority
 
 
-@dataclass(frozen=True, slots=True)
-class _Requirement:
+class _Requirement(NamedTuple):
     resource: str
     quantity: int
 
@@ -324,8 +321,7 @@ def _listed(requirements: list[_Requirement]) -> str:
     return "[" + "".join(f"(res: {r.resource}, q: {r.quantity}), " for r in requirements) + "]"
 
 
-@dataclass(frozen=True, slots=True)
-class Eviction:
+class Eviction(NamedTuple):
     """HandleAdmissionFailure's answer to a critical Pod's resource shortages."""
 
     evicts: tuple[RunningPod, ...] = ()  # BestEffort ones first, then Burstable, then Guaranteed
@@ -381,12 +377,11 @@ def pods_to_evict(preemptor: Preemptor, found: list[Shortage], running: Sequence
     return Eviction(tuple([*best_effort_out, *burstable_out, *guaranteed_out]), tie=tie_g or tie_b or tie_e)
 
 
-@dataclass(frozen=True, slots=True)
-class KubeletAdmission:
+class KubeletAdmission(NamedTuple):
     """What the kubelet does with one Pod (or one replica of a pinned template)."""
 
     reasons: list[str]  # what the Pod would show, first first ([] when admitted)
-    shortages: list[Shortage] = field(default_factory=list)  # what it lacked before any eviction
+    shortages: list[Shortage]  # what it lacked before any eviction
     eviction: Eviction | None = None  # the critical Pod admission's answer to the shortages
 
     @property
@@ -488,21 +483,19 @@ NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(NamedTuple):
     """A node where deleting `victims` (most important first) makes room for the Pod."""
 
     node: str
     victims: tuple[RunningPod, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class SchedulerPreemption:
+class SchedulerPreemption(NamedTuple):
     """DefaultPreemption's outcome: the nodes it may nominate (several when the scheduler's choice among
     them is random), or the reasons per node of its own FitError."""
 
     nominated: tuple[Candidate, ...] = ()
-    statuses: dict[str, list[str]] = field(default_factory=dict)  # node -> reasons, for the nodes it tried
+    statuses: Mapping[str, list[str]] = MappingProxyType({})  # node -> reasons, for the nodes it tried
     not_eligible: bool = False  # preemptionPolicy: Never
     unknown: int = 0  # candidate nodes whose Pods are not in the state (not dry-run)
 

@@ -41,7 +41,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from .cluster.records import NodeInfo, NodeUsage, OwnerKey, PodInfo, RunningPod
 from .cluster.state import ClusterState, NodeShapes
@@ -86,8 +86,7 @@ def scaled_value(value: Any, total: int, round_up: bool) -> int | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class Strategy:
+class Strategy(NamedTuple):
     """An update strategy resolved for a number of Pods, with how messages explain it."""
 
     type: str  # RollingUpdate, Recreate, OnDelete
@@ -356,8 +355,7 @@ class RolloutView(ClusterState):
         self._preemption.clear()
 
 
-@dataclass(frozen=True, slots=True)
-class _Critical:
+class _Critical(NamedTuple):
     """A critical Pod as the kubelet's critical Pod admission weighs it (cluster.admitted)."""
 
     preemptor: Preemptor

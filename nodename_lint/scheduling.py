@@ -26,9 +26,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 from .cluster.records import NodeInfo, NodeUsage, PodInfo, plain_container_requests
 from .model import Path
@@ -450,8 +450,7 @@ def taint_text(taint: dict[str, Any]) -> str:
 
 
 # --- node affinity --------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class AffinityMismatch:
+class AffinityMismatch(NamedTuple):
     """Why the required node affinity does not match a node, and where in the Pod spec."""
 
     path: Path
@@ -550,8 +549,7 @@ def affinity_mismatch(spec: dict[str, Any], node: NodeInfo, detail: bool = True)
 
 
 # --- resources ------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Shortage:
+class Shortage(NamedTuple):
     """InsufficientResource: what the kubelet reports as OutOf<resource> and the scheduler as Insufficient."""
 
     resource: str
@@ -906,8 +904,7 @@ TAINT_REASON = "node(s) had untolerated taint(s)"
 AFFINITY_REASON = "node(s) didn't match Pod's node affinity/selector"
 
 
-@dataclass(frozen=True, slots=True)
-class FilterFailure:
+class FilterFailure(NamedTuple):
     """Why the default scheduler's filters reject a node: the first failing plugin's reasons, and
     whether its status is Unschedulable (NodePorts, and NodeResourcesFit unless a request exceeds the
     node's allocatable: preemption may help there) or UnschedulableAndUnresolvable (the others)."""

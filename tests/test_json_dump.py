@@ -47,7 +47,9 @@ def _read_by_rules(spec: dict[str, Any]) -> dict[str, Any]:
     kept = {key: spec[key] for key in _SPEC_FIELDS if key in spec}
     for key in ("containers", "initContainers"):
         if isinstance(spec.get(key), list):
-            kept[key] = [{k: c[k] for k in _CONTAINER_FIELDS if k in c} for c in spec[key]]
+            kept[key] = [
+                {k: c[k] for k in _CONTAINER_FIELDS if k in c} if isinstance(c, dict) else c for c in spec[key]
+            ]
         elif key in spec:
             kept[key] = spec[key]
     return kept
@@ -490,3 +492,186 @@ def test_a_big_state_file_is_mapped_and_reads_as_when_read(tmp_path: Path, monke
     for name in read.nodes or ():
         assert mapped.usage(name) == read.usage(name) and mapped.port_holders(name) == read.port_holders(name)
     assert [pod.spec for pod in mapped.pods or ()] == [pod.spec for pod in read.pods or ()]
+
+
+_ODD_CONTAINERS: list[Any] = [3, "x", [1], [None], [[]], {"name": "a"}, [{"name": "a"}, 2]]
+
+
+def _random_container(rng: random.Random, index: int) -> Any:
+    """A container of any shape a dump may hold: resources and ports of every kind, a host port in the
+    ports or only in the text of an env value, JSON escapes, restart policies."""
+    if rng.random() < 0.05:
+        return rng.choice([1, "c", None, []])
+    container: dict[str, Any] = {"name": f"c{index}", "image": f"registry/i:{rng.randrange(3)}"}
+    resources = rng.choice(
+        [
+            {"requests": {"cpu": f"{rng.choice((50, 100, 250))}m", "memory": rng.choice(("64Mi", "1Gi"))}},
+            {"limits": {"cpu": "1", "memory": "128Mi"}},
+            {"requests": {"cpu": "2", "example.com/gpu": 1}, "limits": {"cpu": "3"}},
+            {},
+            None,
+            "x",
+            [1],
+            {"requests": "cpu"},
+        ]
+    )
+    if rng.random() < 0.9:
+        container["resources"] = resources
+    ports = rng.choice(
+        [
+            [{"containerPort": 80}],
+            [{"containerPort": 80, "hostPort": 8000 + rng.randrange(4)}],
+            [{"containerPort": 53, "hostPort": 53, "protocol": "UDP", "hostIP": "10.0.0.1"}],
+            None,
+            {"a": 1},
+            [2],
+        ]
+    )
+    if rng.random() < 0.7:
+        container["ports"] = ports
+    if rng.random() < 0.3:
+        container["env"] = [{"name": "NOTE", "value": rng.choice(["hostPort", "a\\b", "\u00e9", "plain"])}]
+    if rng.random() < 0.4:
+        container["restartPolicy"] = rng.choice(["Always", "Never", 5, None])
+    return container
+
+
+def _is_dict(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def _random_containers(rng: random.Random) -> Any:
+    if rng.random() < 0.08:
+        return rng.choice(_ODD_CONTAINERS)
+    return [_random_container(rng, index) for index in range(rng.randrange(4))]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_a_dumps_pods_of_random_containers_read_as_the_generic_reader_reads_them(seed: int) -> None:
+    """On random Pods (containers and init containers of many shapes, host ports spelled with escapes, overhead
+    and pod-level resources) the fast path's state is the generic reader's: usage, host ports, the Pods as
+    preemption weighs them, each Pod's spec made plain values; none when one Pod's containers are not a list
+    of mappings (the generic reader then reads the file)."""
+    rng = random.Random(seed)
+    items: list[Any] = [node(index) for index in range(6)]
+    for index in range(240):
+        item = pod(index, 6, rng)
+        spec = item["spec"]
+        for key in ("containers", "initContainers"):
+            if rng.random() < (0.9 if key == "containers" else 0.4):
+                spec[key] = _random_containers(rng)
+            else:
+                spec.pop(key, None)
+        if rng.random() < 0.1:
+            spec["overhead"] = {"cpu": "100m"}
+        if rng.random() < 0.1:
+            spec["resources"] = {"requests": {"memory": "1Gi"}}
+        items.append(item)
+    escaped = (b'"hostPort": 8003', b'"host\\u0050ort": 8003')  # the same key, escaped
+    fast, generic = _both_ways(_dump(items).replace(*escaped))
+    assert fast is None  # an odd Pod among them
+    items = [item for item in items if item.get("kind") != "Pod" or not _odd_pod(item)]
+    fast, generic = _both_ways(_dump(items).replace(*escaped))
+    assert fast is not None
+    for name in fast.nodes or ():
+        assert fast.port_holders(name) == generic.port_holders(name)
+    assert _as_data(fast) == _as_data(generic)
+    assert any(fast.port_holders(name) for name in fast.nodes or ())
+
+
+def _odd_pod(item: dict[str, Any]) -> bool:
+    """A Pod whose containers or init containers are not a list of mappings (nor null)."""
+    listed = [item["spec"].get(key, []) for key in ("containers", "initContainers")]
+    return any(value is not None and not (isinstance(value, list) and all(map(_is_dict, value))) for value in listed)
+
+
+def _random_node(rng: random.Random, index: int) -> dict[str, Any]:
+    """A Node of any shape a dump may hold: labels of every type, conditions and nodeInfo that are or are not
+    what the records read (items that are not mappings, no type, extra fields, not a list or a mapping)."""
+    item = node(index)
+    labels: dict[str, Any] = {f"k{key}": f"v{rng.randrange(3)}" for key in range(rng.randrange(5))}
+    if rng.random() < 0.2:
+        labels["odd"] = rng.choice([1, True, None, 2.5, "\u00e9", "", {"a": 1}])
+    item["metadata"]["labels"] = labels if rng.random() < 0.9 else rng.choice([None, "x"])
+    condition = {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "ok", "lastHeartbeatTime": "t"}
+    item["status"]["conditions"] = rng.choice(
+        [
+            [condition, {"type": "MemoryPressure", "status": "False"}],
+            [{"status": "True"}, {"type": "", "status": "True"}, {"type": "DiskPressure"}, {"type": 5, "status": None}],
+            [condition, 3, "x", None],
+            [],
+            None,
+        ]
+        if rng.random() < 0.9
+        else [{"type": "Ready"}, "Ready"]
+    )
+    item["status"]["nodeInfo"] = rng.choice(
+        [{"operatingSystem": "linux", "kernelVersion": "6"}, {"operatingSystem": 7}, {}, None]
+        if rng.random() < 0.9
+        else [["linux"], "linux"]
+    )
+    return item
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_dumps_nodes_read_from_what_the_records_read_are_the_generic_readers(seed: int) -> None:
+    """A dump's Nodes are read from their conditions' types and statuses and nodeInfo's operatingSystem alone (not
+    the times and messages), their labels checked for strings at once: on random Nodes of every shape the state
+    is the generic reader's, or none when the generic reader refuses the file (which then says why)."""
+    rng = random.Random(seed)
+    for _ in range(30):
+        data = _dump([_random_node(rng, index) for index in range(rng.randrange(1, 4))])
+        fast = state_from_json_dump(data, "dump.json")
+        try:
+            generic = _load_state_text(data.decode(), "dump.json")
+        except UsageError:
+            assert fast is None
+            continue
+        assert fast is not None
+        assert _as_data(fast) == _as_data(generic)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_labels_of_strings_are_read_as_one_by_one(seed: int) -> None:
+    """objects._strings takes a mapping of strings whole (checked in C); on random mappings it gives what
+    reading each key and value gives (other types as kubectl sends them, a list or mapping refused)."""
+    from nodename_lint.cluster.objects import StateError, _strings
+
+    def one_by_one(found: dict[Any, Any]) -> dict[str, str]:
+        labels: dict[str, str] = {}
+        for key, value in found.items():
+            if isinstance(value, (dict, list)):
+                raise StateError(found, (), "not a string")
+            labels[str(key)] = value if isinstance(value, str) else json.dumps(value)
+        return labels
+
+    rng = random.Random(seed)
+    values: list[Any] = ["a", "", "\u00e9", 1, True, None, 2.5, [1], {"a": 1}]
+    for _ in range(500):
+        found = {
+            rng.choice([f"k{index}", index, True, None]): rng.choice(values[:3] if rng.random() < 0.7 else values)
+            for index in range(rng.randrange(6))
+        }
+        try:
+            expected: Any = one_by_one(found)
+        except StateError:
+            expected = StateError
+        try:
+            got: Any = _strings({}, {"labels": found}, ("labels",))
+        except StateError:
+            got = StateError
+        assert got == expected
+        if expected is not StateError:
+            assert got is not found  # a copy: the record does not share the object's mapping
+
+
+def test_a_dumps_decoded_items_live_as_long_as_its_state() -> None:
+    """The items a dump decoded (metadata, statuses, references the records do not keep) are held by the state,
+    not freed one by one once loaded: a command keeps its state to its exit (options.kept_until_exit)."""
+    fast = state_from_json_dump(_dump(_rich_cluster()), "dump.json")
+    assert fast is not None and fast.pods
+    decoded = fast._decoded
+    assert decoded is not None and len(decoded.items) > len(fast.pods)
+    assert any(
+        item.metadata is not None and item.metadata.name == pod.name for item in decoded.items for pod in fast.pods
+    )

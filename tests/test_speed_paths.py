@@ -310,6 +310,40 @@ def test_no_offline_rule_makes_a_plain_workloads_whole_spec_plain_values(monkeyp
     assert whole, "the check can fail: a spec that names a PriorityClass is read whole by invalid-priority"
 
 
+def test_the_pinned_node_is_read_and_checked_once_an_object_whatever_the_cluster_rules_ask(monkeypatch: object) -> None:
+    """Eight cluster rules ask every object for the node it pins (targets.pinned_target): the name is read and
+    checked as a DNS-1123 subdomain once per object, and each rule finds the node as before."""
+    import pytest
+
+    from nodename_lint.cluster import targets
+    from nodename_lint.cluster.from_file import load_state_text
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    checked: list[str] = []
+    original = targets.is_dns1123_subdomain
+
+    def counted(value: str) -> bool:
+        checked.append(value)
+        return original(value)
+
+    monkeypatch.setattr(targets, "is_dns1123_subdomain", counted)
+    state = load_state_text(
+        "apiVersion: v1\nkind: List\nitems:\n- kind: Node\n  metadata: {name: kind-worker}\n"
+        "  status: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n",
+        "state.yaml",
+    )
+    linter = Linter(dict.fromkeys(all_rules()), Context(cluster=state))
+    pod = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  nodeName: {node}\n"
+        "  containers: [{{name: c, image: i}}]\n"
+    )
+    result = linter.lint_text(
+        pod.format(node="kind-wrker") + "---\n" + pod.format(node="kind-worker"), display="p.yaml"
+    )
+    assert [f.rule for f in result.findings if f.rule == "unknown-node"] == ["unknown-node"]
+    assert checked == ["kind-wrker", "kind-worker"]
+
+
 # Run as `python -m nodename_lint` does; an exit handler registered first runs last, after the command line's own.
 EXIT_PROBE = """
 import atexit, gc, os, runpy, sys

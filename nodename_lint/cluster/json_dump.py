@@ -226,7 +226,6 @@ def state_from_json_dump(data: bytes | str | mmap, source: str) -> ClusterState 
         return None
     implied = kind[: -len("List")]  # `kubectl get nodes -o json` of the API: a NodeList, items without kind
     read = _read_items(dump.items, implied)
-    del dump
     if read is None:
         return None
     others = read.others
@@ -259,6 +258,7 @@ def state_from_json_dump(data: bytes | str | mmap, source: str) -> ClusterState 
                 holders.append(holder)
     state = state_from_kinds(source, nodes, namespaces, read.records, runtime_classes, priority_classes, holders)
     state.set_pod_indexes(read.by_node, read.by_namespace, read.by_owner)
+    state.keep_decoded(dump)
     return state
 
 
@@ -420,9 +420,42 @@ def _holder_object(kind: str, item: _Item) -> dict[str, Any]:
     }
 
 
+class _Condition(msgspec.Struct, gc=False):
+    type: Any = None
+    status: Any = None
+
+
+class _SystemInfo(msgspec.Struct, gc=False):
+    operatingSystem: Any = None
+
+
+_CONDITIONS = msgspec.json.Decoder(list[_Condition] | None)
+_SYSTEM_INFO = msgspec.json.Decoder(_SystemInfo | None)
+
+
+def _conditions(raw: msgspec.Raw) -> Any:
+    """A Node's conditions as objects.node_from_object reads them: the type and status of each (not the
+    times, reasons and messages), or the value as it is when not a list of mappings."""
+    try:
+        conditions = _CONDITIONS.decode(raw)
+    except (msgspec.DecodeError, RecursionError):  # ValidationError too
+        return msgspec.json.decode(raw)
+    return None if conditions is None else [{"type": found.type, "status": found.status} for found in conditions]
+
+
+def _system_info(raw: msgspec.Raw) -> Any:
+    """A Node's status.nodeInfo as objects.node_from_object reads it (its operatingSystem), or as it is when
+    not a mapping."""
+    try:
+        info = _SYSTEM_INFO.decode(raw)
+    except (msgspec.DecodeError, RecursionError):
+        return msgspec.json.decode(raw)
+    return None if info is None else {"operatingSystem": info.operatingSystem}
+
+
 def _as_object(item: _Item) -> dict[str, Any]:
     """A Node, RuntimeClass or PriorityClass item as the API object the generic record readers take (a few
-    thousand)."""
+    thousand), with what they read of a Node's conditions and nodeInfo alone."""
     metadata = item.metadata or _Metadata()
     status = item.status or _Status()
     fields = {
@@ -430,8 +463,8 @@ def _as_object(item: _Item) -> dict[str, Any]:
         "spec": None if item.spec is None else item.spec.plain(),
         "status": {
             "allocatable": msgspec.json.decode(status.allocatable),
-            "conditions": msgspec.json.decode(status.conditions),
-            "nodeInfo": msgspec.json.decode(status.nodeInfo),
+            "conditions": _conditions(status.conditions),
+            "nodeInfo": _system_info(status.nodeInfo),
         },
         "overhead": item.overhead,
         "scheduling": item.scheduling,

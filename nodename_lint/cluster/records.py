@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ..quantity import QuantityError, request_value
 
@@ -248,8 +248,7 @@ class PriorityClassInfo:
     preemption_policy: str = "PreemptLowerPriority"  # the API's default for a class that sets none
 
 
-@dataclass(frozen=True, slots=True)
-class RunningPod:
+class RunningPod(NamedTuple):
     """A non-terminated Pod on a node as the kubelet's critical Pod admission and the scheduler's
     preemption weigh it (preemption.py): who it is, how important, and what evicting it frees."""
 

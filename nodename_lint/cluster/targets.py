@@ -37,10 +37,16 @@ def pinned_target(obj: Manifest, context: Context) -> tuple[str, NodeInfo | None
     cluster = context.cluster
     if cluster is None or cluster.nodes is None or obj.is_static_pod:
         return None
-    node = pinned_node(obj)
-    if node is None or not is_dns1123_subdomain(node):
+    node = obj.memo("valid_pinned_node", _valid_pinned_node)  # eight cluster rules ask it of every object
+    if node is None:
         return None
     return node, cluster.nodes.get(node), cluster
+
+
+def _valid_pinned_node(obj: Manifest) -> str | None:
+    """The node the object pins its Pods to, when the API server takes the name (a DNS-1123 subdomain)."""
+    node = pinned_node(obj)
+    return node if node is not None and is_dns1123_subdomain(node) else None
 
 
 def admission_target(obj: Manifest, context: Context) -> tuple[str, NodeInfo, ClusterState] | None:
