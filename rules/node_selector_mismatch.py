@@ -97,10 +97,8 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     from nodename_lint.cluster.targets import (
         admission_reasons,
         admitted_spec,
-        daemon_fate,
-        daemon_refusal,
-        pinned_existing_node,
-        pinned_target,
+        daemon_refusal_message,
+        pinned_node_or_refusal,
     )
     from nodename_lint.scheduling import (
         AFFINITY_REASON,
@@ -112,23 +110,18 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         scheduler_rejection,
     )
 
-    pinned = pinned_target(obj, context)
-    if pinned is None or pinned[1] is None:
+    target = pinned_node_or_refusal(obj, context)
+    if target is None:
         return
-    refusal = daemon_refusal(obj, pinned[1])
+    name, node, cluster, refusal = target
     if refusal is not None:
         if refusal.mismatch is not None:
             yield Violation(
                 spec_path(obj, *refusal.mismatch.path),
-                f"the DaemonSet controller will not run DaemonSet {obj.name} on {pinned[0]}: "
-                f"{refusal.mismatch.detail}; " + daemon_fate(pinned[0]),
-                fix=f"fix the selector or label {pinned[0]} to match, or pin the template to a node that matches",
+                daemon_refusal_message(obj, name, refusal.mismatch.detail),
+                fix=f"fix the selector or label {name} to match, or pin the template to a node that matches",
             )
         return
-    target = pinned_existing_node(obj, context)
-    if target is None:
-        return
-    name, node, cluster = target
     assert cluster.nodes is not None
     spec = admitted_spec(obj, cluster)  # with the RuntimeClass's nodeSelector
     mismatch = affinity_mismatch(spec, kubelet_node(node))  # with the OS label the kubelet may have added

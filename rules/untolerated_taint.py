@@ -96,10 +96,8 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     from nodename_lint.cluster.targets import (
         admission_reasons,
         admitted_spec,
-        daemon_fate,
-        daemon_refusal,
-        pinned_existing_node,
-        pinned_target,
+        daemon_refusal_message,
+        pinned_node_or_refusal,
     )
     from nodename_lint.scheduling import (
         NODE_STATE_TAINTS,
@@ -113,27 +111,25 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         untolerated,
     )
 
-    pinned = pinned_target(obj, context)
-    if pinned is None or pinned[1] is None:
+    target = pinned_node_or_refusal(obj, context)
+    if target is None:
         return
-    refusal = daemon_refusal(obj, pinned[1])
+    name, node, cluster, refusal = target
     if refusal is not None:
         if refusal.taints:
             listed = ", ".join(taint_text(t) for t in refusal.taints)
+            why = (
+                f"the node has taint {listed} and the template does not tolerate it, nor do the tolerations the "
+                "controller adds"
+            )
             yield Violation(
                 spec_path(obj, "tolerations") if "tolerations" in (obj.pod_spec or {}) else spec_path(obj, "nodeName"),
-                f"the DaemonSet controller will not run DaemonSet {obj.name} on {pinned[0]}: the node has taint "
-                f"{listed} and the template does not tolerate it, nor do the tolerations the controller adds; "
-                + daemon_fate(pinned[0]),
+                daemon_refusal_message(obj, name, why),
                 fix=f"add a toleration for {listed} to the template if the Pod belongs there, or pick another node",
                 severity="error",
-                cause=f"node {pinned[0]}, taint {listed}",
+                cause=f"node {name}, taint {listed}",
             )
         return
-    target = pinned_existing_node(obj, context)
-    if target is None:
-        return
-    name, node, cluster = target
     spec = admitted_spec(obj, cluster)  # with the RuntimeClass's tolerations
     tolerations = tolerations_of(spec)
     # the kubelet's TaintToleration check: every NoExecute taint, and the tolerations as the API stores them

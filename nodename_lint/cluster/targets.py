@@ -64,11 +64,22 @@ def admission_target(obj: Manifest, context: Context) -> tuple[str, NodeInfo, Cl
 def pinned_existing_node(obj: Manifest, context: Context) -> tuple[str, NodeInfo, ClusterState] | None:
     """pinned_target for the rules about what the kubelet does on a node that exists (unknown-node covers
     the others). None for a DaemonSet whose controller creates no Pod there (daemon_refusal): no kubelet
-    ever sees one; untolerated-taint and node-selector-mismatch say why."""
-    target = pinned_target(obj, context)
-    if target is None or target[1] is None or daemon_refusal(obj, target[1]) is not None:
+    ever sees one; untolerated-taint and node-selector-mismatch say why (pinned_node_or_refusal)."""
+    found = pinned_node_or_refusal(obj, context)
+    if found is None or found[3] is not None:
         return None
-    return target[0], target[1], target[2]
+    return found[0], found[1], found[2]
+
+
+def pinned_node_or_refusal(
+    obj: Manifest, context: Context
+) -> tuple[str, NodeInfo, ClusterState, DaemonRefusal | None] | None:
+    """pinned_target for a node that exists, with why a DaemonSet's controller creates no Pod there (None
+    when it creates one, and for every other kind)."""
+    target = pinned_target(obj, context)
+    if target is None or target[1] is None:
+        return None
+    return target[0], target[1], target[2], daemon_refusal(obj, target[1])
 
 
 class DaemonRefusal(NamedTuple):
@@ -97,11 +108,12 @@ def daemon_refusal(obj: Manifest, node: NodeInfo) -> DaemonRefusal | None:
     return DaemonRefusal(mismatch, taints) if mismatch is not None or taints else None
 
 
-def daemon_fate(name: str) -> str:
-    """What a DaemonSet the controller will not place on its pinned node comes to."""
+def daemon_refusal_message(obj: Manifest, node: str, why: str) -> str:
+    """What a DaemonSet the controller will not place on its pinned node comes to, and why (`why`)."""
     return (
-        f"no Pod is ever created for node {name} (NodeShouldRunDaemonPod checks a pinned template too): nothing "
-        "runs, no event says why, and the DaemonSet shows 0 Pods desired"
+        f"the DaemonSet controller will not run DaemonSet {obj.name} on {node}: {why}; no Pod is ever created for "
+        f"node {node} (NodeShouldRunDaemonPod checks a pinned template too): nothing runs, no event says why, and "
+        "the DaemonSet shows 0 Pods desired"
     )
 
 
