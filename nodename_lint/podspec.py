@@ -105,14 +105,28 @@ DEFAULT_BACKOFF_LIMIT = 6  # SetDefaults_Job, when backoffLimitPerIndex is not s
 
 def rejection_fate(obj: Manifest) -> str:
     """What follows a kubelet rejection: a Pod stays Failed; a controller keeps replacing it, and a Job's
-    controller only until its backoffLimit."""
+    controller only until its backoffLimit (job_failure_limit)."""
     if obj.is_pod:
         return "the Pod goes to Failed and is never retried or moved"
+    limit = job_failure_limit(obj)
+    if limit is None:
+        return "rejected Pods go to Failed and the controller keeps creating replacements that fail the same way"
+    return (
+        "rejected Pods go to Failed and the Job controller creates replacements, each after a longer delay, "
+        f"that fail the same way: {limit}"
+    )
+
+
+def job_failure_limit(obj: Manifest) -> str | None:
+    """When a Job's controller stops replacing its failed Pods (None for other kinds).
+
+    syncJob (pkg/controller/job/job_controller.go): the Job fails once more Pods failed than backoffLimit
+    allows; a Pod the kubelet rejects is one, and so is one PodGC marks Failed before it deletes it; each
+    replacement waits longer (10 s, doubling, up to 6 min).
+    """
     job_spec = _JOB_SPEC.get(obj.kind)
     if job_spec is None:
-        return "rejected Pods go to Failed and the controller keeps creating replacements that fail the same way"
-    # syncJob (pkg/controller/job/job_controller.go): the Job fails once more Pods failed than backoffLimit
-    # allows; a Pod the kubelet rejects is one; each replacement waits longer (10 s, doubling, up to 6 min)
+        return None
     per_index = obj.get((*job_spec, "backoffLimitPerIndex"))
     if isinstance(per_index, int) and not isinstance(per_index, bool) and per_index >= 0:
         limit = f"each index fails once {per_index + 1} of its Pods have failed (backoffLimitPerIndex {per_index})"
@@ -126,10 +140,7 @@ def rejection_fate(obj: Manifest) -> str:
         )
     policy = " unless its podFailurePolicy ignores such failures" if obj.get((*job_spec, "podFailurePolicy")) else ""
     each = "; each Job the schedule starts fails the same way" if obj.kind == "CronJob" else ""
-    return (
-        f"rejected Pods go to Failed and the Job controller creates replacements, each after a longer delay, "
-        f"that fail the same way: {limit}{policy}{each}"
-    )
+    return f"{limit}{policy}{each}"
 
 
 def replica_count(obj: Manifest) -> int:

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from nodename_lint.model import Manifest
-from nodename_lint.podspec import dotted, pods_noun, replica_count, spec_path
+from nodename_lint.podspec import dotted, job_failure_limit, pods_noun, replica_count, spec_path
 from nodename_lint.rule import Context, Example, Rule, Violation
 
 if TYPE_CHECKING:  # for annotations only; see the function-level imports
@@ -128,6 +128,8 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
             "the DaemonSet controller creates a Pod only for a node it lists, so none is ever created, no event "
             "says why, and the DaemonSet shows 0 Pods desired"
         )
+    elif (limit := job_failure_limit(obj)) is not None:  # PodGC marks the Pod Failed as it deletes it
+        fate += f", and the Job controller counts each as failed and replaces it: {limit}"
     elif obj.is_workload_template:
         fate += ", and the controller keeps recreating the replicas, which vanish the same way"
     if len(suggestions) == 1:

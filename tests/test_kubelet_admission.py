@@ -451,6 +451,18 @@ def test_a_daemonset_gets_no_pod_on_a_node_its_selector_does_not_match():
     assert "rejected by the kubelet" not in found.message
 
 
+def test_a_jobs_pods_on_a_missing_node_count_as_failed_up_to_its_backoff_limit():
+    """PodGC marks each Failed (DisruptionTarget DeletionByPodGC) as it deletes it; syncJob counts it."""
+    job = (
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: migrate}\nspec:\n  backoffLimit: 2\n  template:\n"
+        "    spec:\n      nodeName: kind-wroker\n      restartPolicy: Never\n" + textwrap.indent(CONTAINER, "    ")
+    )
+    [found] = findings(job, DAEMON_NODES, "unknown-node")
+    counted = "the Job controller counts each as failed and replaces it: the Job fails with BackoffLimitExceeded once 3"
+    assert counted in found.message
+    assert "keeps recreating" not in found.message
+
+
 def test_a_daemonset_pinned_to_a_missing_node_gets_no_pod_at_all():
     [found] = findings(daemonset(CONTAINER, "kind-wroker"), DAEMON_NODES, "unknown-node")
     assert "none is ever created" in found.message and "PodGC" not in found.message
