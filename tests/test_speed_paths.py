@@ -413,3 +413,27 @@ def test_only_the_first_start_of_a_process_freezes_what_it_built(tmp_path: Path)
     )
     completed = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert completed.stdout.strip() == "True True", completed.stdout + completed.stderr
+
+
+def test_replicasets_named_after_a_deployment_are_found_by_bisection_as_by_their_name_before_the_hash() -> None:
+    """_Owners.named_after finds in the sorted controllers what indexing every ReplicaSet by the part of
+    its name before the last dash found: `web-5d8f` for `web`, not `web-api-5d8f` nor `web2-5d8f`."""
+    import random
+
+    from nodename_lint.cluster.state import _Owners
+
+    rng = random.Random(2612)
+    parts = ["web", "web-api", "web2", "w", "", "a-b", "api"]
+    for _ in range(300):
+        owners = {
+            f"{rng.choice(['ReplicaSet', 'StatefulSet', 'Job', 'ReplicaSetX'])}/"
+            f"{rng.choice(parts)}{rng.choice(['', '-', '-5d8f', '-x-y', '5d8f', '-abc'])}": []
+            for _ in range(rng.randint(0, 12))
+        }
+        indexed: dict[str, list[str]] = {}
+        for owner in owners:
+            if owner.startswith("ReplicaSet/"):
+                indexed.setdefault(owner.rpartition("-")[0], []).append(owner)
+        found = _Owners(owners)
+        for name in [*parts, "web-", "zzz"]:
+            assert set(found.named_after(name)) == set(indexed.get(f"ReplicaSet/{name}", ())), (owners, name)
