@@ -331,9 +331,18 @@ def _read_items(items: list[_Item], implied: str) -> _Read | None:
             if phase.__class__ is not str:
                 phase = None
         record = PodInfo(
-            namespace, name, node, phase, spec, owner, template, None, None if annotations is null else annotations
+            namespace,
+            name,
+            node,
+            phase,
+            spec,
+            owner,
+            template,
+            None,
+            None if annotations is null else annotations,
+            start_time,
+            qos_class,
         )
-        record.start_time, record.qos_class = start_time, qos_class
         records.append(record)
         named = by_namespace.get(namespace)
         if named is None:

@@ -10,6 +10,8 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
+import msgspec
+
 from ..quantity import QuantityError, request_value
 
 TERMINATED_PHASES = frozenset({"Succeeded", "Failed"})
@@ -45,9 +47,13 @@ class NodeInfo:
         return self._capacity
 
 
-@dataclass(slots=True)
-class PodInfo:
-    """A Pod already in the cluster: where it runs, what it requests, and which controller runs it."""
+class PodInfo(msgspec.Struct, gc=False):
+    """A Pod already in the cluster: where it runs, what it requests, and which controller runs it.
+
+    A msgspec Struct, not a dataclass: a JSON dump makes one for each of 150,000 Pods, and the Struct's
+    constructor (in C) took a third of the dataclass's (0.06 s against 0.19 s). Not tracked by the
+    cyclic GC: a record refers to no record.
+    """
 
     namespace: str
     name: str
@@ -55,15 +61,15 @@ class PodInfo:
     phase: str | None
     # the spec as loaded: plain values, or the typed structs of a kubectl JSON dump (json_dump), which
     # become plain values when first read: most Pods of a big cluster are never read
-    loaded_spec: Any = field(default_factory=dict, repr=False)
+    loaded_spec: Any = msgspec.field(default_factory=dict)
     owner: OwnerKey | None = None  # "Kind/name" of its controller ownerReference (templates.owner_key)
     template: OwnerKey | None = None  # the object holding the Pod template it was made from (templates.template_key)
     requests: dict[str, int] | None = None  # its effective requests, when the spec is not held (a snapshot)
     # what priority and preemption read besides the spec (preemption.running_pod): the annotations as
     # loaded (a dump's raw JSON, decoded when read), status.startTime and status.qosClass
-    loaded_annotations: Any = field(default=None, repr=False)
-    start_time: Any = field(default=None, repr=False)
-    qos_class: Any = field(default=None, repr=False)
+    loaded_annotations: Any = None
+    start_time: Any = None
+    qos_class: Any = None
 
     @property
     def spec(self) -> dict[str, Any]:
