@@ -437,3 +437,44 @@ def test_replicasets_named_after_a_deployment_are_found_by_bisection_as_by_their
         found = _Owners(owners)
         for name in [*parts, "web-", "zzz"]:
             assert set(found.named_after(name)) == set(indexed.get(f"ReplicaSet/{name}", ())), (owners, name)
+
+
+def test_names_within_a_few_edits_are_found_among_the_names_holding_a_piece_as_among_all() -> None:
+    """NodeNameIndex._within weighs only the names that hold one of distance + 1 pieces of the typo (each edit
+    breaks one piece at most): on random cluster names and typos it finds what weighing every name finds,
+    and it narrows the names down for most typos."""
+    import random
+
+    from rapidfuzz import process
+    from rapidfuzz.distance import Levenshtein
+
+    from nodename_lint.cluster.names import NodeNameIndex
+
+    rng = random.Random(2602)
+    narrowed = weighed = 0
+    for _ in range(40):
+        shape = rng.choice(["ip-10-{}-{}-{}.ec2.internal", "node-{:05d}{}{}", "gke-pool-{}-{}{}", "w{}{}{}"])
+        names = {shape.format(*(rng.randint(0, 300) for _ in range(3))) for _ in range(rng.randint(5, 600))}
+        names |= {"".join(rng.choice("ab-.\n1") for _ in range(rng.randint(1, 6))) for _ in range(5)}
+        index = NodeNameIndex(names)
+        for name in rng.sample(sorted(names), min(15, len(names))):
+            chars = list(name.lower())
+            for _ in range(rng.randint(0, 4)):
+                position = rng.randrange(len(chars) + 1)
+                if rng.random() < 0.5 and position < len(chars):
+                    chars[position] = rng.choice("a0-.\n")
+                elif rng.random() < 0.5:
+                    chars.insert(position, rng.choice("x9-"))
+                elif chars:
+                    del chars[min(position, len(chars) - 1)]
+            typo = "".join(chars)
+            for distance in (1, 2, 3):
+                every = process.extract(
+                    typo, index.lowered, scorer=Levenshtein.distance, score_cutoff=distance, limit=None
+                )
+                assert index._within(typo, distance) == sorted(position for _, _, position in every), (typo, distance)
+                if index._holding_a_piece(typo, distance + 1) is None:
+                    weighed += 1
+                else:
+                    narrowed += 1
+    assert narrowed > 500 and weighed > 50, (narrowed, weighed)
