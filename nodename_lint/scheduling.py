@@ -583,11 +583,28 @@ def is_extended_resource(name: str) -> bool:
     return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
 
 
-def shortages(requests: dict[str, int], node: NodeInfo, usage: NodeUsage | None, *, kubelet: bool) -> list[Shortage]:
+def fit_order(requests: dict[str, int]) -> tuple[tuple[str, int], ...]:
+    """The positive requests in the order noderesources.Fits compares them after the pods count: cpu,
+    memory, ephemeral-storage, then the scalar resources sorted (what `shortages` walks; worked out once
+    when one Pod is compared with every node)."""
+    scalars = sorted(r for r in requests if r not in NATIVE_ORDER and r != "pods")
+    return tuple(
+        (resource, amount) for resource in (*NATIVE_ORDER, *scalars) if (amount := requests.get(resource, 0)) > 0
+    )
+
+
+def shortages(
+    requests: dict[str, int],
+    node: NodeInfo,
+    usage: NodeUsage | None,
+    *,
+    kubelet: bool,
+    order: tuple[tuple[str, int], ...] | None = None,
+) -> list[Shortage]:
     """noderesources.Fits in order: pods count, cpu, memory, ephemeral-storage, scalar resources.
 
     `usage` None compares with allocatable alone. The kubelet first drops extended resources
-    the node does not advertise at all (removeMissingExtendedResources).
+    the node does not advertise at all (removeMissingExtendedResources). `order`: fit_order(requests).
     """
     capacity = node.capacity
     used_pods = usage.pods if usage else 0
@@ -595,11 +612,7 @@ def shortages(requests: dict[str, int], node: NodeInfo, usage: NodeUsage | None,
     found: list[Shortage] = []
     if used_pods + 1 > capacity.get("pods", 0):
         found.append(Shortage("pods", 1, used_pods, capacity.get("pods", 0)))
-    scalars = sorted(r for r in requests if r not in NATIVE_ORDER and r != "pods")
-    for resource in (*NATIVE_ORDER, *scalars):
-        amount = requests.get(resource, 0)
-        if amount <= 0:
-            continue
+    for resource, amount in fit_order(requests) if order is None else order:
         if kubelet and is_extended_resource(resource) and resource not in node.allocatable:
             continue
         available = capacity.get(resource, 0)
@@ -977,13 +990,15 @@ def usage_rejection(
     usage: Callable[[], NodeUsage | None],
     wanted_ports: list[tuple[Path, HostPort]] | None = None,
     ports: Callable[[], dict[HostPort, str] | None] | None = None,
+    order: tuple[tuple[str, int], ...] | None = None,
 ) -> FilterFailure | None:
-    """The filters of scheduler_rejection that read the node's Pods (NodePorts, NodeResourcesFit)."""
+    """The filters of scheduler_rejection that read the node's Pods (NodePorts, NodeResourcesFit);
+    `order`: fit_order(requests), when one Pod is compared with many nodes."""
     if wanted_ports and ports is not None:
         in_use = ports()
         if in_use and port_conflict(wanted_ports, in_use) is not None:
             return FilterFailure([PORTS_REASON], preemption_may_help=True)
-    found = shortages(requests, node, usage(), kubelet=False)
+    found = shortages(requests, node, usage(), kubelet=False, order=order)
     if not found:
         return None
     return FilterFailure(

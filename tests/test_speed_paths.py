@@ -478,3 +478,21 @@ def test_names_within_a_few_edits_are_found_among_the_names_holding_a_piece_as_a
                 else:
                     narrowed += 1
     assert narrowed > 500 and weighed > 50, (narrowed, weighed)
+
+
+def test_nodes_with_the_same_allocatable_share_its_capacity_and_no_other_value_is_mistaken_for_it() -> None:
+    """NodeInfo.capacity is parsed once for nodes whose allocatable is written alike (strings only): 1, 1.0
+    and True hash alike but parse apart, so an allocatable with other values is parsed for its own node."""
+    from nodename_lint.cluster.records import NodeInfo
+
+    def capacity(allocatable: dict[str, object]) -> dict[str, int]:
+        return NodeInfo("n", allocatable=dict(allocatable)).capacity
+
+    written = {"cpu": "7910m", "memory": "31094068Ki", "pods": "110"}
+    first, second = NodeInfo("a", allocatable=dict(written)), NodeInfo("b", allocatable=dict(written))
+    assert first.capacity is second.capacity
+    assert first.capacity == {"cpu": 7910, "memory": 31094068 * 1024, "pods": 110}
+    assert capacity({"cpu": "2", "pods": "110"}) == {"cpu": 2000, "pods": 110}
+    assert capacity({"cpu": "2"}) != capacity({"cpu": "3"})
+    for value in (1, 1.0, True, "1"):
+        assert capacity({"cpu": value}) == NodeInfo._parse_each({"cpu": value}), value

@@ -27,6 +27,7 @@ from ..scheduling import (
     HostPort,
     absent_nodes_reason,
     admitted_tolerations,
+    fit_order,
     host_ports,
     node_filter_labels,
     node_filter_rejection,
@@ -373,11 +374,12 @@ class ClusterState:
                     counts[reason] = counts.get(reason, 0) + len(group)
         passing.sort()  # back in the nodes' order, which `helpful` keeps
         helpful: list[str] = []
+        order = fit_order(requests)  # the same for every node
         for index in passing:
             node = candidates[index]
             name = node.name
             rejection = usage_rejection(
-                requests, node, partial(self.usage, name), wanted_ports, partial(self.ports_in_use, name)
+                requests, node, partial(self.usage, name), wanted_ports, partial(self.ports_in_use, name), order
             )
             if rejection is None:
                 return None
