@@ -405,3 +405,21 @@ def test_pods_looked_up_by_name_with_and_without_the_saved_names_as_in_the_pods_
     assert loaded.pods is not None and not isinstance(loaded.pods._namespaces["team"], dict)  # type: ignore[attr-defined]
     found = loaded.live_pod("team", "web-0")
     assert found is not None and found.node_name == "node-1"
+
+    # Absent names, many of them: searched in the saved names first, then in the set made of them (the rows
+    # stay undecoded); a name inside another is not one of them, nor one across two lines (looked up in the rows).
+    names = [f"web-{index}" for index in range(40)]
+    state = ClusterState(
+        source="test",
+        nodes={},
+        namespaces=frozenset({"team"}),
+        pods=[PodInfo("team", name, None, None) for name in names],
+    )
+    path.write_text(snapshot_text(state, "test"), encoding="utf-8")
+    loaded = load_state_file(str(path))
+    for absent in ["web", "eb-1", "web-40", "", "web-1 ", "-1", *(f"x-{index}" for index in range(30))]:
+        assert loaded.live_pod("team", absent) is None, absent
+    assert loaded.pods is not None and not isinstance(loaded.pods._namespaces["team"], dict)  # type: ignore[attr-defined]
+    assert loaded.pods._name_sets["team"] == frozenset(names)  # type: ignore[attr-defined]
+    assert all(loaded.live_pod("team", name) is not None for name in names)
+    assert loaded.live_pod("team", "web-1\nweb-2") is None
