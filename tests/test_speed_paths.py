@@ -550,3 +550,37 @@ def test_what_a_lint_run_built_is_frozen_before_the_gc_runs_again(tmp_path: Path
     assert '"unknown-node"' in completed.stdout, completed.stderr[-2000:]
     scanned = int(completed.stderr.rpartition("LARGEST ")[2].split()[0])
     assert scanned < 1_500, scanned  # 3,400 in the first collection after the run before the freeze
+
+
+def test_a_daemonsets_refusal_is_weighed_once_an_object_whatever_the_cluster_rules_ask(monkeypatch: object) -> None:
+    """The rules about a pinned node ask each object why a DaemonSet's controller would create no Pod there
+    (targets.pinned_node_or_refusal): it is weighed once per object and node, and the findings are as before."""
+    import pytest
+
+    from nodename_lint.cluster import targets
+    from nodename_lint.cluster.from_file import load_state_text
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    weighed: list[str] = []
+    original = targets.daemon_refusal
+
+    def counted(obj: object, node: object) -> object:
+        weighed.append(getattr(node, "name", ""))
+        return original(obj, node)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(targets, "daemon_refusal", counted)
+    state = load_state_text(
+        "apiVersion: v1\nkind: List\nitems:\n- kind: Node\n  metadata: {name: kind-worker}\n"
+        "  spec: {taints: [{key: gpu, effect: NoSchedule}]}\n"
+        "  status: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n",
+        "state.yaml",
+    )
+    linter = Linter(dict.fromkeys(all_rules()), Context(cluster=state))
+    daemonset = (
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent}\nspec:\n  selector: {matchLabels: {a: b}}\n"
+        "  template:\n    metadata: {labels: {a: b}}\n    spec:\n      nodeName: kind-worker\n"
+        "      containers: [{name: c, image: i}]\n"
+    )
+    result = linter.lint_text(daemonset, display="ds.yaml")
+    assert [f.rule for f in result.findings if f.rule == "untolerated-taint"] == ["untolerated-taint"]
+    assert weighed == ["kind-worker"]

@@ -75,11 +75,17 @@ def pinned_node_or_refusal(
     obj: Manifest, context: Context
 ) -> tuple[str, NodeInfo, ClusterState, DaemonRefusal | None] | None:
     """pinned_target for a node that exists, with why a DaemonSet's controller creates no Pod there (None
-    when it creates one, and for every other kind)."""
+    when it creates one, and for every other kind). The refusal is weighed once per DaemonSet and node:
+    eight cluster rules ask this of every object."""
     target = pinned_target(obj, context)
     if target is None or target[1] is None:
         return None
-    return target[0], target[1], target[2], daemon_refusal(obj, target[1])
+    node = target[1]
+    weighed: dict[str, tuple[NodeInfo, DaemonRefusal | None]] = obj.memo("daemon_refusals", lambda _: {})
+    found = weighed.get(node.name)
+    if found is None or found[0] is not node:  # another state's node of that name (a state watched live)
+        found = weighed[node.name] = node, daemon_refusal(obj, node)
+    return target[0], node, target[2], found[1]
 
 
 class DaemonRefusal(NamedTuple):
