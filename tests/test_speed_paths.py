@@ -584,3 +584,22 @@ def test_a_daemonsets_refusal_is_weighed_once_an_object_whatever_the_cluster_rul
     result = linter.lint_text(daemonset, display="ds.yaml")
     assert [f.rule for f in result.findings if f.rule == "untolerated-taint"] == ["untolerated-taint"]
     assert weighed == ["kind-worker"]
+
+
+def test_a_piece_repeated_in_the_names_sends_the_typo_search_over_every_name_at_once() -> None:
+    """A hostile state may name a few nodes `aaaa...` and a manifest pin `aaaa...b`: each piece of the typo
+    occurs hundreds of times in each name, and finding every occurrence one by one in Python would cost more
+    than weighing every name; past max(32, a sixteenth of the names) occurrences, every name is weighed, and
+    the suggestions are the same."""
+    from rapidfuzz import process
+    from rapidfuzz.distance import Levenshtein
+
+    from nodename_lint.cluster.names import NodeNameIndex
+
+    names = ["a" * 250 + suffix for suffix in ("", "-1", "-2", "b.c")]
+    index = NodeNameIndex(names)
+    typo = "a" * 249 + "x"
+    assert index._holding_a_piece(typo, 2) is None
+    every = process.extract(typo, index.lowered, scorer=Levenshtein.distance, score_cutoff=1, limit=None)
+    assert index._within(typo, 1) == sorted(position for _, _, position in every) != []
+    assert index.closest(typo) == ["a" * 250]

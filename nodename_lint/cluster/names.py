@@ -131,19 +131,22 @@ class NodeNameIndex:
     def _holding_a_piece(self, lowered: str, pieces: int) -> set[int] | None:
         """The indexes of the names that hold one of `pieces` equal pieces of `lowered` (a piece found across
         two names adds the first, which the edit distance then refuses); None when a piece is shorter than 2
-        or the names holding them are more than a sixteenth of all (then weighing every name is cheaper)."""
+        or the pieces occur more than max(32, a sixteenth of the names) times: then weighing every name is
+        cheaper, and a name repeating a piece (`aaaa...`, from a state or a manifest) costs no more."""
         size = len(lowered) // pieces
         if size < 2:
             return None
         most = max(32, len(self.lowered) // 16)
         found: set[int] = set()
+        occurrences = 0
         for number in range(pieces):
             piece = lowered[number * size : len(lowered) if number == pieces - 1 else (number + 1) * size]
             position = self._joined.find(piece)
             while position != -1:
-                found.add(bisect_right(self._starts, position) - 1)
-                if len(found) > most:
+                occurrences += 1
+                if occurrences > most:
                     return None
+                found.add(bisect_right(self._starts, position) - 1)
                 position = self._joined.find(piece, position + 1)
         return found
 
