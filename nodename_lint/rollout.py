@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, Literal, NamedTuple
 
+from .cluster.admitted import admitted_spec, kubelet_preemptor, pod_labels, runtime_overhead
 from .cluster.records import NodeInfo, NodeUsage, OwnerKey, PodInfo, RunningPod
 from .cluster.state import ClusterState, NodeShapes
 from .cluster.templates import SAVE_TEMPLATES, TEMPLATE_HOLDERS, owner_key, split_key, template_digest
@@ -565,8 +566,6 @@ def workload_rollout(obj: Manifest, cluster: ClusterState) -> Rollout | None:
 
 
 def _predict(obj: Manifest, cluster: ClusterState) -> Rollout | None:
-    from .cluster.admitted import admitted_spec, kubelet_preemptor, pod_labels, runtime_overhead
-
     if obj.kind not in TEMPLATE_HOLDERS or obj.is_static_pod or cluster.pods is None or cluster.nodes is None:
         return None
     spec = obj.pod_spec
@@ -854,8 +853,6 @@ def _strategy_fixes(
     label: str,
 ) -> list[str]:
     """The strategy changes that let this rollout complete."""
-    from .cluster.admitted import admitted_spec
-
     if obj.kind == "StatefulSet":
         return []
     if obj.kind == "DaemonSet":

@@ -37,10 +37,20 @@ For several replicas, do not pin them to one node: a DaemonSet runs one per node
 """
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import pods_noun, rejection_fate, replica_count, spec_path
-from nodename_lint.rule import Context, Example, Rule, Violation
+from nodename_lint.rule import Context, Example, Rule, Violation, later
+
+if TYPE_CHECKING:  # mypy reads these; a run binds the cluster modules on first use (rule.later)
+    from nodename_lint import rollout as rollouts
+    from nodename_lint import scheduling
+    from nodename_lint.cluster import targets
+else:  # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
+    rollouts = later("nodename_lint.rollout", globals())
+    scheduling = later("nodename_lint.scheduling", globals())
+    targets = later("nodename_lint.cluster.targets", globals())
 
 _CLUSTER = """
     apiVersion: v1
@@ -105,48 +115,44 @@ _KUBELET = ' (kubelet: "Pod was rejected: Predicate NodePorts failed: {reason}")
 
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
-    from nodename_lint.cluster.targets import admission_reasons, admission_target, other_pods_ports
-    from nodename_lint.rollout import workload_rollout
-    from nodename_lint.scheduling import PORTS_REASON, host_ports, port_conflict, port_text, reported_first
-
-    target = admission_target(obj, context)
+    target = targets.admission_target(obj, context)
     if target is None:
         return
     name, node, cluster = target
     spec = obj.pod_spec or {}
-    wanted = host_ports(spec, default_from_host_network=True)
+    wanted = scheduling.host_ports(spec, default_from_host_network=True)
     if not wanted:  # before other_pods_ports: the ports in use on a node are costly to collect
         return
-    rollout = workload_rollout(obj, cluster)  # the workload's own running Pods: what the apply does with them
+    rollout = rollouts.workload_rollout(obj, cluster)  # the workload's own running Pods: what the apply does with them
     if rollout is not None:
         if not rollout.blocks:
             return
         cluster = rollout.view
-    in_use = other_pods_ports(obj, name, cluster)
+    in_use = targets.other_pods_ports(obj, name, cluster)
     if in_use is None:
         return
     fate = "the kubelet never runs the static Pod" if obj.is_static_pod else rejection_fate(obj)
-    conflict = port_conflict(wanted, in_use)
+    conflict = scheduling.port_conflict(wanted, in_use)
     replicas = rollout.to_place if rollout else replica_count(obj)
     noun = rollout.noun(1) if rollout else pods_noun(obj)
     if conflict is not None:
         path, port, holder = conflict
-        first = reported_first(admission_reasons(obj, node, cluster), "NodePorts")
+        first = scheduling.reported_first(targets.admission_reasons(obj, node, cluster), "NodePorts")
         message = (
-            f"{noun} would be rejected by the kubelet on {name} with NodePorts{first}: host port {port_text(port)} "
-            f"is already used by {holder if ' ' in holder else 'Pod ' + holder}; "
-            f"{fate}{'' if first else _KUBELET.format(reason=PORTS_REASON)}"
+            f"{noun} would be rejected by the kubelet on {name} with NodePorts{first}: host port "
+            f"{scheduling.port_text(port)} is already used by {holder if ' ' in holder else 'Pod ' + holder}; "
+            f"{fate}{'' if first else _KUBELET.format(reason=scheduling.PORTS_REASON)}"
         )
         fix = "use another hostPort or another node, or drop hostPort and expose the Pod with a Service"
     elif replicas > 1:
         path, port = wanted[0]
         # what the second replica shows: an earlier check (its requests beside the first one's) may decide
-        first = reported_first(admission_reasons(obj, node, cluster, replicas_before=1), "NodePorts")
+        first = scheduling.reported_first(targets.admission_reasons(obj, node, cluster, replicas_before=1), "NodePorts")
         noun = rollout.noun(replicas) if rollout else pods_noun(obj)
         message = (
-            f"only 1 of {noun} can run on {name}: the replicas all need host port {port_text(port)}, so "
+            f"only 1 of {noun} can run on {name}: the replicas all need host port {scheduling.port_text(port)}, so "
             f"replicas 2 to {replicas} would be rejected by the kubelet with NodePorts{first}; "
-            f"{fate}{'' if first else _KUBELET.format(reason=PORTS_REASON)}"
+            f"{fate}{'' if first else _KUBELET.format(reason=scheduling.PORTS_REASON)}"
         )
         fix = (
             "run one replica per node (a DaemonSet, or drop nodeName and let the scheduler spread them), "

@@ -85,12 +85,24 @@ from typing import TYPE_CHECKING, Any
 
 from nodename_lint.model import Manifest, Path
 from nodename_lint.podspec import pods_noun, rejection_fate, replica_count, spec_path
-from nodename_lint.rule import Context, Example, Rule, Violation
+from nodename_lint.rule import Context, Example, Rule, Violation, later
 
-if TYPE_CHECKING:  # startup: offline runs never load the cluster code
+if TYPE_CHECKING:  # mypy reads these; a run binds the cluster modules on first use (rule.later)
+    from nodename_lint import preemption, quantity, scheduling
+    from nodename_lint import rollout as rollouts
+    from nodename_lint.cluster import admitted as admission
+    from nodename_lint.cluster import records, targets
     from nodename_lint.cluster.state import ClusterState
     from nodename_lint.preemption import KubeletAdmission
     from nodename_lint.scheduling import Shortage
+else:  # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
+    admission = later("nodename_lint.cluster.admitted", globals())
+    preemption = later("nodename_lint.preemption", globals())
+    quantity = later("nodename_lint.quantity", globals())
+    records = later("nodename_lint.cluster.records", globals())
+    rollouts = later("nodename_lint.rollout", globals())
+    scheduling = later("nodename_lint.scheduling", globals())
+    targets = later("nodename_lint.cluster.targets", globals())
 
 _CLUSTER = """
     apiVersion: v1
@@ -157,32 +169,17 @@ RULE = Rule(
 
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
-    # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.records import NodeUsage
-    from nodename_lint.cluster.targets import admission_reasons, admission_target, critical_admissions, runtime_overhead
-    from nodename_lint.quantity import describe
-    from nodename_lint.rollout import workload_rollout
-    from nodename_lint.scheduling import (
-        NATIVE_ORDER,
-        RequestError,
-        add_into,
-        pod_requests,
-        reported_first,
-        request_path,
-        shortages,
-    )
-
-    target = admission_target(obj, context)
+    target = targets.admission_target(obj, context)
     if target is None:
         return
     name, node, cluster = target
     spec = obj.pod_spec or {}
-    overhead, counted = runtime_overhead(obj, cluster)
+    overhead, counted = targets.runtime_overhead(obj, cluster)
     try:
-        requests = pod_requests(spec, overhead=overhead)
-    except RequestError:
+        requests = scheduling.pod_requests(spec, overhead=overhead)
+    except scheduling.RequestError:
         return
-    rollout = workload_rollout(obj, cluster)  # the workload's own running Pods: what the apply does with them
+    rollout = rollouts.workload_rollout(obj, cluster)  # the workload's own running Pods: what the apply does with them
     if rollout is not None:
         if not rollout.blocks:  # it completes, the kubelet perhaps evicting other Pods for critical new ones
             if rollout.evicting:
@@ -194,28 +191,28 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     usage = cluster.usage(name)
     replicas = rollout.to_place if rollout else replica_count(obj)
     noun = rollout.noun(replicas) if rollout else pods_noun(obj)
-    critical = critical_admissions(obj, node, cluster, min(replicas, 100_000), until_rejected=True)
+    critical = targets.critical_admissions(obj, node, cluster, min(replicas, 100_000), until_rejected=True)
     if critical is not None:  # the kubelet's critical Pod admission: evictions, or UnexpectedAdmissionError
         for finding in _critical_findings(obj, name, cluster, spec, critical, replicas, counted, noun):
             if rollout is not None:
                 finding = finding._replace(message=rollout.explain(finding.message), fix=rollout.fix(finding.fix))
             yield finding
         return
-    current = NodeUsage(usage.pods, dict(usage.requested)) if usage else NodeUsage(0, {})
+    current = records.NodeUsage(usage.pods, dict(usage.requested)) if usage else records.NodeUsage(0, {})
     for admitted in range(min(replicas, 100_000)):  # noqa: B007  (read after the loop: how many fit)
-        found = shortages(requests, node, current, kubelet=True)
+        found = scheduling.shortages(requests, node, current, kubelet=True)
         if found:
             break
         current.pods += 1
-        add_into(current.requested, requests)
+        scheduling.add_into(current.requested, requests)
     else:
         return
     shortage = found[0]
     resource = shortage.resource
     reason = shortage.kubelet_reason
     # pressure or the OS may come first; for a later replica, a host port its siblings took
-    first = reported_first(admission_reasons(obj, node, cluster, replicas_before=admitted), reason)
-    exact = resource in ("pods", *NATIVE_ORDER) or len(found) == 1
+    first = scheduling.reported_first(targets.admission_reasons(obj, node, cluster, replicas_before=admitted), reason)
+    exact = resource in ("pods", *scheduling.NATIVE_ORDER) or len(found) == 1
     if not exact:  # scalar resources: Go map order
         reason = f"one of {', '.join(s.kubelet_reason for s in found)} (the kubelet checks these in no fixed order)"
     reason += first
@@ -226,24 +223,26 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         fix = "pick another node, or drop nodeName and let the scheduler choose"
     elif shortage.never_fits:
         detail = (
-            f"it requests {describe(resource, shortage.requested)} and the node has "
-            f"{describe(resource, shortage.capacity)} allocatable, so it can never fit there"
+            f"it requests {quantity.describe(resource, shortage.requested)} and the node has "
+            f"{quantity.describe(resource, shortage.capacity)} allocatable, so it can never fit there"
         )
         fix = (
-            f"lower the {resource} request below {describe(resource, shortage.capacity)} or pin to a node with "
-            f"more allocatable {resource}"
+            f"lower the {resource} request below {quantity.describe(resource, shortage.capacity)} or pin to a node "
+            f"with more allocatable {resource}"
         )
     else:
         free = shortage.capacity - shortage.used
         if replicas > 1:  # what each replica may request for all of them to fit
             free = (shortage.capacity - (usage.requested.get(resource, 0) if usage else 0)) // replicas
         detail = (
-            f"it requests {describe(resource, shortage.requested)} but only "
-            f"{describe(resource, shortage.capacity - shortage.used)} of {describe(resource, shortage.capacity)} "
-            f"allocatable is free now ({describe(resource, shortage.used)} "
-            f"requested by {others}), so it does not fit now"
+            f"it requests {quantity.describe(resource, shortage.requested)} but only "
+            f"{quantity.describe(resource, shortage.capacity - shortage.used)} of "
+            f"{quantity.describe(resource, shortage.capacity)} allocatable is free now "
+            f"({quantity.describe(resource, shortage.used)} requested by {others}), so it does not fit now"
         )
-        fix = f"lower the {resource} request to at most {describe(resource, max(free, 0))} or pick another node"
+        fix = (
+            f"lower the {resource} request to at most {quantity.describe(resource, max(free, 0))} or pick another node"
+        )
     if replicas > 1:
         fix += ", or run fewer replicas, or use a nodeSelector instead of nodeName so the scheduler spreads them"
     if usage is None:
@@ -253,7 +252,9 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         )
     detail += counted
     fate = rejection_fate(obj)
-    path = spec_path(obj, "nodeName") if resource == "pods" else spec_path(obj, *request_path(spec, resource))
+    path = (
+        spec_path(obj, "nodeName") if resource == "pods" else spec_path(obj, *scheduling.request_path(spec, resource))
+    )
     # without the node's Pods the kubelet's "used" is unknown, so its message cannot be quoted; nor can
     # it when another check decides what the Pod shows
     quoted = usage is not None and exact and not first
@@ -274,25 +275,20 @@ def _critical_findings(
 ) -> Iterator[Violation]:
     """A critical Pod's fate on a full node: the kubelet evicts Pods to admit it (a warning naming them), or
     rejects it with UnexpectedAdmissionError when evicting every Pod it may evict is not enough."""
-    from nodename_lint.cluster.admitted import pod_priority
-    from nodename_lint.preemption import (
-        PREEMPTED_MESSAGE,
-        PREEMPTED_REASON,
-        UNEXPECTED_ADMISSION_ERROR,
-        pod_names,
-    )
-    from nodename_lint.quantity import describe
-    from nodename_lint.scheduling import request_path
 
     def at(resource: str) -> Path:
-        return spec_path(obj, "nodeName") if resource == "pods" else spec_path(obj, *request_path(spec, resource))
+        return (
+            spec_path(obj, "nodeName")
+            if resource == "pods"
+            else spec_path(obj, *scheduling.request_path(spec, resource))
+        )
 
     if obj.is_static_pod:
         why = "it is a static Pod, which the kubelet treats as critical"
         noun = f"static Pod {obj.shown_name}"
         where = f"{name} (--static-pod-node)"
     else:
-        why = f"its {pod_priority(obj, cluster).text} makes it critical"
+        why = f"its {admission.pod_priority(obj, cluster).text} makes it critical"
         noun = pods
         where = name
     rejected = next((index for index, admission in enumerate(admissions) if not admission.admitted), None)
@@ -304,8 +300,8 @@ def _critical_findings(
             "many to compute which)"
             if uncounted.eviction.pods_known
             else f"the kubelet evicts Pods that are not critical and of a lower priority to admit it, or rejects it "
-            f"with {UNEXPECTED_ADMISSION_ERROR} if they do not free enough (the cluster state {cluster.source} counts "
-            f"the Pods on {name} but does not hold them one by one)"
+            f"with {preemption.UNEXPECTED_ADMISSION_ERROR} if they do not free enough (the cluster state "
+            f"{cluster.source} counts the Pods on {name} but does not hold them one by one)"
         )
         yield Violation(
             at(uncounted.shortages[0].resource),
@@ -325,23 +321,23 @@ def _critical_findings(
         yield Violation(
             at(first[0].resource),
             f"{noun} {'does' if replicas == 1 else 'do'} not fit on {where} as it stands ({_lacks(first)}), but "
-            f"{why}: the kubelet evicts {pod_names(evicted)} to admit {them} (evicted Pods go to Failed with reason "
-            f'{PREEMPTED_REASON}, "{PREEMPTED_MESSAGE}")'
+            f"{why}: the kubelet evicts {preemption.pod_names(evicted)} to admit {them} (evicted Pods go to Failed "
+            f'with reason {preemption.PREEMPTED_REASON}, "{preemption.PREEMPTED_MESSAGE}")'
             + (
                 "; which of several Pods of the same size goes depends on the order the kubelet lists its Pods in"
                 if tie
                 else ""
             )
             + counted,
-            fix=f"make room on {name} first (move or scale down {pod_names(evicted)}), pick a node with room, or use "
-            "a lower PriorityClass if the Pod need not displace others",
+            fix=f"make room on {name} first (move or scale down {preemption.pod_names(evicted)}), pick a node with "
+            "room, or use a lower PriorityClass if the Pod need not displace others",
             severity="warning",
         )
-    if rejected is None or admissions[rejected].reasons[0] != UNEXPECTED_ADMISSION_ERROR:
+    if rejected is None or admissions[rejected].reasons[0] != preemption.UNEXPECTED_ADMISSION_ERROR:
         return  # admitted, or rejected for another reason that its own rule reports
     rejection = admissions[rejected]
     eviction = rejection.eviction
-    head = _rejected(noun, where, name, replicas, rejected, UNEXPECTED_ADMISSION_ERROR)
+    head = _rejected(noun, where, name, replicas, rejected, preemption.UNEXPECTED_ADMISSION_ERROR)
     known = cluster.usage(name) is not None and eviction is not None and bool(eviction.message)
     if known and eviction is not None:
         resource, missing = eviction.unmet[0]
@@ -360,7 +356,7 @@ def _critical_findings(
             f"{'even with all of them gone, ' if eviction.candidates else ''}{lacking} would be missing"
         )
         requested = next(s.requested for s in rejection.shortages if s.resource == resource)
-        most = describe(resource, requested - missing)
+        most = quantity.describe(resource, requested - missing)
         fix = (
             "pick another node"
             if resource == "pods"
@@ -383,7 +379,6 @@ def _critical_findings(
 
 def _lacks(found: list[Shortage]) -> str:
     """What the node lacks for the Pod, each shortage as the kubelet counts it."""
-    from nodename_lint.quantity import describe
 
     parts = []
     for shortage in found:
@@ -393,17 +388,16 @@ def _lacks(found: list[Shortage]) -> str:
         else:
             parts.append(
                 f"it requests {_amount(resource, shortage.requested)} and "
-                f"{describe(resource, max(shortage.capacity - shortage.used, 0))} of "
-                f"{describe(resource, shortage.capacity)} allocatable is free"
+                f"{quantity.describe(resource, max(shortage.capacity - shortage.used, 0))} of "
+                f"{quantity.describe(resource, shortage.capacity)} allocatable is free"
             )
     return "; ".join(parts)
 
 
 def _amount(resource: str, amount: int) -> str:
     """`2 cpu`, `512Mi of memory`, `2 nvidia.com/gpu`: an amount that says its resource."""
-    from nodename_lint.quantity import describe
 
-    text = describe(resource, amount)
+    text = quantity.describe(resource, amount)
     return text if resource == "cpu" or text.endswith(resource) else f"{text} of {resource}"
 
 

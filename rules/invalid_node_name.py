@@ -27,10 +27,13 @@ from typing import TYPE_CHECKING
 from nodename_lint.documents import template_hint
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import dns1123_subdomain_error, dotted, is_dns1123_subdomain, node_name_value, spec_path
-from nodename_lint.rule import Context, Example, Rule, Violation
+from nodename_lint.rule import Context, Example, Rule, Violation, later
 
-if TYPE_CHECKING:  # for annotations only; see the function-level imports
+if TYPE_CHECKING:  # mypy reads these; a run binds the cluster modules on first use (rule.later)
+    from nodename_lint.cluster import names
     from nodename_lint.fix.edits import FixStep
+else:  # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
+    names = later("nodename_lint.cluster.names", globals())
 
 
 RULE = Rule(
@@ -100,9 +103,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     )
     cluster = context.cluster
     if cluster is not None and cluster.nodes is not None:
-        from nodename_lint.cluster.names import closest_node_names
-
-        suggestions = closest_node_names(value, cluster.nodes)
+        suggestions = names.closest_node_names(value, cluster.nodes)
         if suggestions:
             fix = f"did you mean {' or '.join(suggestions)}? ({fix})"
     yield Violation(

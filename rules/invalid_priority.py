@@ -29,10 +29,16 @@ Name an existing PriorityClass (`kubectl get priorityclasses`) or create it firs
 """
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import pods_noun, spec_path
-from nodename_lint.rule import Context, Example, Rule, Violation
+from nodename_lint.rule import Context, Example, Rule, Violation, later
+
+if TYPE_CHECKING:  # mypy reads these; a run binds the cluster modules on first use (rule.later)
+    from nodename_lint import preemption
+else:  # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
+    preemption = later("nodename_lint.preemption", globals())
 
 _CLUSTER = """
     apiVersion: v1
@@ -108,12 +114,11 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     spec = obj.pod_spec
     if spec is None:
         return
-    from nodename_lint.preemption import BUILT_IN_CLASSES, resolve_priority
 
     classes = context.cluster.priority_classes if context.cluster is not None else None
-    if classes is None and name not in BUILT_IN_CLASSES:
+    if classes is None and name not in preemption.BUILT_IN_CLASSES:
         return  # the cluster's classes (and its globalDefault) are not known
-    priority = resolve_priority(spec, classes)
+    priority = preemption.resolve_priority(spec, classes)
     if not priority.refusal:
         return
     source = f" ({context.cluster.source})" if context.cluster is not None else ""
@@ -122,7 +127,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     quoted = f'pods \\"{named}\\" is forbidden: {priority.refusal}' if obj.is_pod else priority.refusal
     refused = f"the API server refuses {pods_noun(obj)}" + ("" if obj.is_pod else " (FailedCreate)")
     if priority.refused_at == ("priorityClassName",):
-        known = ", ".join(sorted({*BUILT_IN_CLASSES, *(classes or {})}))
+        known = ", ".join(sorted({*preemption.BUILT_IN_CLASSES, *(classes or {})}))
         what = f"PriorityClass {name} does not exist in the cluster{source}; PriorityClasses: {known}"
         fix = "name an existing PriorityClass (kubectl get priorityclasses), or create it first"
     elif priority.refused_at == ("priority",):

@@ -81,11 +81,19 @@ from typing import TYPE_CHECKING
 
 from nodename_lint.model import Manifest, Path
 from nodename_lint.podspec import pods_noun, spec_path
-from nodename_lint.rule import Context, Example, Rule, Violation
+from nodename_lint.rule import Context, Example, Rule, Violation, later
 
-if TYPE_CHECKING:  # startup: offline runs never load the cluster code
+if TYPE_CHECKING:  # mypy reads these; a run binds the cluster modules on first use (rule.later)
+    from nodename_lint import preemption, scheduling
+    from nodename_lint import rollout as rollouts
+    from nodename_lint.cluster import admitted as admission
     from nodename_lint.preemption import Priority, SchedulerPreemption
     from nodename_lint.rollout import Rollout
+else:  # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
+    admission = later("nodename_lint.cluster.admitted", globals())
+    preemption = later("nodename_lint.preemption", globals())
+    rollouts = later("nodename_lint.rollout", globals())
+    scheduling = later("nodename_lint.scheduling", globals())
 
 _CLUSTER = """
     apiVersion: v1
@@ -274,55 +282,43 @@ _FIXES = {
 
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
-    # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.admitted import admitted_spec, pod_priority, runtime_overhead
-    from nodename_lint.preemption import postfilter_text
-    from nodename_lint.rollout import workload_rollout
-    from nodename_lint.scheduling import (
-        AFFINITY_REASON,
-        PORTS_REASON,
-        RequestError,
-        failed_scheduling_message,
-        no_node_available_message,
-        pod_requests,
-        request_path,
-    )
-
     cluster = context.cluster
     spec = obj.pod_spec
     if cluster is None or cluster.nodes is None or spec is None or obj.is_static_pod or obj.kind == "DaemonSet":
         return
     if spec.get("nodeName"):
         return
-    overhead, counted = runtime_overhead(obj, cluster)
+    overhead, counted = admission.runtime_overhead(obj, cluster)
     try:
-        requests = pod_requests(spec, overhead=overhead)
-    except RequestError:
+        requests = scheduling.pod_requests(spec, overhead=overhead)
+    except scheduling.RequestError:
         return
-    rollout = workload_rollout(obj, cluster)  # the workload's own running Pods: what the apply does with them
+    rollout = rollouts.workload_rollout(obj, cluster)  # the workload's own running Pods: what the apply does with them
     if rollout is not None and not rollout.blocks:
         return
     room = rollout.view if rollout else cluster  # the cluster as the rollout leaves it
-    admitted = admitted_spec(obj, cluster)  # with the RuntimeClass's scheduling
+    admitted = admission.admitted_spec(obj, cluster)  # with the RuntimeClass's scheduling
     verdict = room.no_node_fits(admitted, requests)
     if verdict is None:
         return
     counts, unknown_usage, prefilter = verdict.reasons, verdict.unknown_usage, verdict.prefilter
     total = len(cluster.nodes)
-    priority = pod_priority(obj, cluster)
+    priority = admission.pod_priority(obj, cluster)
     outcome = None if prefilter or not total else room.scheduler_preemption(admitted, requests, priority, verdict)
-    preemption = postfilter_text(outcome, total) if outcome is not None and not outcome.nominated else None
-    event = failed_scheduling_message(
-        total, counts, prefilter, preemption_may_help=verdict.preemption_may_help, spec=spec, preemption=preemption
+    postfilter = preemption.postfilter_text(outcome, total) if outcome is not None and not outcome.nominated else None
+    event = scheduling.failed_scheduling_message(
+        total, counts, prefilter, preemption_may_help=verdict.preemption_may_help, spec=spec, preemption=postfilter
     )
     if outcome is not None and outcome.nominated:  # RunPostFilterPlugins stops at the success: no PostFilter text
-        event = no_node_available_message(total, counts)
-    main = max(counts, key=lambda reason: (counts[reason], reason)) if counts else AFFINITY_REASON
-    if main == AFFINITY_REASON or main.startswith("node(s) didn't satisfy") or prefilter:
-        path = spec_path(obj, "nodeSelector" if "nodeSelector" in spec and main == AFFINITY_REASON else "affinity")
+        event = scheduling.no_node_available_message(total, counts)
+    main = max(counts, key=lambda reason: (counts[reason], reason)) if counts else scheduling.AFFINITY_REASON
+    if main == scheduling.AFFINITY_REASON or main.startswith("node(s) didn't satisfy") or prefilter:
+        path = spec_path(
+            obj, "nodeSelector" if "nodeSelector" in spec and main == scheduling.AFFINITY_REASON else "affinity"
+        )
     elif main.startswith("Insufficient "):
-        path = spec_path(obj, *request_path(spec, main.removeprefix("Insufficient ")))
-    elif main == PORTS_REASON:
+        path = spec_path(obj, *scheduling.request_path(spec, main.removeprefix("Insufficient ")))
+    elif main == scheduling.PORTS_REASON:
         path = spec_path(obj, "containers")
     else:
         path = obj.pod_spec_path or ()
@@ -364,13 +360,12 @@ def _preempting(
     rollout: Rollout | None,
 ) -> Violation:
     """The scheduler makes room by preemption: it deletes Pods of a lower priority and nominates the node."""
-    from nodename_lint.preemption import pod_names
 
     choices = outcome.nominated
     if len(choices) == 1:
-        where = f"nominates node {choices[0].node} and deletes {pod_names(choices[0].victims)} there"
+        where = f"nominates node {choices[0].node} and deletes {preemption.pod_names(choices[0].victims)} there"
     else:
-        listed = ", ".join(f"{choice.node} (deleting {pod_names(choice.victims)})" for choice in choices)
+        listed = ", ".join(f"{choice.node} (deleting {preemption.pod_names(choice.victims)})" for choice in choices)
         where = (
             f"nominates one of the nodes {listed} and deletes those Pods there (the nodes tie on every criterion "
             "of pickOneNodeForPreemption: it picks one in no fixed order)"

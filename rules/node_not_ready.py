@@ -22,10 +22,20 @@ Wait until the node is Ready and uncordoned (`kubectl uncordon NODE`), pick a Re
 """
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import pods_noun, spec_path
-from nodename_lint.rule import Context, Example, Rule, Violation
+from nodename_lint.rule import Context, Example, Rule, Violation, later
+
+if TYPE_CHECKING:  # mypy reads these; a run binds the cluster modules on first use (rule.later)
+    from nodename_lint import scheduling
+    from nodename_lint.cluster import admitted as admission
+    from nodename_lint.cluster import targets
+else:  # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
+    admission = later("nodename_lint.cluster.admitted", globals())
+    scheduling = later("nodename_lint.scheduling", globals())
+    targets = later("nodename_lint.cluster.targets", globals())
 
 _CLUSTER = """
     apiVersion: v1
@@ -88,12 +98,7 @@ _READY_TEXT = {
 
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
-    # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.admitted import admitted_spec
-    from nodename_lint.cluster.targets import pinned_existing_node
-    from nodename_lint.scheduling import NOT_READY_TAINT, UNREACHABLE_TAINT, taint_text, tolerations_of, untolerated
-
-    target = pinned_existing_node(obj, context)
+    target = targets.pinned_existing_node(obj, context)
     if target is None:
         return
     name, node, cluster = target
@@ -105,19 +110,21 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
             + _READY_TEXT.get(ready or "", "not Ready (it has no Ready condition)")
             + ", so nothing may ever start the Pod there"
         )
-    state_taints = [t for t in node.taints if t.get("key") in (NOT_READY_TAINT, UNREACHABLE_TAINT)]
+    state_taints = [
+        t for t in node.taints if t.get("key") in (scheduling.NOT_READY_TAINT, scheduling.UNREACHABLE_TAINT)
+    ]
     if state_taints:
-        evicting = untolerated(
+        evicting = scheduling.untolerated(
             [t for t in state_taints if t.get("effect") == "NoExecute"],
             # a DaemonSet's Pods tolerate the not-ready and unreachable taints for ever
             [
                 t
-                for t in tolerations_of(admitted_spec(obj, cluster))
+                for t in scheduling.tolerations_of(admission.admitted_spec(obj, cluster))
                 if not isinstance(t, dict) or "tolerationSeconds" not in t
             ],
             ("NoExecute",),
         )
-        text = ", ".join(taint_text(t) for t in state_taints)
+        text = ", ".join(scheduling.taint_text(t) for t in state_taints)
         problems.append(
             f"it has taint {text}"
             + (

@@ -23,10 +23,20 @@ a `nodeSelector` on `kubernetes.io/os`.
 """
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import pods_noun, rejection_fate, spec_path
-from nodename_lint.rule import Context, Example, Rule, Violation
+from nodename_lint.rule import Context, Example, Rule, Violation, later
+
+if TYPE_CHECKING:  # mypy reads these; a run binds the cluster modules on first use (rule.later)
+    from nodename_lint import scheduling
+    from nodename_lint.cluster import admitted as admission
+    from nodename_lint.cluster import targets
+else:  # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
+    admission = later("nodename_lint.cluster.admitted", globals())
+    scheduling = later("nodename_lint.scheduling", globals())
+    targets = later("nodename_lint.cluster.targets", globals())
 
 _CLUSTER = """
     apiVersion: v1
@@ -80,44 +90,39 @@ RULE = Rule(
 
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
-    from nodename_lint.cluster.admitted import pod_labels
-    from nodename_lint.cluster.targets import admission_reasons, admission_target
-    from nodename_lint.scheduling import (
-        OS_FIELD_REASON,
-        OS_LABEL,
-        OS_MESSAGES,
-        kubelet_os,
-        os_rejection,
-        reported_first,
-    )
-
-    target = admission_target(obj, context)
+    target = targets.admission_target(obj, context)
     if target is None:
         return
     name, node, cluster = target
     spec = obj.pod_spec or {}
-    labels = pod_labels(obj)
-    reason = os_rejection(spec, labels, node)
+    labels = admission.pod_labels(obj)
+    reason = scheduling.os_rejection(spec, labels, node)
     if reason is None:
         return
-    node_os = kubelet_os(node)
-    where = "status.nodeInfo.operatingSystem" if node.operating_system else OS_LABEL
-    first = reported_first(admission_reasons(obj, node, cluster), reason)  # node pressure comes first
-    if reason == OS_FIELD_REASON:
+    node_os = scheduling.kubelet_os(node)
+    where = "status.nodeInfo.operatingSystem" if node.operating_system else scheduling.OS_LABEL
+    first = scheduling.reported_first(
+        targets.admission_reasons(obj, node, cluster), reason
+    )  # node pressure comes first
+    if reason == scheduling.OS_FIELD_REASON:
         pod_os = spec["os"]["name"]
         path = spec_path(obj, "os", "name")
         what = f"spec.os.name is {pod_os}"
-        fix = f"pin to a {pod_os} node (kubectl get nodes -L {OS_LABEL}), or set spec.os.name to {node_os}"
+        fix = f"pin to a {pod_os} node (kubectl get nodes -L {scheduling.OS_LABEL}), or set spec.os.name to {node_os}"
     else:
-        pod_os = labels[OS_LABEL]
+        pod_os = labels[scheduling.OS_LABEL]
         metadata = ("metadata",) if obj.is_pod else (*(obj.pod_spec_path or ())[:-1], "metadata")
-        path = (*metadata, "labels", OS_LABEL)
-        what = f"the Pod's label {OS_LABEL} is {pod_os}"
-        fix = f"pin to a {pod_os} node (kubectl get nodes -L {OS_LABEL}), or fix the Pod's {OS_LABEL} label"
+        path = (*metadata, "labels", scheduling.OS_LABEL)
+        what = f"the Pod's label {scheduling.OS_LABEL} is {pod_os}"
+        fix = (
+            f"pin to a {pod_os} node (kubectl get nodes -L {scheduling.OS_LABEL}), or fix the Pod's "
+            f"{scheduling.OS_LABEL} label"
+        )
     fate = "the kubelet never runs the static Pod" if obj.is_static_pod else rejection_fate(obj)
     yield Violation(
         path,
         f"{pods_noun(obj)} would be rejected by the kubelet on {name} with {reason}{first}: {what} and the node runs "
-        f"{node_os} ({where}); {fate}" + ("" if first else f' (kubelet: "Pod was rejected: {OS_MESSAGES[reason]}")'),
+        f"{node_os} ({where}); {fate}"
+        + ("" if first else f' (kubelet: "Pod was rejected: {scheduling.OS_MESSAGES[reason]}")'),
         fix=fix + ", or drop nodeName and use a nodeSelector on kubernetes.io/os",
     )

@@ -32,10 +32,20 @@ memory pressure), or drop `nodeName` and let the scheduler choose.
 """
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import pods_noun, rejection_fate, spec_path
-from nodename_lint.rule import Context, Example, Rule, Violation
+from nodename_lint.rule import Context, Example, Rule, Violation, later
+
+if TYPE_CHECKING:  # mypy reads these; a run binds the cluster modules on first use (rule.later)
+    from nodename_lint import scheduling
+    from nodename_lint.cluster import admitted as admission
+    from nodename_lint.cluster import targets
+else:  # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
+    admission = later("nodename_lint.cluster.admitted", globals())
+    scheduling = later("nodename_lint.scheduling", globals())
+    targets = later("nodename_lint.cluster.targets", globals())
 
 _CLUSTER = """
     apiVersion: v1
@@ -94,16 +104,12 @@ RULE = Rule(
 
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
-    from nodename_lint.cluster.admitted import admitted_spec
-    from nodename_lint.cluster.targets import pinned_existing_node
-    from nodename_lint.scheduling import pressure_message, pressure_rejection
-
-    target = pinned_existing_node(obj, context)
+    target = targets.pinned_existing_node(obj, context)
     if target is None:
         return
     name, node, cluster = target
-    spec = admitted_spec(obj, cluster)  # a DaemonSet's Pods tolerate memory pressure
-    conditions = pressure_rejection(spec, node, static=False)
+    spec = admission.admitted_spec(obj, cluster)  # a DaemonSet's Pods tolerate memory pressure
+    conditions = scheduling.pressure_rejection(spec, node, static=False)
     if not conditions:
         return
     listed = " and ".join(conditions)
@@ -130,7 +136,7 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     yield Violation(
         spec_path(obj, "nodeName"),
         f"{pods_noun(obj)} would be rejected by the kubelet on {name} with Evicted: {why}; {rejection_fate(obj)} "
-        f'(kubelet: "Pod was rejected: {pressure_message(conditions)}"{order})',
+        f'(kubelet: "Pod was rejected: {scheduling.pressure_message(conditions)}"{order})',
         fix=fix,
         cause=f"node {name}",
     )

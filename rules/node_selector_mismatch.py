@@ -30,10 +30,18 @@ Pin the Pod to a node that has the labels (the message lists some), label the no
 
 from collections.abc import Iterator
 from functools import partial
+from typing import TYPE_CHECKING
 
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import pods_noun, rejection_fate, spec_path
-from nodename_lint.rule import Context, Example, Rule, Violation
+from nodename_lint.rule import Context, Example, Rule, Violation, later
+
+if TYPE_CHECKING:  # mypy reads these; a run binds the cluster modules on first use (rule.later)
+    from nodename_lint import scheduling
+    from nodename_lint.cluster import targets
+else:  # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
+    scheduling = later("nodename_lint.scheduling", globals())
+    targets = later("nodename_lint.cluster.targets", globals())
 
 _CLUSTER = """
     apiVersion: v1
@@ -93,24 +101,7 @@ MAX_LISTED = 3
 
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
-    # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.targets import (
-        admission_reasons,
-        admitted_spec,
-        daemon_refusal_message,
-        pinned_node_or_refusal,
-    )
-    from nodename_lint.scheduling import (
-        AFFINITY_REASON,
-        RequestError,
-        affinity_mismatch,
-        kubelet_node,
-        pod_requests,
-        reported_first,
-        scheduler_rejection,
-    )
-
-    target = pinned_node_or_refusal(obj, context)
+    target = targets.pinned_node_or_refusal(obj, context)
     if target is None:
         return
     name, node, cluster, refusal = target
@@ -118,26 +109,28 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         if refusal.mismatch is not None:
             yield Violation(
                 spec_path(obj, *refusal.mismatch.path),
-                daemon_refusal_message(obj, name, refusal.mismatch.detail),
+                targets.daemon_refusal_message(obj, name, refusal.mismatch.detail),
                 fix=f"fix the selector or label {name} to match, or pin the template to a node that matches",
             )
         return
     assert cluster.nodes is not None
-    spec = admitted_spec(obj, cluster)  # with the RuntimeClass's nodeSelector
-    mismatch = affinity_mismatch(spec, kubelet_node(node))  # with the OS label the kubelet may have added
+    spec = targets.admitted_spec(obj, cluster)  # with the RuntimeClass's nodeSelector
+    mismatch = scheduling.affinity_mismatch(
+        spec, scheduling.kubelet_node(node)
+    )  # with the OS label the kubelet may have added
     if mismatch is None:
         return
     try:
-        requests = pod_requests(spec)
-    except RequestError:
+        requests = scheduling.pod_requests(spec)
+    except scheduling.RequestError:
         requests = {}
     # nodes where the scheduler would put it: the selector matches, no taint, cordon or shortage
     matching = [
         other.name
         for other in cluster.nodes.values()
-        if scheduler_rejection(spec, requests, other, partial(cluster.usage, other.name)) is None
+        if scheduling.scheduler_rejection(spec, requests, other, partial(cluster.usage, other.name)) is None
     ]
-    first = reported_first(admission_reasons(obj, node, cluster), "NodeAffinity")
+    first = scheduling.reported_first(targets.admission_reasons(obj, node, cluster), "NodeAffinity")
     fate = rejection_fate(obj)
     if matching:
         names = ", ".join(matching[:MAX_LISTED]) + (", ..." if len(matching) > MAX_LISTED else "")
@@ -147,7 +140,9 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         )
     else:
         fix = f"no node can take the Pod with this selector now: fix the selector or label {name} to match"
-    quote = "" if first else f' (kubelet: "Pod was rejected: Predicate NodeAffinity failed: {AFFINITY_REASON}")'
+    quote = (
+        "" if first else f' (kubelet: "Pod was rejected: Predicate NodeAffinity failed: {scheduling.AFFINITY_REASON}")'
+    )
     yield Violation(
         spec_path(obj, *mismatch.path),
         f"{pods_noun(obj)} would be rejected by the kubelet on {name} with NodeAffinity{first}: {mismatch.detail}; "

@@ -30,10 +30,16 @@ Remove `spec.overhead` and let the RuntimeClass set it, and name an existing Run
 """
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import pods_noun, spec_path
-from nodename_lint.rule import Context, Example, Rule, Violation
+from nodename_lint.rule import Context, Example, Rule, Violation, later
+
+if TYPE_CHECKING:  # mypy reads these; a run binds the cluster modules on first use (rule.later)
+    from nodename_lint import quantity
+else:  # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
+    quantity = later("nodename_lint.quantity", globals())
 
 _CLUSTER = """
     apiVersion: v1
@@ -153,9 +159,10 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
 
 def _amounts(values: object) -> dict[str, int] | None:
     """Quantities compared by value, as apiequality.Semantic.DeepEqual compares them."""
-    from nodename_lint.quantity import QuantityError, request_value
 
     try:
-        return {str(k): request_value(str(k), v) for k, v in values.items()} if isinstance(values, dict) else None
-    except QuantityError:
+        return (
+            {str(k): quantity.request_value(str(k), v) for k, v in values.items()} if isinstance(values, dict) else None
+        )
+    except quantity.QuantityError:
         return None

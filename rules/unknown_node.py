@@ -28,11 +28,14 @@ from typing import TYPE_CHECKING
 
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import dotted, job_failure_limit, pods_noun, replica_count, spec_path
-from nodename_lint.rule import Context, Example, Rule, Violation
+from nodename_lint.rule import Context, Example, Rule, Violation, later
 
-if TYPE_CHECKING:  # for annotations only; see the function-level imports
+if TYPE_CHECKING:  # mypy reads these; a run binds the cluster modules on first use (rule.later)
+    from nodename_lint.cluster import targets
     from nodename_lint.cluster.state import ClusterState
     from nodename_lint.fix.edits import FixStep
+else:  # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
+    targets = later("nodename_lint.cluster.targets", globals())
 
 
 _CLUSTER = """
@@ -97,10 +100,7 @@ RULE = Rule(
 
 def _missing_node(obj: Manifest, context: Context) -> tuple[str, tuple[str, ...], ClusterState] | None:
     """(the unknown node name, the closest existing names, the state), or None when the node exists."""
-    # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.targets import pinned_target
-
-    target = pinned_target(obj, context)
+    target = targets.pinned_target(obj, context)
     if target is None or target[1] is not None:
         return None
     name, _, cluster = target
@@ -109,8 +109,6 @@ def _missing_node(obj: Manifest, context: Context) -> tuple[str, tuple[str, ...]
 
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
-    # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-
     missing = _missing_node(obj, context)
     if missing is None:
         return

@@ -40,10 +40,18 @@ respect the taint.
 """
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from nodename_lint.model import Manifest
 from nodename_lint.podspec import pods_noun, rejection_fate, spec_path
-from nodename_lint.rule import Context, Example, Rule, Violation
+from nodename_lint.rule import Context, Example, Rule, Violation, later
+
+if TYPE_CHECKING:  # mypy reads these; a run binds the cluster modules on first use (rule.later)
+    from nodename_lint import scheduling
+    from nodename_lint.cluster import targets
+else:  # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
+    scheduling = later("nodename_lint.scheduling", globals())
+    targets = later("nodename_lint.cluster.targets", globals())
 
 _CLUSTER = """
     apiVersion: v1
@@ -92,58 +100,39 @@ RULE = Rule(
 
 @RULE.check
 def check(obj: Manifest, context: Context) -> Iterator[Violation]:
-    # startup: offline runs never load the cluster code (tests/test_cluster_rules.py)
-    from nodename_lint.cluster.targets import (
-        admission_reasons,
-        admitted_spec,
-        daemon_refusal_message,
-        pinned_node_or_refusal,
-    )
-    from nodename_lint.scheduling import (
-        NODE_STATE_TAINTS,
-        PRESSURE_TAINTS,
-        admitted_tolerations,
-        eviction_delay,
-        pressure_conditions,
-        reported_first,
-        taint_text,
-        tolerations_of,
-        untolerated,
-    )
-
-    target = pinned_node_or_refusal(obj, context)
+    target = targets.pinned_node_or_refusal(obj, context)
     if target is None:
         return
     name, node, cluster, refusal = target
     if refusal is not None:
         if refusal.taints:
-            listed = ", ".join(taint_text(t) for t in refusal.taints)
+            listed = ", ".join(scheduling.taint_text(t) for t in refusal.taints)
             why = (
                 f"the node has taint {listed} and the template does not tolerate it, nor do the tolerations the "
                 "controller adds"
             )
             yield Violation(
                 spec_path(obj, "tolerations") if "tolerations" in (obj.pod_spec or {}) else spec_path(obj, "nodeName"),
-                daemon_refusal_message(obj, name, why),
+                targets.daemon_refusal_message(obj, name, why),
                 fix=f"add a toleration for {listed} to the template if the Pod belongs there, or pick another node",
                 severity="error",
                 cause=f"node {name}, taint {listed}",
             )
         return
-    spec = admitted_spec(obj, cluster)  # with the RuntimeClass's tolerations
-    tolerations = tolerations_of(spec)
+    spec = targets.admitted_spec(obj, cluster)  # with the RuntimeClass's tolerations
+    tolerations = scheduling.tolerations_of(spec)
     # the kubelet's TaintToleration check: every NoExecute taint, and the tolerations as the API stores them
-    rejected = untolerated(node.taints, admitted_tolerations(spec), ("NoExecute",))
+    rejected = scheduling.untolerated(node.taints, scheduling.admitted_tolerations(spec), ("NoExecute",))
     # node-pressure explains the taints of a pressure condition that is True: the kubelet rejects the Pod
-    pressure = {PRESSURE_TAINTS[condition] for condition in pressure_conditions(node)}
-    taints = [taint for taint in node.taints if taint.get("key") not in NODE_STATE_TAINTS | pressure]
+    pressure = {scheduling.PRESSURE_TAINTS[condition] for condition in scheduling.pressure_conditions(node)}
+    taints = [taint for taint in node.taints if taint.get("key") not in scheduling.NODE_STATE_TAINTS | pressure]
     if not taints and not rejected:
         return
     noun = pods_noun(obj)
     where = spec_path(obj, "tolerations") if "tolerations" in spec else spec_path(obj, "nodeName")
     if rejected:
-        listed = ", ".join(taint_text(t) for t in rejected)
-        first = reported_first(admission_reasons(obj, node, cluster), "TaintToleration")
+        listed = ", ".join(scheduling.taint_text(t) for t in rejected)
+        first = scheduling.reported_first(targets.admission_reasons(obj, node, cluster), "TaintToleration")
         yield Violation(
             where,
             f"{noun} would be rejected by the kubelet on {name} with TaintToleration{first}: "
@@ -155,9 +144,9 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
         )
     else:
         no_execute = [taint for taint in taints if taint.get("effect") == "NoExecute"]
-        delay = eviction_delay(no_execute, tolerations) if no_execute else None
+        delay = scheduling.eviction_delay(no_execute, tolerations) if no_execute else None
         if delay is not None:
-            listed = ", ".join(taint_text(t) for t in no_execute)
+            listed = ", ".join(scheduling.taint_text(t) for t in no_execute)
             when = "at once" if delay == 0 else f"{delay} s after it starts"
             yield Violation(
                 where,
@@ -166,9 +155,9 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
                 fix="drop tolerationSeconds from the toleration if the Pod must stay, or pick another node",
                 cause=f"node {name}, taint {listed}",
             )
-    soft = untolerated(taints, tolerations, ("NoSchedule", "PreferNoSchedule"))
+    soft = scheduling.untolerated(taints, tolerations, ("NoSchedule", "PreferNoSchedule"))
     if soft:
-        listed = ", ".join(taint_text(t) for t in soft)
+        listed = ", ".join(scheduling.taint_text(t) for t in soft)
         yield Violation(
             where,
             f"nodeName bypasses the scheduler, so taint {listed} does not keep {noun} off {name}: it lands on a node "

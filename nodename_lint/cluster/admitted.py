@@ -5,14 +5,12 @@ Priority admission plugin's (how many Pods run at once is podspec.replica_count)
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..model import Manifest
+from ..preemption import Preemptor, Priority, preemptor_for, resolve_priority
 from .records import RuntimeClassInfo
 from .state import ClusterState
-
-if TYPE_CHECKING:
-    from ..preemption import Preemptor, Priority
 
 
 def runtime_class(obj: Manifest, cluster: ClusterState) -> tuple[str, RuntimeClassInfo] | None:
@@ -103,15 +101,11 @@ def admitted_spec(obj: Manifest, cluster: ClusterState) -> dict[str, Any]:
 
 def pod_priority(obj: Manifest, cluster: ClusterState) -> Priority:
     """The priority the Priority admission plugin gives the object's Pods (preemption.resolve_priority)."""
-    from ..preemption import resolve_priority
-
     return resolve_priority(obj.pod_spec or {}, cluster.priority_classes)
 
 
 def kubelet_preemptor(obj: Manifest, cluster: ClusterState) -> Preemptor:
     """The object's Pod as the kubelet's critical Pod admission sees it (critical or not, its priority)."""
-    from ..preemption import preemptor_for
-
     return preemptor_for(
         obj.pod_spec or {}, f"{obj.namespace}/{obj.name}", pod_priority(obj, cluster), static=obj.is_static_pod
     )

@@ -8,7 +8,18 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..model import Manifest
 from ..podspec import is_dns1123_subdomain, pinned_node
+from ..preemption import critical_admissions as admissions
+from ..rollout import workload_rollout
 from ..rule import Context
+from ..scheduling import (
+    RequestError,
+    add_into,
+    affinity_mismatch,
+    host_ports,
+    kubelet_reasons,
+    pod_requests,
+    untolerated,
+)
 from .admitted import (
     admitted_spec,
     kubelet_preemptor,
@@ -106,8 +117,6 @@ def daemon_refusal(obj: Manifest, node: NodeInfo) -> DaemonRefusal | None:
     """
     if obj.kind != "DaemonSet":
         return None
-    from ..scheduling import affinity_mismatch, untolerated
-
     spec = obj.pod_spec or {}
     mismatch = affinity_mismatch(spec, node)
     taints = untolerated(node.taints, with_daemon_tolerations(spec), ("NoSchedule", "NoExecute"))
@@ -129,9 +138,6 @@ def critical_admissions(
     """What the kubelet does with each of the first `replicas` Pods of a critical object on `node`
     (preemption.critical_admissions: it may evict other Pods to admit them); None when the Pod is not
     critical, and the kubelet reports its failures as they are."""
-    from ..preemption import critical_admissions as admissions
-    from ..scheduling import RequestError, pod_requests
-
     preemptor = kubelet_preemptor(obj, cluster)
     if not preemptor.critical:
         return None
@@ -166,9 +172,6 @@ def admission_reasons(obj: Manifest, node: NodeInfo, cluster: ClusterState, repl
     Pod, what the kubelet reports after its critical Pod admission (no resource shortage: it evicts,
     or fails with UnexpectedAdmissionError).
     """
-    from ..rollout import workload_rollout
-    from ..scheduling import RequestError, add_into, host_ports, kubelet_reasons, pod_requests
-
     rollout = workload_rollout(obj, cluster)
     if rollout is not None:
         cluster = rollout.view
