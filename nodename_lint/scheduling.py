@@ -245,21 +245,42 @@ def running_pods_requests(pods: Iterable[PodInfo]) -> dict[str, int]:
     than the sums); a dump's Pods are summed once for each distinct set of containers' resources.
     """
     total: dict[str, int] = {}
+    # a dump's Pods with the same requests share one dict (memoized): each is added once, times its Pods,
+    # in the order of its first Pod (so the resources come in the order adding Pod by Pod gives them); the
+    # dicts are kept here, so no id is reused while counted
+    counted: dict[int, list[Any]] = {}
     for pod in pods:
         spec = pod.loaded_spec
         if spec.__class__ is not dict:
-            add_into(total, _dump_pod_requests(pod))
-        elif (blocks := plain_container_requests(spec)) is not None:
+            found = _dump_pod_requests(pod)
+            entry = counted.get(id(found))
+            if entry is None:
+                counted[id(found)] = [found, 1]
+            else:
+                entry[1] += 1
+            continue
+        if counted:  # a Pod made plain values among the dump's: what came before it is added first
+            _add_counted(total, counted)
+        if (blocks := plain_container_requests(spec)) is not None:
             _add_requests(total, blocks)
         else:
             add_into(total, pod_requests(spec, lenient=True))
+    _add_counted(total, counted)
     return total
+
+
+def _add_counted(total: dict[str, int], counted: dict[int, list[Any]]) -> None:
+    """Add each counted requests dict times its count into `total`, in order, and empty `counted`."""
+    for found, count in counted.values():
+        for resource, amount in found.items():
+            total[resource] = total.get(resource, 0) + amount * count
+    counted.clear()
 
 
 # pod_requests of a JSON dump's Pods by what it reads of them: for a plain spec the bytes of each container's
 # resources (_PLAIN_REQUESTS), else every field it reads (`requests_key`, _RUNNING_REQUESTS); a cluster's Pods
 # repeat the specs of their workloads
-_PLAIN_REQUESTS: dict[tuple[bytes, ...], dict[str, int]] = {}
+_PLAIN_REQUESTS: dict[bytes | tuple[bytes, ...], dict[str, int]] = {}
 _RUNNING_REQUESTS: dict[bytes, dict[str, int]] = {}
 _RUNNING_REQUESTS_LIMIT = 20_000  # distinct specs kept in each (a few MB); past it, summed each time
 

@@ -675,3 +675,46 @@ def test_a_dumps_decoded_items_live_as_long_as_its_state() -> None:
     assert any(
         item.metadata is not None and item.metadata.name == pod.name for item in decoded.items for pod in fast.pods
     )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_nodes_usage_sums_its_pods_requests_in_the_order_adding_them_one_by_one_gives(seed: int) -> None:
+    """A dump's Pods of one set of requests are added once, times their number (scheduling.running_pods_requests):
+    the sums, and the order the resources come in (which messages list), are those of adding Pod by Pod, also
+    when some Pods were made plain values in between (a rule read their spec)."""
+    from nodename_lint.scheduling import add_into, pod_requests
+
+    rng = random.Random(seed)
+    resources = ["cpu", "memory", "example.com/gpu", "ephemeral-storage", "hugepages-2Mi"]
+    amounts = {"cpu": ["100m", "0.25", "1", "333m"], "memory": ["64Mi", "1Gi", "1.5Gi"]}
+    blocks = [
+        {
+            "requests": {
+                name: rng.choice(amounts.get(name, ["1", "2"])) for name in rng.sample(resources, rng.randint(0, 3))
+            }
+        }
+        for _ in range(5)
+    ]
+    items: list[Any] = [node(0)]
+    for index in range(80):
+        item = pod(index, 1, random.Random(index))
+        item["spec"]["containers"] = [
+            {"name": f"c{n}", "image": "i", "resources": rng.choice(blocks)} for n in range(rng.randint(1, 3))
+        ]
+        if rng.random() < 0.2:
+            item["spec"]["initContainers"] = [{"name": "init", "image": "i", "resources": rng.choice(blocks)}]
+        else:
+            item["spec"].pop("initContainers", None)
+        items.append(item)
+    fast, reference = (state_from_json_dump(_dump(items), "dump.json") for _ in range(2))
+    assert fast is not None and reference is not None
+    running = [pod for pod in fast.pods or () if pod.node_name == "node-00000" and not pod.is_terminated]
+    for made_plain in rng.sample(running, 10):
+        assert made_plain.spec  # read by a rule: now plain values
+    one_by_one: dict[str, int] = {}
+    for each in reference.pods or ():
+        if each.node_name == "node-00000" and not each.is_terminated:
+            add_into(one_by_one, pod_requests(each.spec, lenient=True))
+    usage = fast.usage("node-00000")
+    assert usage is not None
+    assert list(usage.requested.items()) == list(one_by_one.items())

@@ -145,14 +145,21 @@ class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
             for container in (self.containers if isinstance(self.containers, list) else ())
         ]
 
-    def plain_requests_key(self) -> tuple[bytes, ...] | None:
+    def plain_requests_key(self) -> bytes | tuple[bytes, ...] | None:
         """The bytes of each container's `resources` when they alone make the Pod's requests (see
-        plain_container_requests): Pods with the same key have the same requests. None otherwise."""
-        if not self._plain():
+        plain_container_requests): Pods with the same key have the same requests. None otherwise.
+
+        One container's key is its bytes alone (most Pods of a cluster: no tuple to make and hash for each);
+        a bytes key never equals a tuple one.
+        """
+        containers = self.containers
+        if self.initContainers is not msgspec.UNSET or not self._without_pod_level():
             return None
-        return tuple(
-            [bytes(container.resources) for container in (self.containers if isinstance(self.containers, list) else ())]
-        )
+        if containers.__class__ is not list:
+            return ()
+        if len(containers) == 1:
+            return bytes(containers[0].resources)
+        return tuple([bytes(container.resources) for container in containers])
 
     def resource_blocks(self) -> tuple[list[bytes], list[tuple[bytes, bool]]] | None:
         """Each container's `resources` as the file's bytes, and each init container's with whether it
