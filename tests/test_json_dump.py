@@ -81,6 +81,14 @@ def _as_data(state: ClusterState) -> dict[str, Any]:
             namespace: {key: (info.workload, digest(info)) for key, info in held.items()}
             for namespace, held in (state.templates or {}).items()
         },
+        "workloads": {  # each workload's running Pods by controller, as a rollout prediction reads them
+            (namespace, workload): [
+                ([(p.namespace, p.name) for p in group], certain)
+                for group, certain in state.workload_pods(namespace, workload)
+            ]
+            for namespace in sorted({p.namespace for p in state.pods or ()})
+            for workload in state.running_workloads(namespace)
+        },
     }
 
 
@@ -718,3 +726,44 @@ def test_a_nodes_usage_sums_its_pods_requests_in_the_order_adding_them_one_by_on
     usage = fast.usage("node-00000")
     assert usage is not None
     assert list(usage.requested.items()) == list(one_by_one.items())
+
+
+def test_a_deployments_replicasets_read_the_same_both_ways_whatever_their_pods() -> None:
+    """The loading loop keeps a controller's only Pod alone and adds a running Pod's ReplicaSet to the templates in
+    use with its namespace's controllers: ReplicaSets of several running Pods, of one, of a terminated Pod only, of
+    an unbound Pod only and of none give the generic reader's templates and workload Pods."""
+    template = {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    items: list[Any] = [node(0), node(1)]
+    for replicaset in ("web-aaa", "web-bbb", "web-ccc", "web-ddd", "web-eee"):
+        items.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "metadata": {
+                    "name": replicaset,
+                    "namespace": "shop",
+                    "ownerReferences": [{"kind": "Deployment", "name": "web", "controller": True}],
+                },
+                "spec": {"template": template},
+            }
+        )
+    pods = [("web-aaa", "node-00000", "Running"), ("web-aaa", "node-00001", "Running")]
+    pods += [("web-bbb", "node-00000", "Running"), ("web-ccc", "node-00001", "Succeeded"), ("web-ddd", None, "Pending")]
+    pods += [("web-aaa", "node-00001", "Running")]
+    for index, (replicaset, node_name, phase) in enumerate(pods):
+        item = pod(index, 2, random.Random(index))
+        item["metadata"]["namespace"] = "shop"
+        item["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": replicaset, "controller": True}]
+        item["status"]["phase"] = phase
+        if node_name is None:
+            del item["spec"]["nodeName"]
+        items.append(item)
+    fast, generic = _both_ways(_dump(items))
+    assert fast is not None
+    data = _as_data(fast)
+    assert data == _as_data(generic)
+    assert set((fast.templates or {})["shop"]) == {
+        f"ReplicaSet/web-{suffix}" for suffix in ("aaa", "bbb", "ccc", "ddd")
+    }
+    groups = data["workloads"][("shop", "Deployment/web")]
+    assert sorted(len(group) for group, _ in groups) == [1, 3]  # web-bbb's one Pod, web-aaa's three

@@ -100,7 +100,8 @@ class ClusterState:
     templates: dict[str, dict[OwnerKey, TemplateInfo]] | None = None
     _by_node: dict[str, list[PodInfo]] | None = field(default=None, repr=False)
     _by_name: dict[str, dict[str, PodInfo]] | None = field(default=None, repr=False)  # namespace -> name -> Pod
-    _by_owner: dict[str, dict[OwnerKey, list[PodInfo]]] | None = field(default=None, repr=False)  # see _owners
+    # see _owners; a controller of one Pod may hold it alone, not in a list (set_pod_indexes)
+    _by_owner: dict[str, dict[OwnerKey, PodInfo | list[PodInfo]]] | None = field(default=None, repr=False)
     # the caches of the accessors below, private to this state
     _usage: dict[str, NodeUsage] = field(default_factory=dict, repr=False)
     _ports: dict[str, dict[HostPort, str]] = field(default_factory=dict, repr=False)
@@ -141,10 +142,11 @@ class ClusterState:
         self,
         by_node: dict[str, list[PodInfo]],
         by_namespace: dict[str, dict[str, PodInfo]],
-        by_owner: dict[str, dict[OwnerKey, list[PodInfo]]] | None,
+        by_owner: dict[str, dict[OwnerKey, PodInfo | list[PodInfo]]] | None,
     ) -> None:
         """The non-terminated Pods by node, every Pod by namespace and name, and the bound non-terminated
-        Pods by namespace and controller, from a loader that walked every Pod anyway (json_dump)."""
+        Pods by namespace and controller, from a loader that walked every Pod anyway (json_dump); a
+        controller of one Pod may hold its record alone (_Owners.group makes it a list)."""
         self._by_node = by_node
         self._by_name = by_namespace
         self._by_owner = by_owner
@@ -257,7 +259,7 @@ class ClusterState:
         decodes that namespace only, and makes records of the Pods of the groups asked for alone)."""
         found = self._controlled.get(namespace)
         if found is None:
-            groups: dict[OwnerKey, list[Any]]
+            groups: dict[OwnerKey, Any]
             if isinstance(self.pods, PodTable):
                 groups = cast("dict[OwnerKey, list[Any]]", self.pods.controlled(namespace))  # (name, row) pairs
             elif self._by_owner is not None:
@@ -288,7 +290,7 @@ class ClusterState:
         for owner in owners.in_order(candidates & owners.groups.keys()):
             found = workload_of(owner, self.template(namespace, owner))
             if found is not None and found[0] == workload:
-                groups.append((self._records(namespace, owners.groups[owner]), found[1]))
+                groups.append((self._records(namespace, owners.group(owner)), found[1]))
         return groups
 
     def running_workloads(self, namespace: str) -> list[OwnerKey]:
@@ -454,10 +456,15 @@ class _Owners:
 
     __slots__ = ("_position", "_sorted", "groups")
 
-    def __init__(self, groups: dict[OwnerKey, list[Any]]) -> None:
+    def __init__(self, groups: dict[OwnerKey, Any]) -> None:
         self.groups = groups
         self._sorted: list[OwnerKey] | None = None
         self._position: dict[OwnerKey, int] | None = None
+
+    def group(self, owner: OwnerKey) -> list[Any]:
+        """The Pods of one controller (a JSON dump's index holds the record of a controller's only Pod alone)."""
+        found = self.groups[owner]
+        return found if found.__class__ is list else [found]
 
     def named_after(self, deployment: str) -> list[OwnerKey]:
         """The ReplicaSets named `deployment` and a dash-free suffix (the pod-template hash), as the
