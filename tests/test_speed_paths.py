@@ -668,3 +668,31 @@ def test_the_cluster_rules_run_no_import_statement_for_each_object(monkeypatch: 
     assert {f.rule for f in result.findings} >= {"unknown-node", "no-node-fits"}  # the cluster rules ran
     from_rules = [name for name in calls if name.startswith("nodename_lint.rules.")]
     assert from_rules == [], sorted(set(from_rules))
+
+
+def test_the_cluster_profile_bench_reports_the_loads_phases_the_rules_and_the_imports(tmp_path: Path) -> None:
+    """`python bench/profile_cluster.py DIR` (docs/performance.md, the sixth round) times what it says it times."""
+    import json
+
+    root = Path(__file__).resolve().parent.parent
+    nodes = [{"kind": "Node", "metadata": {"name": f"n{i}"}, "status": {"allocatable": {"cpu": "4"}}} for i in range(3)]
+    pods = [
+        {"kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default"}, "spec": {"nodeName": "n0"}}
+        for i in range(5)
+    ]
+    (tmp_path / "dump.json").write_text(json.dumps({"kind": "List", "items": nodes + pods}))
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "manifests" / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: debug}\nspec:\n"
+        "  nodeName: n9\n  containers: [{name: c, image: i}]\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, str(root / "bench" / "profile_cluster.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 0, completed.stderr
+    for line in ("load: decode (msgspec)", "load: loading loop (_read_items)", "load: Nodes' records", "unknown-node"):
+        assert line in completed.stdout, completed.stdout
+    assert "import statements run:" in completed.stdout
