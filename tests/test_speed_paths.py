@@ -31,6 +31,21 @@ def _linter() -> Linter:
     return Linter(dict.fromkeys(all_rules()), Context(cluster=None))
 
 
+def _kind_worker_linter(node_spec: str = "", items: str = "") -> Linter:
+    """Every rule against a state of one node, kind-worker (1 cpu, 1Gi, 10 Pods; `node_spec` its spec's YAML
+    line), and `items` (more YAML items of the List)."""
+    from nodename_lint.cluster.from_file import load_state_text
+
+    state = load_state_text(
+        "apiVersion: v1\nkind: List\nitems:\n- kind: Node\n  metadata: {name: kind-worker}\n"
+        + node_spec
+        + "  status: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n"
+        + items,
+        "state.yaml",
+    )
+    return Linter(dict.fromkeys(all_rules()), Context(cluster=state))
+
+
 def test_no_garbage_collection_runs_while_sources_are_linted(tmp_path: Path) -> None:
     """The cyclic GC stays paused across sources: re-enabled after each one, its next allocation ran a
     collection over the young objects, the last document's whole node tree among them."""
@@ -316,7 +331,6 @@ def test_the_pinned_node_is_read_and_checked_once_an_object_whatever_the_cluster
     import pytest
 
     from nodename_lint.cluster import targets
-    from nodename_lint.cluster.from_file import load_state_text
 
     assert isinstance(monkeypatch, pytest.MonkeyPatch)
     checked: list[str] = []
@@ -327,12 +341,7 @@ def test_the_pinned_node_is_read_and_checked_once_an_object_whatever_the_cluster
         return original(value)
 
     monkeypatch.setattr(targets, "is_dns1123_subdomain", counted)
-    state = load_state_text(
-        "apiVersion: v1\nkind: List\nitems:\n- kind: Node\n  metadata: {name: kind-worker}\n"
-        "  status: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n",
-        "state.yaml",
-    )
-    linter = Linter(dict.fromkeys(all_rules()), Context(cluster=state))
+    linter = _kind_worker_linter()
     pod = (
         "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  nodeName: {node}\n"
         "  containers: [{{name: c, image: i}}]\n"
@@ -558,7 +567,6 @@ def test_a_daemonsets_refusal_is_weighed_once_an_object_whatever_the_cluster_rul
     import pytest
 
     from nodename_lint.cluster import targets
-    from nodename_lint.cluster.from_file import load_state_text
 
     assert isinstance(monkeypatch, pytest.MonkeyPatch)
     weighed: list[str] = []
@@ -569,13 +577,7 @@ def test_a_daemonsets_refusal_is_weighed_once_an_object_whatever_the_cluster_rul
         return original(obj, node)  # type: ignore[arg-type]
 
     monkeypatch.setattr(targets, "daemon_refusal", counted)
-    state = load_state_text(
-        "apiVersion: v1\nkind: List\nitems:\n- kind: Node\n  metadata: {name: kind-worker}\n"
-        "  spec: {taints: [{key: gpu, effect: NoSchedule}]}\n"
-        "  status: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n",
-        "state.yaml",
-    )
-    linter = Linter(dict.fromkeys(all_rules()), Context(cluster=state))
+    linter = _kind_worker_linter(node_spec="  spec: {taints: [{key: gpu, effect: NoSchedule}]}\n")
     daemonset = (
         "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: agent}\nspec:\n  selector: {matchLabels: {a: b}}\n"
         "  template:\n    metadata: {labels: {a: b}}\n    spec:\n      nodeName: kind-worker\n"
@@ -629,16 +631,11 @@ def test_the_cluster_rules_run_no_import_statement_for_each_object(monkeypatch: 
 
     import pytest
 
-    from nodename_lint.cluster.from_file import load_state_text
-
     assert isinstance(monkeypatch, pytest.MonkeyPatch)
-    state = load_state_text(
-        "apiVersion: v1\nkind: List\nitems:\n- kind: Node\n  metadata: {name: kind-worker}\n"
-        "  status: {allocatable: {cpu: '1', memory: 1Gi, pods: '10'}}\n"
-        "- kind: Pod\n  metadata: {name: old, namespace: default}\n  spec: {nodeName: kind-worker, containers: []}\n",
-        "state.yaml",
+    linter = _kind_worker_linter(
+        items="- kind: Pod\n  metadata: {name: old, namespace: default}\n"
+        "  spec: {nodeName: kind-worker, containers: []}\n"
     )
-    linter = Linter(dict.fromkeys(all_rules()), Context(cluster=state))
     pod = (
         "apiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}}}\nspec:\n  nodeName: {node}\n"
         "  containers: [{{name: c, image: i, resources: {{requests: {{cpu: 100m}}}}}}]\n"
