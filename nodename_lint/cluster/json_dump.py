@@ -153,9 +153,9 @@ class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
         One container's key is its bytes alone (most Pods of a cluster: no tuple to make and hash for each);
         a bytes key never equals a tuple one.
         """
-        containers = self.containers
-        if self.initContainers is not msgspec.UNSET or not self._without_pod_level():
+        if not self._plain():
             return None
+        containers = self.containers
         if containers.__class__ is not list:
             return ()
         if len(containers) == 1:

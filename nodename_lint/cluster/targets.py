@@ -4,14 +4,17 @@ is podspec's (pods_noun, rejection_fate): offline rules word them the same way."
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from ..model import Manifest
 from ..podspec import is_dns1123_subdomain, pinned_node
+from ..preemption import KubeletAdmission
 from ..preemption import critical_admissions as admissions
 from ..rollout import workload_rollout
 from ..rule import Context
 from ..scheduling import (
+    AffinityMismatch,
+    HostPort,
     RequestError,
     add_into,
     affinity_mismatch,
@@ -32,10 +35,6 @@ from .records import NodeInfo, NodeUsage
 from .state import ClusterState
 
 __all__ = ["admitted_spec", "runtime_class", "runtime_overhead"]  # where the rules read them
-
-if TYPE_CHECKING:
-    from ..preemption import KubeletAdmission
-    from ..scheduling import AffinityMismatch, HostPort
 
 
 def pinned_target(obj: Manifest, context: Context) -> tuple[str, NodeInfo | None, ClusterState] | None:
