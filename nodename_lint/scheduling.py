@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any, NamedTuple
@@ -249,10 +249,14 @@ def running_pods_requests(pods: Iterable[PodInfo]) -> dict[str, int]:
     # in the order of its first Pod (so the resources come in the order adding Pod by Pod gives them); the
     # dicts are kept here, so no id is reused while counted
     counted: dict[int, list[Any]] = {}
+    memoized = _DUMP_REQUESTS
     for pod in pods:
         spec = pod.loaded_spec
         if spec.__class__ is not dict:
-            found = _dump_pod_requests(pod)
+            key = spec.usage_key()
+            found = memoized.get(key)
+            if found is None:
+                found = _dump_pod_requests(pod, key)
             entry = counted.get(id(found))
             if entry is None:
                 counted[id(found)] = [found, 1]
@@ -277,55 +281,33 @@ def _add_counted(total: dict[str, int], counted: dict[int, list[Any]]) -> None:
     counted.clear()
 
 
-# pod_requests of a JSON dump's Pods by what it reads of them: for a plain spec the bytes of each container's
-# resources (_PLAIN_REQUESTS), else every field it reads (`requests_key`, _RUNNING_REQUESTS); a cluster's Pods
+# pod_requests of a JSON dump's Pods by what it reads of them (json_dump._Spec.usage_key); a cluster's Pods
 # repeat the specs of their workloads
-_PLAIN_REQUESTS: dict[bytes | tuple[bytes, ...], dict[str, int]] = {}
-_RUNNING_REQUESTS: dict[bytes, dict[str, int]] = {}
-_RUNNING_REQUESTS_LIMIT = 20_000  # distinct specs kept in each (a few MB); past it, summed each time
+_DUMP_REQUESTS: dict[Hashable, dict[str, int]] = {}
+_DUMP_REQUESTS_LIMIT = 20_000  # distinct specs kept (a few MB); past it, summed each time
 
 
-def _dump_pod_requests(pod: PodInfo) -> dict[str, int]:
-    """pod_requests(pod.spec, lenient=True) of a JSON dump's Pod (json_dump structs), without making its spec
-    plain values. A plain spec (no init containers, overhead or pod-level resources) is looked up by its
-    containers' resources as the file has them, decoding and parsing them once."""
+def _dump_pod_requests(pod: PodInfo, key: Hashable) -> dict[str, int]:
+    """pod_requests(pod.spec, lenient=True) of a JSON dump's Pod (json_dump structs) not seen before, kept
+    under its `usage_key`, without making its spec plain values: from its containers' (and init
+    containers') resources as the file has them, each distinct block parsed once (`_stored_requests`).
+    The generic sums took 28 µs a Pod of three containers, and a third of a cluster's Pods have
+    sidecars or init containers. A spec with overhead or pod-level resources takes the generic sums."""
     spec = pod.loaded_spec
-    key = spec.plain_requests_key()
-    if key is None:
-        return _running_pod_requests(pod)
-    found = _PLAIN_REQUESTS.get(key)
-    if found is None:
-        found = {}
-        _add_requests(found, spec.plain_container_requests())
-        if len(_PLAIN_REQUESTS) < _RUNNING_REQUESTS_LIMIT:
-            _PLAIN_REQUESTS[key] = found
-    return found
-
-
-def _running_pod_requests(pod: PodInfo) -> dict[str, int]:
-    """pod_requests(pod.spec, lenient=True). A JSON dump's spec (json_dump structs) is looked up by the
-    fields pod_requests reads (`requests_key`) first: the generic sums took 28 µs a Pod of three
-    containers, and a third of a cluster's Pods have sidecars or init containers. A spec not seen
-    before is summed from its containers' resources as the file has them, each distinct block parsed
-    once (`_stored_requests`), without making the spec plain values."""
-    spec = pod.loaded_spec
-    if spec.__class__ is dict:
-        return pod_requests(spec, lenient=True)
-    key = spec.requests_key()
-    found = _RUNNING_REQUESTS.get(key)
-    if found is None:
-        blocks = spec.resource_blocks()
-        if blocks is None:  # overhead or pod-level resources
-            found = pod_requests(pod.spec, lenient=True)
-        else:
-            containers, init_containers = blocks
-            total = aggregate_requests(
-                map(_stored_requests, containers),
-                ((_stored_requests(resources), sidecar) for resources, sidecar in init_containers),
-            )
-            found = {resource: math.ceil(amount) for resource, amount in total.items() if amount}
-        if len(_RUNNING_REQUESTS) < _RUNNING_REQUESTS_LIMIT:
-            _RUNNING_REQUESTS[key] = found
+    if (plain := spec.plain_container_requests()) is not None:
+        found: dict[str, int] = {}
+        _add_requests(found, plain)
+    elif (blocks := spec.resource_blocks()) is not None:
+        containers, init_containers = blocks
+        total = aggregate_requests(
+            map(_stored_requests, containers),
+            ((_stored_requests(resources), sidecar) for resources, sidecar in init_containers),
+        )
+        found = {resource: math.ceil(amount) for resource, amount in total.items() if amount}
+    else:  # overhead or pod-level resources
+        found = pod_requests(pod.spec, lenient=True)
+    if len(_DUMP_REQUESTS) < _DUMP_REQUESTS_LIMIT:
+        _DUMP_REQUESTS[key] = found
     return found
 
 
@@ -344,7 +326,7 @@ def _stored_requests(resources: bytes) -> dict[str, Units]:
         except (msgspec.DecodeError, RecursionError):  # valid JSON already; nested too deeply to read
             decoded = None
         found = _resource_list(decoded, (), lenient=True)
-        if len(_STORED_REQUESTS) < _RUNNING_REQUESTS_LIMIT:
+        if len(_STORED_REQUESTS) < _DUMP_REQUESTS_LIMIT:
             _STORED_REQUESTS[resources] = found
     return found
 

@@ -330,7 +330,7 @@ def test_a_state_nested_too_deeply_is_a_clear_error(tmp_path: Path, text: str, m
 
 def test_a_dumps_pods_of_one_spec_are_summed_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A Pod with init containers, overhead or pod-level resources takes the full PodRequests; a JSON
-    dump's Pods are looked up by what it reads of them (`_Spec.requests_key`), so the replicas of a
+    dump's Pods are looked up by what it reads of them (`_Spec.usage_key`), so the replicas of a
     workload are summed once, from their containers' resources as the file has them (each distinct
     block parsed once), with the same usage as the generic reader's."""
     from nodename_lint import scheduling
@@ -362,7 +362,7 @@ def test_a_dumps_pods_of_one_spec_are_summed_once(monkeypatch: pytest.MonkeyPatc
     aggregate_requests, pod_requests = scheduling.aggregate_requests, scheduling.pod_requests
     monkeypatch.setattr(scheduling, "aggregate_requests", counted)
     monkeypatch.setattr(scheduling, "pod_requests", counted_generic)
-    monkeypatch.setattr(scheduling, "_RUNNING_REQUESTS", {})
+    monkeypatch.setattr(scheduling, "_DUMP_REQUESTS", {})
     monkeypatch.setattr(scheduling, "_STORED_REQUESTS", {})
     fast, generic = _both_ways(_dump(items))
     assert fast is not None
@@ -416,11 +416,11 @@ def test_a_dumps_plain_pods_are_summed_once_for_each_set_of_resources(monkeypatc
         ]
         item["spec"].pop("initContainers", None)
         items.append(item)
-    monkeypatch.setattr(scheduling, "_PLAIN_REQUESTS", {})
+    monkeypatch.setattr(scheduling, "_DUMP_REQUESTS", {})
     fast, generic = _both_ways(_dump(items))
     assert fast is not None
     assert fast.usage("node-00000") == generic.usage("node-00000")
-    assert len(scheduling._PLAIN_REQUESTS) == 3 * 2
+    assert len(scheduling._DUMP_REQUESTS) == 3 * 2
     assert all(pod.loaded_spec.__class__ is not dict for pod in fast.pods or ())  # no spec made plain values
 
 
@@ -484,15 +484,18 @@ def test_a_workloads_pods_are_the_generic_readers(twice: bool) -> None:
 
 def test_a_big_state_file_is_mapped_and_reads_as_when_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A regular state file of MAPPED_BYTES or more is mapped, not read: the state (records, usage, host
-    ports, a Pod's spec made plain values) is the one the same file gives read into memory."""
+    ports, a Pod's spec made plain values) is the one the same file gives read into memory. Its items are
+    decoded in pieces, in the mapping's own copy: the file itself is never written."""
     from mmap import mmap
 
-    from nodename_lint.cluster import from_file
+    from nodename_lint.cluster import from_file, json_dump
 
     path = tmp_path / "dump.json"
-    path.write_bytes(_dump(_rich_cluster()))
+    path.write_bytes(_kubectl_json(_rich_cluster(), "kubectl"))
+    written = path.read_bytes()
     read = load_state_file(str(path))
     monkeypatch.setattr(from_file, "MAPPED_BYTES", 1)
+    monkeypatch.setattr(json_dump, "_PIECE_BYTES", 2_000)
     assert isinstance(from_file.read_state_bytes(str(path), mapped=True), mmap)
     assert isinstance(from_file.read_state_bytes(str(path)), bytes)  # only the callers that asked for it
     mapped = load_state_file(str(path))
@@ -500,6 +503,8 @@ def test_a_big_state_file_is_mapped_and_reads_as_when_read(tmp_path: Path, monke
     for name in read.nodes or ():
         assert mapped.usage(name) == read.usage(name) and mapped.port_holders(name) == read.port_holders(name)
     assert [pod.spec for pod in mapped.pods or ()] == [pod.spec for pod in read.pods or ()]
+    assert mapped._decoded is None and read._decoded is not None  # in pieces, and whole
+    assert path.read_bytes() == written
 
 
 _ODD_CONTAINERS: list[Any] = [3, "x", [1], [None], [[]], {"name": "a"}, [{"name": "a"}, 2]]
@@ -767,3 +772,78 @@ def test_a_deployments_replicasets_read_the_same_both_ways_whatever_their_pods()
     }
     groups = data["workloads"][("shop", "Deployment/web")]
     assert sorted(len(group) for group, _ in groups) == [1, 3]  # web-bbb's one Pod, web-aaa's three
+
+
+def _kubectl_json(items: list[Any], layout: str) -> bytes:
+    """A List as kubectl prints it (keys sorted, four spaces), or packed, or as `json.dumps` leaves it."""
+    document = {"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}}
+    if layout == "kubectl":
+        return json.dumps(document, indent=4, sort_keys=True).encode()
+    if layout == "packed":
+        return json.dumps(document, separators=(",", ":"), sort_keys=True).encode()
+    return json.dumps(document, sort_keys=True).encode()
+
+
+def _read_in_pieces(data: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[ClusterState | None, int, bytearray]:
+    """The state of DATA read from a writable buffer with pieces of a few items, how many pieces decoded,
+    and the buffer after the reading."""
+    from nodename_lint.cluster import json_dump
+
+    monkeypatch.setattr(json_dump, "_PIECE_BYTES", 2_000)
+    decoded = json_dump._decoded_piece
+    pieces: list[Any] = []
+
+    def counted(*arguments: Any) -> Any:
+        pieces.append(decoded(*arguments))
+        return pieces[-1]
+
+    monkeypatch.setattr(json_dump, "_decoded_piece", counted)
+    buffer = bytearray(data)
+    return state_from_json_dump(buffer, "dump.json"), sum(piece is not None for piece in pieces), buffer
+
+
+@pytest.mark.parametrize("layout", ["kubectl", "packed", "json.dumps"])
+def test_a_dump_read_in_pieces_is_the_dump_read_whole(layout: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big file (mapped copy-on-write) is decoded a piece of items at a time, cut before an item as kubectl
+    starts one: the same state as the generic reader's, and the buffer put back byte for byte."""
+    data = _kubectl_json(_rich_cluster(), layout)
+    fast, pieces, buffer = _read_in_pieces(data, monkeypatch)
+    assert fast is not None and pieces > 20 and fast._decoded is None  # read in pieces, not whole
+    assert bytes(buffer) == data
+    assert _as_data(fast) == _as_data(_load_state_text(data.decode(), "dump.json"))
+
+
+def test_a_cut_inside_an_item_reads_the_file_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An item holding objects that start as a List's items do (`{"apiVersion": ..., "kind": ...}`, in an
+    array) makes a piece cut inside it: that piece does not decode, and the file is read whole, the same."""
+    items = _rich_cluster()
+    nested = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"n{index}"}} for index in range(40)]
+    for index in range(0, len(items), 25):
+        items.insert(index, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "x": nested})
+    data = _kubectl_json(items, "packed")
+    fast, _, buffer = _read_in_pieces(data, monkeypatch)
+    assert fast is not None and fast._decoded is not None  # read whole after all
+    assert bytes(buffer) == data
+    assert _as_data(fast) == _as_data(_load_state_text(data.decode(), "dump.json"))
+
+
+def test_an_items_array_below_the_top_level_is_not_the_lists(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pods in an `items` array nested before the List's own (its Nodes): the random word put in place of the
+    first array is not the top-level `items`, so the file is read whole, with no Pod, as the generic reader."""
+    items = _rich_cluster()
+    pods = [item for item in items if item.get("kind") == "Pod"]
+    nodes = [item for item in items if item.get("kind") == "Node"]
+    text = json.dumps({"apiVersion": "v1", "metadata": {"x": {"items": pods}}, "kind": "List", "items": nodes})
+    fast, pieces, _ = _read_in_pieces(text.encode(), monkeypatch)
+    generic = _load_state_text(text, "dump.json")
+    assert fast is not None and pieces == 0 and not fast.pods
+    assert _as_data(fast) == _as_data(generic)
+
+
+def test_a_refused_pod_in_a_piece_is_left_to_the_generic_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Pod the records refuse (no spec) in a later piece: None, so the generic reader names it."""
+    items = _rich_cluster()
+    items.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bare", "namespace": "default"}})
+    fast, pieces, buffer = _read_in_pieces(_kubectl_json(items, "kubectl"), monkeypatch)
+    assert fast is None and pieces > 20
+    assert bytes(buffer) == _kubectl_json(items, "kubectl")

@@ -196,3 +196,24 @@ def test_object_keys_on_megabytes_of_api_version_runs() -> None:
     for text in ("apiVersion: " + "a" * 4_000_000, "apiVersion:a.-" * 400_000, "kind" * 1_000_000):
         assert within_limit(documents.names_object_keys, text) is False
     assert within_limit(documents.names_object_keys, '"apiVersion": "' + "x." * 1_000_000 + '/v1"')
+
+
+# --- json_dump._NEXT_ITEM: where a dump's piece of items may end -----------------------------------
+def _item_starts(data: bytes) -> int:
+    from nodename_lint.cluster.json_dump import _NEXT_ITEM
+
+    return sum(1 for _ in _NEXT_ITEM.finditer(data))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b',{"apiVersion":"' + b"a" * 4_000_000,  # a string left open to the end
+        b"," + b" " * 4_000_000 + b"{",
+        b',{"apiVersion":"v1",' * 200_000,  # every prefix but the kind
+        b',{ "apiVersion" : "' * 200_000,
+    ],
+    ids=["open string", "blank run", "no kind", "nested prefixes"],
+)
+def test_the_search_for_a_dumps_next_item_is_linear(data: bytes) -> None:
+    assert within_limit(_item_starts, data) == 0

@@ -690,6 +690,7 @@ def test_the_cluster_profile_bench_reports_the_loads_phases_the_rules_and_the_im
         timeout=120,
     )
     assert completed.returncode == 0, completed.stderr
-    for line in ("load: decode (msgspec)", "load: loading loop (_read_items)", "load: Nodes' records", "unknown-node"):
+    loop = "load: loading loop (_ItemReader.read)"
+    for line in ("load: decode (msgspec)", loop, "load: Nodes' records", "unknown-node"):
         assert line in completed.stdout, completed.stdout
     assert "import statements run:" in completed.stdout

@@ -14,7 +14,7 @@ import gc
 import json
 import os
 import re
-from mmap import ACCESS_READ, mmap
+from mmap import ACCESS_COPY, mmap
 from typing import Any, Literal, overload
 
 import yaml
@@ -383,9 +383,11 @@ def read_state_bytes(path: str, named: str = ..., *, mapped: bool) -> bytes | mm
 def read_state_bytes(path: str, named: str = "--cluster-state", mapped: bool = False) -> bytes | mmap:
     """The bytes of a state file: a regular file or a pipe (`<(kubectl get ...)`), at most MAX_STATE_BYTES.
 
-    `mapped`: a regular file of MAPPED_BYTES or more comes back mapped read-only, not read: reading a
-    570 MB dump into memory cost as much CPU as decoding half of it (a page fault for each page of the
-    copy), and msgspec decodes from the mapping as from bytes (the raw values it keeps point into it).
+    `mapped`: a regular file of MAPPED_BYTES or more comes back mapped, not read: reading a 570 MB dump
+    into memory cost as much CPU as decoding half of it (a page fault for each page of the copy), and
+    msgspec decodes from the mapping as from bytes (the raw values it keeps point into it). The mapping
+    is copy-on-write: json_dump writes the brackets of each piece of items it decodes into the process's
+    own copy of those pages, puts the bytes back, and the file is never written.
 
     A device (/dev/zero) is refused before it is read, and a pipe that keeps going is cut off at the cap
     rather than read until the machine runs out of memory. A path reached through a symlink of a repository
@@ -409,7 +411,7 @@ def read_state_bytes(path: str, named: str = "--cluster-state", mapped: bool = F
                 if size > MAX_STATE_BYTES:
                     raise UsageError(f"{path}: the cluster state is {limit}")
                 if mapped and size >= MAPPED_BYTES:
-                    return mmap(handle.fileno(), 0, access=ACCESS_READ)  # the mapping outlives the file handle
+                    return mmap(handle.fileno(), 0, access=ACCESS_COPY)  # the mapping outlives the file handle
                 first = handle.read(size)  # in one piece: joining blocks copied a 43 MB dump once more
             blocks, size = [first], len(first)
             while block := handle.read(1 << 20):  # a pipe (or a growing file): read(cap) would reserve the cap

@@ -16,7 +16,11 @@ says exactly what is wrong and where: this path is only ever faster, never anoth
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+import os
+import re
+from collections.abc import Hashable
+from mmap import mmap
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -31,9 +35,6 @@ from .objects import (
 from .records import TERMINATED_PHASES, OwnerKey, PodInfo, TemplateInfo
 from .state import ClusterState
 from .templates import HOLDER_KINDS, REVISION_LABEL, holder_from_object, owner_key, template_key
-
-if TYPE_CHECKING:
-    from mmap import mmap
 
 _NULL = msgspec.Raw(b"null")
 
@@ -126,7 +127,7 @@ class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
 
     def requests_key(self) -> bytes:
         """What pod_requests reads of this spec, encoded: Pods with the same key have the same requests
-        (scheduling._running_pod_requests memoizes them by it)."""
+        (`usage_key` of a spec with overhead or pod-level resources)."""
         return _ENCODE_KEY(_SpecRequests(self.containers, self.initContainers, self.overhead, self.resources))
 
     def _without_pod_level(self) -> bool:
@@ -146,33 +147,36 @@ class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
             for container in (self.containers if isinstance(self.containers, list) else ())
         ]
 
-    def plain_requests_key(self) -> bytes | tuple[bytes, ...] | None:
-        """The bytes of each container's `resources` when they alone make the Pod's requests (see
-        plain_container_requests): Pods with the same key have the same requests. None otherwise.
-
-        One container's key is its bytes alone (most Pods of a cluster: no tuple to make and hash for each);
-        a bytes key never equals a tuple one.
+    def usage_key(self) -> Hashable:
+        """A key Pods with the same requests share (scheduling.running_pods_requests sums each distinct key
+        once), made from what pod_requests reads without leaving the structs: the bytes of each container's
+        `resources` when they alone make the requests (most Pods of a cluster: one container's key is its
+        bytes alone, no tuple to make and hash), `resource_blocks` with init containers, else the fields
+        encoded (`requests_key`, after None: overhead or pod-level resources). The three kinds never equal.
         """
-        if not self._plain():
-            return None
-        containers = self.containers
-        if containers.__class__ is not list:
-            return ()
-        if len(containers) == 1:
-            return bytes(containers[0].resources)
-        return tuple([bytes(container.resources) for container in containers])
+        if self.overhead is msgspec.UNSET and self.resources is msgspec.UNSET:
+            if self.initContainers is not msgspec.UNSET:
+                return self.resource_blocks()
+            containers = self.containers
+            if containers.__class__ is not list:
+                return ()
+            if len(containers) == 1:
+                return bytes(containers[0].resources)
+            return tuple([bytes(container.resources) for container in containers])
+        return None, self.requests_key()
 
-    def resource_blocks(self) -> tuple[list[bytes], list[tuple[bytes, bool]]] | None:
+    def resource_blocks(self) -> tuple[tuple[bytes, ...], tuple[tuple[bytes, bool], ...]] | None:
         """Each container's `resources` as the file's bytes, and each init container's with whether it
-        is a sidecar (restartPolicy Always), for scheduling._running_pod_requests; None when the spec
-        has overhead or pod-level resources."""
+        is a sidecar (restartPolicy Always): all pod_requests reads of a spec without overhead or
+        pod-level resources (None for one with them), and so its `usage_key` (encoding the spec's fields
+        for each Pod cost twice as much)."""
         if not self._without_pod_level():
             return None
         containers = self.containers if isinstance(self.containers, list) else ()
         init_containers = self.initContainers if isinstance(self.initContainers, list) else ()
-        return [bytes(container.resources) for container in containers], [
-            (bytes(container.resources), container.restartPolicy == "Always") for container in init_containers
-        ]
+        return tuple([bytes(container.resources) for container in containers]), tuple(
+            [(bytes(container.resources), container.restartPolicy == "Always") for container in init_containers]
+        )
 
     def may_have_host_ports(self) -> bool:
         """Whether a container or init container names a `hostPort` (in the file's bytes, or behind a
@@ -223,17 +227,113 @@ class _List(msgspec.Struct, gc=False):
 _DECODER = msgspec.json.Decoder(_List)
 
 
-def state_from_json_dump(data: bytes | str | mmap, source: str) -> ClusterState | None:
-    """The ClusterState of a kubectl JSON List; None when the file is not one of the plain shape."""
+_ITEMS = msgspec.json.Decoder(list[_Item])
+
+
+class _Head(msgspec.Struct):
+    kind: Any = None
+    items: Any = None
+
+
+_HEAD = msgspec.json.Decoder(_Head)
+_PIECE_BYTES = 1 << 20  # the items decoded at a time: a megabyte, about 500 Pods, fits the processor's caches
+_HEAD_BYTES = 1 << 12  # how far "items" may start from the file's start, and how far its end from the file's end
+_ITEMS_KEY = re.compile(rb'"items"\s*:\s*\[')
+# Where an item of the List starts, as kubectl writes one: the comma before it, then `{"apiVersion": ..., "kind":`
+# (kubectl sorts the keys; an ownerReference or managedFields entry has another key second). Found only where a
+# piece should end; a cut inside an item makes a piece that does not decode, and the file is then decoded whole.
+_NEXT_ITEM = re.compile(rb',\s*\{\s*"apiVersion"\s*:\s*"[^"\\]*"\s*,\s*"kind"\s*:')
+
+
+def _read_dump(data: bytes | str | bytearray | mmap) -> _Read | None:
+    """The records of a kubectl JSON List (None when it is not one of the plain shape): in pieces when the
+    buffer can be written (`_pieces`), else decoded whole.
+
+    In pieces, each piece's Pods are read while its objects are still in the processor's caches, and what
+    the records do not keep is freed for the next piece: on a 150,000-Pod dump, half the page faults and a
+    tenth less CPU in decoding and reading than decoding it whole (docs/performance.md, "The seventh round").
+    """
+    if isinstance(data, (bytearray, mmap)) and (pieces := _pieces(data)) is not None:
+        kind, bounds = pieces
+        reader = _reader(kind)
+        if reader is None:
+            return None
+        for start, end in bounds:
+            items = _decoded_piece(data, start, end)
+            if items is None:
+                break  # not cut between items after all: decoded whole below
+            if not reader.read(items):
+                return None
+        else:
+            return reader.result()
     try:
         dump = _DECODER.decode(data)
     except (msgspec.DecodeError, RecursionError):  # ValidationError too: the generic reader says what is wrong
         return None
-    kind = dump.kind
-    if not isinstance(kind, str) or not kind.endswith("List") or dump.items is None:
+    reader = _reader(dump.kind)
+    if reader is None or dump.items is None or not reader.read(dump.items):
         return None
-    implied = kind[: -len("List")]  # `kubectl get nodes -o json` of the API: a NodeList, items without kind
-    read = _read_items(dump.items, implied)
+    reader.decoded = dump  # its items, freed with the state, not one by one (ClusterState.keep_decoded)
+    return reader.result()
+
+
+def _reader(kind: Any) -> _ItemReader | None:
+    """The reader of a List's items (None unless KIND names a List: `kubectl get nodes -o json` of the API
+    is a NodeList, whose items have no kind)."""
+    if not isinstance(kind, str) or not kind.endswith("List"):
+        return None
+    return _ItemReader(kind[: -len("List")])
+
+
+def _pieces(data: bytearray | mmap) -> tuple[Any, list[tuple[int, int]]] | None:
+    """The List's kind and the bounds of its items' pieces, each from the byte before its first item (the
+    array's `[` or a comma) to the one after its last (a comma or the array's `]`); None when the file is
+    small or not laid out as kubectl writes a List (then it is decoded whole).
+
+    Safe whatever the file holds: the file with its items replaced by a random word must decode with that word
+    as its top-level `items` (so the pieces are that array's elements, not another's), and each piece
+    must decode as an array of items (`_decoded_piece`): the items, one piece after another, are then
+    exactly the array's (JSON's grammar has one reading), and the List is the file's.
+    """
+    size = len(data)
+    if size < 2 * _PIECE_BYTES:
+        return None
+    key = _ITEMS_KEY.search(data, 0, _HEAD_BYTES)
+    end = data.rfind(b"]", size - _HEAD_BYTES)
+    if key is None or end < key.end():
+        return None
+    start = key.end() - 1
+    word = os.urandom(16).hex()
+    try:
+        head = _HEAD.decode(data[: start + 1] + b'"' + word.encode() + b'"' + data[end:])
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if head.items != [word]:
+        return None
+    bounds = []
+    while (cut := _NEXT_ITEM.search(data, start + _PIECE_BYTES, end)) is not None:
+        bounds.append((start, cut.start()))
+        start = cut.start()
+    bounds.append((start, end))
+    return head.kind, bounds
+
+
+def _decoded_piece(data: bytearray | mmap, start: int, end: int) -> list[_Item] | None:
+    """The items between START and END decoded as an array (the bytes there made `[` and `]` for the
+    decoding, then put back: the mapping is the file's own copy), or None when they are not one."""
+    first, last = data[start], data[end]
+    data[start], data[end] = ord("["), ord("]")
+    try:
+        return _ITEMS.decode(memoryview(data)[start : end + 1])
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    finally:
+        data[start], data[end] = first, last
+
+
+def state_from_json_dump(data: bytes | str | bytearray | mmap, source: str) -> ClusterState | None:
+    """The ClusterState of a kubectl JSON List; None when the file is not one of the plain shape."""
+    read = _read_dump(data)
     if read is None:
         return None
     others = read.others
@@ -266,7 +366,7 @@ def state_from_json_dump(data: bytes | str | mmap, source: str) -> ClusterState 
                 holders.append(holder)
     state = state_from_kinds(source, nodes, namespaces, read.records, runtime_classes, priority_classes, holders)
     state.set_pod_indexes(read.by_node, read.by_namespace, read.by_owner)
-    state.keep_decoded(dump)
+    state.keep_decoded(read.decoded)
     return state
 
 
@@ -279,116 +379,138 @@ class _Read(NamedTuple):
     by_owner: dict[str, dict[OwnerKey, PodInfo | list[PodInfo]]] | None
     others: dict[str, list[_Item]]  # the items of the other kinds, by kind
     templates: dict[str, set[OwnerKey]]  # templates.templates_in_use of the Pods
+    decoded: Any  # what was decoded whole (_List), held by the state (ClusterState.keep_decoded); None in pieces
 
 
-def _read_items(items: list[_Item], implied: str) -> _Read | None:
-    """The Pod records, indexed by node, by name and by controller, and the other kinds' items to read.
+class _ItemReader:
+    """The Pod records, indexed by node, by name and by controller, and the other kinds' items to read,
+    from the List's items a piece at a time (`read`), then whole (`result`).
 
     Pods are read as objects.pod_from_object reads them, in the one loop over every item of the
-    cluster; None at the first Pod it would refuse (the generic reader then names it).
+    cluster; `read` is False at the first Pod it would refuse (the generic reader then names it).
 
     The loop touches 150,000 Pods' objects once each, so it does no more for each than it must: a
     controller of one Pod keeps the record alone (a list for each took a third of the loop on a cluster
     whose ReplicaSets run a Pod or two in each namespace), and a running Pod's ReplicaSet is added to
     the templates in use with the namespace's controllers at the end, not Pod by Pod.
     """
-    records: list[PodInfo] = []
-    by_node: dict[str, list[PodInfo]] = {}
-    by_namespace: dict[str, dict[str, PodInfo]] = {}
-    by_owner: dict[str, dict[OwnerKey, PodInfo | list[PodInfo]]] = {}
-    others: dict[str, list[_Item]] = {
-        kind: [] for kind in ("Node", "Namespace", "RuntimeClass", "PriorityClass", *HOLDER_KINDS)
-    }
-    owners: dict[Any, OwnerKey] = {}  # the keys of the controllers, shared by their Pods
-    replicasets: dict[str, OwnerKey] = {}
-    in_use: dict[str, set[OwnerKey]] = {}
-    unset, null, terminated = msgspec.UNSET, _NULL, TERMINATED_PHASES
-    for item in items:
-        kind = implied if item.kind is unset else item.kind
-        if kind != "Pod":
-            of_kind = others.get(kind or "")
-            if of_kind is not None:
-                of_kind.append(item)
-            continue
-        metadata, spec, status = item.metadata, item.spec, item.status
-        if metadata is None or spec is None:
-            return None
-        name, namespace = metadata.name, metadata.namespace or "default"
-        if name.__class__ is not str or not name or namespace.__class__ is not str:
-            return None
-        node = spec.nodeName
-        if node.__class__ is not str or not node:
-            node = None
-        owner = template = None
-        references = metadata.ownerReferences
-        if references:  # most Pods: one reference, to a ReplicaSet, whose key the other Pods of it share
-            reference = references[0]
-            held = reference.name
-            if len(references) == 1 and reference.kind == "ReplicaSet" and reference.controller is True:
-                if held.__class__ is str and held:
-                    owner = replicasets.get(held)
-                    if owner is None:
-                        owner = replicasets[held] = owner_key("ReplicaSet", held)
-                    template = owner
-            else:
-                owner, template = _owner_of(metadata, references, owners)
-        annotations = metadata.annotations
-        if status is None:
-            phase = start_time = qos_class = None
-        else:
-            phase, start_time, qos_class = status.phase, status.startTime, status.qosClass
-            if phase.__class__ is not str:
-                phase = None
-        record = PodInfo(
-            namespace,
-            name,
-            node,
-            phase,
-            spec,
-            owner,
-            template,
-            None,
-            None if annotations is null else annotations,
-            start_time,
-            qos_class,
+
+    def __init__(self, implied: str) -> None:
+        self.implied = implied  # the kind of an item without one (a NodeList's)
+        self.records: list[PodInfo] = []
+        self.by_node: dict[str, list[PodInfo]] = {}
+        self.by_namespace: dict[str, dict[str, PodInfo]] = {}
+        self.by_owner: dict[str, dict[OwnerKey, PodInfo | list[PodInfo]]] = {}
+        self.others: dict[str, list[_Item]] = {
+            kind: [] for kind in ("Node", "Namespace", "RuntimeClass", "PriorityClass", *HOLDER_KINDS)
+        }
+        self.owners: dict[Any, OwnerKey] = {}  # the keys of the controllers, shared by their Pods
+        self.replicasets: dict[str, OwnerKey] = {}
+        self.in_use: dict[str, set[OwnerKey]] = {}
+        self.decoded: Any = None
+
+    def read(self, items: list[_Item]) -> bool:
+        """Read ITEMS into the records and indexes; False at a Pod the records refuse."""
+        implied, records, by_node, by_namespace = self.implied, self.records, self.by_node, self.by_namespace
+        by_owner, others, owners, replicasets, in_use = (
+            self.by_owner,
+            self.others,
+            self.owners,
+            self.replicasets,
+            self.in_use,
         )
-        records.append(record)
-        named = by_namespace.get(namespace)
-        if named is None:
-            by_namespace[namespace] = {name: record}
-        else:
-            named[name] = record
-        if node is not None and phase not in terminated:
-            found = by_node.get(node)
-            if found is None:
-                by_node[node] = [record]
-            else:
-                found.append(record)
-            if owner is not None:
-                controlled = by_owner.get(namespace)
-                if controlled is None:
-                    by_owner[namespace] = {owner: record}
-                elif (of_owner := controlled.get(owner)) is None:
-                    controlled[owner] = record
-                elif of_owner.__class__ is list:
-                    of_owner.append(record)
+        unset, null, terminated = msgspec.UNSET, _NULL, TERMINATED_PHASES
+        for item in items:
+            kind = implied if item.kind is unset else item.kind
+            if kind != "Pod":
+                of_kind = others.get(kind or "")
+                if of_kind is not None:
+                    of_kind.append(item)
+                continue
+            metadata, spec, status = item.metadata, item.spec, item.status
+            if metadata is None or spec is None:
+                return False
+            name, namespace = metadata.name, metadata.namespace or "default"
+            if name.__class__ is not str or not name or namespace.__class__ is not str:
+                return False
+            node = spec.nodeName
+            if node.__class__ is not str or not node:
+                node = None
+            owner = template = None
+            references = metadata.ownerReferences
+            if references:  # most Pods: one reference, to a ReplicaSet, whose key the other Pods of it share
+                reference = references[0]
+                held = reference.name
+                if len(references) == 1 and reference.kind == "ReplicaSet" and reference.controller is True:
+                    if held.__class__ is str and held:
+                        owner = replicasets.get(held)
+                        if owner is None:
+                            owner = replicasets[held] = owner_key("ReplicaSet", held)
+                        template = owner
                 else:
-                    controlled[owner] = [of_owner, record]  # type: ignore[list-item]
-                if template is owner:  # a ReplicaSet's: in use, with the namespace's controllers below
-                    continue
-        if template is not None:
+                    owner, template = _owner_of(metadata, references, owners)
+            annotations = metadata.annotations
+            if status is None:
+                phase = start_time = qos_class = None
+            else:
+                phase, start_time, qos_class = status.phase, status.startTime, status.qosClass
+                if phase.__class__ is not str:
+                    phase = None
+            record = PodInfo(
+                namespace,
+                name,
+                node,
+                phase,
+                spec,
+                owner,
+                template,
+                None,
+                None if annotations is null else annotations,
+                start_time,
+                qos_class,
+            )
+            records.append(record)
+            named = by_namespace.get(namespace)
+            if named is None:
+                by_namespace[namespace] = {name: record}
+            else:
+                named[name] = record
+            if node is not None and phase not in terminated:
+                found = by_node.get(node)
+                if found is None:
+                    by_node[node] = [record]
+                else:
+                    found.append(record)
+                if owner is not None:
+                    controlled = by_owner.get(namespace)
+                    if controlled is None:
+                        by_owner[namespace] = {owner: record}
+                    elif (of_owner := controlled.get(owner)) is None:
+                        controlled[owner] = record
+                    elif of_owner.__class__ is list:
+                        of_owner.append(record)
+                    else:
+                        controlled[owner] = [of_owner, record]  # type: ignore[list-item]
+                    if template is owner:  # a ReplicaSet's: in use, with the namespace's controllers below
+                        continue
+            if template is not None:
+                keys = in_use.get(namespace)
+                if keys is None:
+                    keys = in_use[namespace] = set()
+                keys.add(template)
+        return True
+
+    def result(self) -> _Read:
+        """The records and indexes of every item read."""
+        records, by_namespace, by_owner, in_use = self.records, self.by_namespace, self.by_owner, self.in_use
+        for namespace, controlled in by_owner.items():  # the ReplicaSets of the running Pods skipped above
             keys = in_use.get(namespace)
             if keys is None:
                 keys = in_use[namespace] = set()
-            keys.add(template)
-    for namespace, controlled in by_owner.items():  # the ReplicaSets of the running Pods skipped above
-        keys = in_use.get(namespace)
-        if keys is None:
-            keys = in_use[namespace] = set()
-        keys.update(key for key in controlled if key.startswith(_REPLICASET))
-    if sum(map(len, by_namespace.values())) != len(records):  # a name twice in a namespace: the last one counts
-        return _Read(records, by_node, by_namespace, None, others, in_use)
-    return _Read(records, by_node, by_namespace, by_owner, others, in_use)
+            keys.update(key for key in controlled if key.startswith(_REPLICASET))
+        if sum(map(len, by_namespace.values())) != len(records):  # a name twice in a namespace: the last one counts
+            return _Read(records, self.by_node, by_namespace, None, self.others, in_use, self.decoded)
+        return _Read(records, self.by_node, by_namespace, by_owner, self.others, in_use, self.decoded)
 
 
 def _owner_of(
