@@ -847,3 +847,15 @@ def test_a_refused_pod_in_a_piece_is_left_to_the_generic_reader(monkeypatch: pyt
     fast, pieces, buffer = _read_in_pieces(_kubectl_json(items, "kubectl"), monkeypatch)
     assert fast is None and pieces > 20
     assert bytes(buffer) == _kubectl_json(items, "kubectl")
+
+
+def test_a_piece_of_blanks_does_not_hide_a_comma_out_of_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`"items": [   , {...}]` is not JSON: a first piece of blanks decodes as an empty array, so an empty
+    piece sends the file to the whole decoding, which refuses it as the generic reader does."""
+    items = _kubectl_json(_rich_cluster(), "packed")
+    start = items.index(b'"items":[') + len(b'"items":[')
+    data = items[:start] + b" " * 5_000 + b"," + items[start:]
+    fast, _, buffer = _read_in_pieces(data, monkeypatch)
+    assert fast is None and bytes(buffer) == data
+    with pytest.raises(UsageError):
+        _load_state_text(data.decode(), "dump.json")

@@ -260,8 +260,8 @@ def _read_dump(data: bytes | str | bytearray | mmap) -> _Read | None:
             return None
         for start, end in bounds:
             items = _decoded_piece(data, start, end)
-            if items is None:
-                break  # not cut between items after all: decoded whole below
+            if not items:  # not cut between items after all (or a piece of blanks): decoded whole below
+                break
             if not reader.read(items):
                 return None
         else:
@@ -292,8 +292,9 @@ def _pieces(data: bytearray | mmap) -> tuple[Any, list[tuple[int, int]]] | None:
 
     Safe whatever the file holds: the file with its items replaced by a random word must decode with that word
     as its top-level `items` (so the pieces are that array's elements, not another's), and each piece
-    must decode as an array of items (`_decoded_piece`): the items, one piece after another, are then
-    exactly the array's (JSON's grammar has one reading), and the List is the file's.
+    must decode as an array of one item or more (`_decoded_piece`; an empty one would let `[ , {...}]`
+    through): the items, one piece after another, are then exactly the array's (JSON's grammar has one
+    reading), and the List is the file's.
     """
     size = len(data)
     if size < 2 * _PIECE_BYTES:
