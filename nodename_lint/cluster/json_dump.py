@@ -379,7 +379,7 @@ class _Read(NamedTuple):
     # a controller of one Pod holds it alone, not in a list (ClusterState.set_pod_indexes)
     by_owner: dict[str, dict[OwnerKey, PodInfo | list[PodInfo]]] | None
     others: dict[str, list[_Item]]  # the items of the other kinds, by kind
-    templates: dict[str, set[OwnerKey]]  # templates.templates_in_use of the Pods
+    templates: dict[str, set[OwnerKey]]  # templates.templates_in_use of the Pods (all of them when there are holders)
     decoded: Any  # what was decoded whole (_List), held by the state (ClusterState.keep_decoded); None in pieces
 
 
@@ -504,7 +504,10 @@ class _ItemReader:
     def result(self) -> _Read:
         """The records and indexes of every item read."""
         records, by_namespace, by_owner, in_use = self.records, self.by_namespace, self.by_owner, self.in_use
-        for namespace, controlled in by_owner.items():  # the ReplicaSets of the running Pods skipped above
+        # the templates in use choose which ReplicaSets and ControllerRevisions to read: without any, the running
+        # Pods' ReplicaSets are not added (a pass over every controller, 50 ms of a 150,000-Pod dump)
+        holders = any(self.others[kind] for kind in HOLDER_KINDS)
+        for namespace, controlled in by_owner.items() if holders else ():  # the running Pods' ReplicaSets
             keys = in_use.get(namespace)
             if keys is None:
                 keys = in_use[namespace] = set()
@@ -615,7 +618,7 @@ def _as_object(item: _Item) -> dict[str, Any]:
     status = item.status or _Status()
     fields = {
         "metadata": {"name": metadata.name, "labels": msgspec.json.decode(metadata.labels)},
-        "spec": None if item.spec is None else item.spec.plain(),
+        "spec": None if item.spec is None else _node_spec(item.spec),
         "status": {
             "allocatable": msgspec.json.decode(status.allocatable),
             "conditions": _conditions(status.conditions),
@@ -628,3 +631,13 @@ def _as_object(item: _Item) -> dict[str, Any]:
         "preemptionPolicy": item.preemptionPolicy,
     }
     return {key: value for key, value in fields.items() if value is not None}
+
+
+def _node_spec(spec: _Spec) -> dict[str, Any]:
+    """What node_from_object reads of a spec (taints, unschedulable), as plain values: the whole spec made
+    plain values (an encoding and a decoding) took 6 µs a Node."""
+    return {
+        field: value
+        for field, value in (("taints", spec.taints), ("unschedulable", spec.unschedulable))
+        if value is not msgspec.UNSET
+    }
