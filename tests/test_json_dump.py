@@ -859,3 +859,29 @@ def test_a_piece_of_blanks_does_not_hide_a_comma_out_of_place(monkeypatch: pytes
     assert fast is None and bytes(buffer) == data
     with pytest.raises(UsageError):
         _load_state_text(data.decode(), "dump.json")
+
+
+def test_a_read_only_mapping_is_decoded_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the system refuses a private writable mapping of the file (a strict overcommit limit), the file
+    is mapped read-only, and a read-only buffer is decoded whole: the same state, no write attempted."""
+    from mmap import ACCESS_COPY
+    from mmap import mmap as real_mmap
+
+    from nodename_lint.cluster import from_file, json_dump
+
+    def refusing(fileno: int, length: int, access: int) -> real_mmap:
+        if access == ACCESS_COPY:
+            raise OSError(12, "Cannot allocate memory")
+        return real_mmap(fileno, length, access=access)
+
+    path = tmp_path / "dump.json"
+    data = _kubectl_json(_rich_cluster(), "kubectl")
+    path.write_bytes(data)
+    monkeypatch.setattr(from_file, "MAPPED_BYTES", 1)
+    monkeypatch.setattr(from_file, "mmap", refusing)
+    monkeypatch.setattr(json_dump, "_PIECE_BYTES", 2_000)
+    mapped = from_file.read_state_bytes(str(path), mapped=True)
+    assert memoryview(mapped).readonly
+    state = state_from_json_dump(mapped, "dump.json")
+    assert state is not None and state._decoded is not None  # whole
+    assert _as_data(state) == _as_data(_load_state_text(data.decode(), "dump.json"))

@@ -14,7 +14,7 @@ import gc
 import json
 import os
 import re
-from mmap import ACCESS_COPY, mmap
+from mmap import ACCESS_COPY, ACCESS_READ, mmap
 from typing import Any, Literal, overload
 
 import yaml
@@ -387,7 +387,8 @@ def read_state_bytes(path: str, named: str = "--cluster-state", mapped: bool = F
     into memory cost as much CPU as decoding half of it (a page fault for each page of the copy), and
     msgspec decodes from the mapping as from bytes (the raw values it keeps point into it). The mapping
     is copy-on-write: json_dump writes the brackets of each piece of items it decodes into the process's
-    own copy of those pages, puts the bytes back, and the file is never written.
+    own copy of those pages, puts the bytes back, and the file is never written (read-only where the
+    system refuses a private writable mapping of the file's size, as a strict overcommit limit may).
 
     A device (/dev/zero) is refused before it is read, and a pipe that keeps going is cut off at the cap
     rather than read until the machine runs out of memory. A path reached through a symlink of a repository
@@ -411,7 +412,10 @@ def read_state_bytes(path: str, named: str = "--cluster-state", mapped: bool = F
                 if size > MAX_STATE_BYTES:
                     raise UsageError(f"{path}: the cluster state is {limit}")
                 if mapped and size >= MAPPED_BYTES:
-                    return mmap(handle.fileno(), 0, access=ACCESS_COPY)  # the mapping outlives the file handle
+                    try:  # the mapping outlives the file handle
+                        return mmap(handle.fileno(), 0, access=ACCESS_COPY)
+                    except OSError:  # a private writable mapping counts against a strict overcommit limit
+                        return mmap(handle.fileno(), 0, access=ACCESS_READ)  # decoded whole, then
                 first = handle.read(size)  # in one piece: joining blocks copied a 43 MB dump once more
             blocks, size = [first], len(first)
             while block := handle.read(1 << 20):  # a pipe (or a growing file): read(cap) would reserve the cap

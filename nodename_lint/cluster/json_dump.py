@@ -253,7 +253,7 @@ def _read_dump(data: bytes | str | bytearray | mmap) -> _Read | None:
     the records do not keep is freed for the next piece: on a 150,000-Pod dump, half the page faults and a
     tenth less CPU in decoding and reading than decoding it whole (docs/performance.md, "The seventh round").
     """
-    if isinstance(data, (bytearray, mmap)) and (pieces := _pieces(data)) is not None:
+    if isinstance(data, (bytearray, mmap)) and not memoryview(data).readonly and (pieces := _pieces(data)):
         kind, bounds = pieces
         reader = _reader(kind)
         if reader is None:
