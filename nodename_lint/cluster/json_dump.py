@@ -250,8 +250,8 @@ def _read_dump(data: bytes | str | bytearray | mmap) -> _Read | None:
     buffer can be written (`_pieces`), else decoded whole.
 
     In pieces, each piece's Pods are read while its objects are still in the processor's caches, and what
-    the records do not keep is freed for the next piece: on a 150,000-Pod dump, half the page faults and a
-    tenth less CPU in decoding and reading than decoding it whole (docs/performance.md, "The seventh round").
+    the records do not keep is freed for the next piece: on a 150,000-Pod dump, a third fewer page faults and
+    a tenth less CPU in decoding and reading than decoding it whole (docs/performance.md, "The seventh round").
     """
     if isinstance(data, (bytearray, mmap)) and not memoryview(data).readonly and (pieces := _pieces(data)):
         kind, bounds = pieces
