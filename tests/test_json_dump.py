@@ -623,6 +623,20 @@ def _random_node(rng: random.Random, index: int) -> dict[str, Any]:
         if rng.random() < 0.9
         else [["linux"], "linux"]
     )
+    taint = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
+    spec = rng.choice([{}, {"taints": [taint]}, {"taints": []}, {"taints": None}, {"unschedulable": True}])
+    if rng.random() < 0.1:
+        spec = rng.choice([{"taints": [taint, "x"]}, {"taints": {}}, {"taints": "x"}, {"unschedulable": "true"}, None])
+    if spec is None:
+        del item["spec"]
+    else:
+        item["spec"] = spec
+    if rng.random() < 0.1:
+        item["status"]["allocatable"] = rng.choice([None, {}, {"cpu": 4, "pods": None}, ["cpu"], "4"])
+    if rng.random() < 0.05:
+        item["metadata"]["name"] = rng.choice(["", None, 5])
+    if rng.random() < 0.05:
+        del item["status"]
     return item
 
 

@@ -32,7 +32,7 @@ from .objects import (
     runtime_class_from_object,
     state_from_kinds,
 )
-from .records import TERMINATED_PHASES, OwnerKey, PodInfo, TemplateInfo
+from .records import TERMINATED_PHASES, NodeInfo, OwnerKey, PodInfo, TemplateInfo
 from .state import ClusterState
 from .templates import HOLDER_KINDS, REVISION_LABEL, holder_from_object, owner_key, template_key
 
@@ -356,7 +356,7 @@ def state_from_json_dump(data: bytes | str | bytearray | mmap, source: str) -> C
         return None
     others = read.others
     try:
-        nodes = [node_from_object(_as_object(item)) for item in others["Node"]]
+        nodes = [_node_record(item) for item in others["Node"]]
         runtime_classes = [runtime_class_from_object(_as_object(item)) for item in others["RuntimeClass"]]
         priority_classes = [priority_class_from_object(_as_object(item)) for item in others["PriorityClass"]]
     except (StateError, RecursionError):  # a Node's raw labels or conditions nested too deeply
@@ -626,6 +626,47 @@ def _system_info(raw: msgspec.Raw) -> Any:
     except (msgspec.DecodeError, RecursionError):
         return msgspec.json.decode(raw)
     return None if info is None else {"operatingSystem": info.operatingSystem}
+
+
+_LABELS = msgspec.json.Decoder(dict[str, str] | None)
+_ALLOCATABLE = msgspec.json.Decoder(dict[str, Any] | None)
+
+
+def _node_record(item: _Item) -> NodeInfo:
+    """objects.node_from_object of a Node item, read from the structs when the Node is of the usual shape
+    (labels of strings, conditions a list of mappings, a mapping of nodeInfo and of allocatable, taints a list
+    of mappings), else through the generic reader's checks (`_as_object`), which also raise its errors: the
+    generic conversion decoded each Node's labels into plain values and copied them once more (19 µs a Node,
+    10 here; 5,000 Nodes of 20 labels)."""
+    metadata, spec, status = item.metadata, item.spec, item.status
+    name = None if metadata is None else metadata.name
+    taints = [] if spec is None or spec.taints is msgspec.UNSET or not spec.taints else spec.taints
+    if name.__class__ is str and name and taints.__class__ is list and all(map(_is_mapping, taints)):
+        assert metadata is not None  # for mypy: the name is its
+        status = status or _Status()
+        try:
+            labels = _LABELS.decode(metadata.labels)
+            allocatable = _ALLOCATABLE.decode(status.allocatable)
+            conditions = _CONDITIONS.decode(status.conditions)
+            system = _SYSTEM_INFO.decode(status.nodeInfo)
+        except (msgspec.DecodeError, RecursionError):  # ValidationError too: not the usual shape
+            pass
+        else:
+            operating_system = None if system is None else system.operatingSystem
+            return NodeInfo(
+                name=name,
+                labels=labels or {},
+                taints=taints,
+                unschedulable=spec is not None and spec.unschedulable is True,
+                allocatable=allocatable or {},
+                conditions={str(found.type): str(found.status) for found in conditions or () if found.type},
+                operating_system=operating_system if operating_system.__class__ is str else "",
+            )
+    return node_from_object(_as_object(item))
+
+
+def _is_mapping(value: Any) -> bool:
+    return value.__class__ is dict
 
 
 def _as_object(item: _Item) -> dict[str, Any]:
