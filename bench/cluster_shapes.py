@@ -17,6 +17,11 @@ seed, and writes the dump and 1,000 manifests into OUT/SHAPE/ (dump.json, manife
   whose nodeSelector, affinity and tolerations send no-node-fits over all 5,000 nodes.
 
     python bench/cluster_shapes.py OUT [--shapes labels,skewed,tainted] [--nodes 5000] [--pods 150000]
+                                       [--order api|node]
+
+The items come in the order an etcd-backed API server lists them (`--order api`): each kind sorted by
+name, a namespace's Pods together. `--order node` writes the Pods node by node into OUT/SHAPE-node/
+(see `items`): the loader's indexes cost more in one order or the other (by namespace, by node).
 
 bench/scale.py --sections shapes writes them and measures offline, the dump and its snapshot on each.
 """
@@ -295,31 +300,61 @@ def pod(index: int, node_index: int, shape: Shape, rng: random.Random) -> dict[s
     }
 
 
-def items(shape: Shape, nodes: int, pods: int) -> Iterator[dict[str, Any]]:
+ORDERS = ("api", "node")
+
+
+def items(shape: Shape, nodes: int, pods: int, order: str = "api") -> Iterator[str]:
+    """The List's items as JSON text: the Nodes, the Namespaces, then the Pods, each kind in `order`.
+
+    `api`: as an etcd-backed API server lists them and kubectl prints them, each kind sorted by its storage
+    key (a Node's name; a Pod's namespace, then name), so a namespace's Pods come together and a node's are
+    spread over the whole list. `node`: the Nodes and Namespaces by index and the Pods node by node, as
+    this generator first wrote them (and as a server whose storage keeps no order may list them: kine,
+    k3s's SQL store). Either order holds the same objects: the Pods are drawn node by node in both.
+    """
     rng = random.Random(f"{shape.name}-2026")
-    for index in range(nodes):
-        yield node(index, shape)
-    for index in range(shape.namespaces):
-        yield {
+    node_items = [node(index, shape) for index in range(nodes)]
+    namespaces = [
+        {
             "apiVersion": "v1",
             "kind": "Namespace",
             "metadata": {"name": namespace_name(index), "uid": f"30000000-0000-4000-8000-{index:012x}"},
             "spec": {"finalizers": ["kubernetes"]},
             "status": {"phase": "Active"},
         }
+        for index in range(shape.namespaces)
+    ]
+    if order == "api":
+        node_items.sort(key=lambda item: item["metadata"]["name"])
+        namespaces.sort(key=lambda item: item["metadata"]["name"])
+    for item in (*node_items, *namespaces):
+        yield _compact(item)
+    drawn: list[tuple[str, str, str]] = []
     index = 0
     for node_index, count in enumerate(pods_per_node(shape, nodes, pods)):
         for _ in range(count):
-            yield pod(index, node_index, shape, rng)
+            item = pod(index, node_index, shape, rng)
+            text = _compact(item)
+            if order != "api":
+                yield text
+            else:  # kept as text (a third of the memory of the objects) until every Pod is drawn
+                drawn.append((item["metadata"]["namespace"], item["metadata"]["name"], text))
             index += 1
+    drawn.sort()
+    for _, _, text in drawn:
+        yield text
 
 
-def write_dump(path: Path, shape: Shape, nodes: int, pods: int) -> None:
+def _compact(item: dict[str, Any]) -> str:
+    return json.dumps(item, separators=(",", ":"))
+
+
+def write_dump(path: Path, shape: Shape, nodes: int, pods: int, order: str = "api") -> None:
     """The List as kubectl prints it (compact here: kubectl indents, which only adds blanks to skip)."""
     with path.open("w", encoding="utf-8") as out:
         out.write('{"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": [')
-        for n, item in enumerate(items(shape, nodes, pods)):
-            out.write(("," if n else "") + json.dumps(item, separators=(",", ":")))
+        for n, text in enumerate(items(shape, nodes, pods, order)):
+            out.write(("," if n else "") + text)
         out.write("]}")
 
 
@@ -371,13 +406,16 @@ def manifest(index: int, shape: Shape, nodes: int, rng: random.Random) -> str:
     )
 
 
-def write_shape(out: Path, shape: Shape, nodes: int = 5000, pods: int = 150_000, manifests: int = 1000) -> Path:
-    """OUT/SHAPE/dump.json and OUT/SHAPE/manifests/ (replaced when present)."""
-    folder = out / shape.name
+def write_shape(
+    out: Path, shape: Shape, nodes: int = 5000, pods: int = 150_000, manifests: int = 1000, order: str = "api"
+) -> Path:
+    """OUT/SHAPE/dump.json and OUT/SHAPE/manifests/ (replaced when present); OUT/SHAPE-node/ for the `node`
+    order, whose findings are those of the same shape in the API server's order."""
+    folder = out / (shape.name if order == "api" else f"{shape.name}-{order}")
     (folder / "manifests").mkdir(parents=True, exist_ok=True)
     for old in (folder / "manifests").iterdir():
         old.unlink()
-    write_dump(folder / "dump.json", shape, nodes, pods)
+    write_dump(folder / "dump.json", shape, nodes, pods, order)
     rng = random.Random(f"{shape.name}-manifests")
     for index in range(manifests):
         (folder / "manifests" / f"m{index:04d}.yaml").write_text(manifest(index, shape, nodes, rng), encoding="utf-8")
@@ -391,9 +429,15 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pods", type=int, default=150_000)
     parser.add_argument("--manifests", type=int, default=1000)
+    parser.add_argument(
+        "--order",
+        choices=ORDERS,
+        default="api",
+        help="the Pods sorted by namespace and name as the API server lists them (default), or node by node",
+    )
     options = parser.parse_args()
     for name in options.shapes.split(","):
-        folder = write_shape(options.out, SHAPES[name], options.nodes, options.pods, options.manifests)
+        folder = write_shape(options.out, SHAPES[name], options.nodes, options.pods, options.manifests, options.order)
         print(f"{name}: {(folder / 'dump.json').stat().st_size / 1e6:.0f} MB dump, {folder}")
 
 

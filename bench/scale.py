@@ -13,12 +13,13 @@ against a reference measured in the same rounds:
    manifests of which 250 name distinct missing nodes (a "did you mean" each): offline, against
    the dump, against the snapshot. The findings against the dump and the snapshot are compared.
 3. The same three runs on each cluster shape of bench/cluster_shapes.py (`--sections shapes`: not
-   in the default sections; each shape's dump is 0.4 to 0.7 GB, as kubectl prints real objects).
+   in the default sections; each shape's dump is 0.4 to 0.7 GB, as kubectl prints real objects), its
+   items in the API server's order, or node by node too with `--orders api,node`.
 4. Live mode against the same size of cluster served by the test API server (tests/apiserver,
    needs the test extras): offline vs `--kubeconfig`, and the number of requests.
 
     python bench/scale.py [--rounds 3] [--quick] [--skip-live] [--sections lists,cluster,shapes,live] [--pin CPU]
-                          [--shapes-dir DIR]
+                          [--shapes-dir DIR] [--orders api,node]
 
 --quick: 10,000/40,000 items, 500 nodes / 15,000 Pods, one round (a first look, not the figures).
 """
@@ -180,16 +181,27 @@ def bench_cluster(work: Path, nodes: int, pods: int, manifests: int, rounds: int
 
 
 def bench_shapes(
-    work: Path, names: list[str], nodes: int, pods: int, manifests: int, rounds: int, reuse: bool = False
+    work: Path,
+    names: list[str],
+    nodes: int,
+    pods: int,
+    manifests: int,
+    rounds: int,
+    reuse: bool = False,
+    orders: tuple[str, ...] = ("api",),
 ) -> None:
-    """The same three rows on each shape of bench/cluster_shapes.py (written into WORK/SHAPE/, or read from
-    there when `reuse` and a dump is there: the generator is seeded, and writing 1.6 GB takes minutes)."""
+    """The same three rows on each shape of bench/cluster_shapes.py in each order of its items (written into
+    WORK/SHAPE/ or WORK/SHAPE-node/, or read from there when `reuse` and a dump of that order is there: the
+    generator is seeded, and writing 1.6 GB takes minutes)."""
     for name in names:
-        folder = work / name
-        if not (reuse and (folder / "dump.json").is_file() and (folder / "manifests").is_dir()):
-            folder = write_shape(work, SHAPES[name], nodes, pods, manifests)
-        title = f"shape {name}: {manifests:,} manifests, {nodes:,} nodes / {pods:,} Pods"
-        measure_cluster(folder, folder / "dump.json", folder / "manifests", title, rounds)
+        for order in orders:
+            folder = work / (name if order == "api" else f"{name}-{order}")
+            written = folder / "ORDER"
+            if not (reuse and (folder / "dump.json").is_file() and written.is_file() and written.read_text() == order):
+                folder = write_shape(work, SHAPES[name], nodes, pods, manifests, order)
+                written.write_text(order)
+            title = f"shape {name} ({order} order): {manifests:,} manifests, {nodes:,} nodes / {pods:,} Pods"
+            measure_cluster(folder, folder / "dump.json", folder / "manifests", title, rounds)
 
 
 def measure_cluster(work: Path, dump: Path, folder: Path, title: str, rounds: int) -> None:
@@ -285,6 +297,11 @@ def main() -> None:
         metavar="DIR",
         help="keep the shapes' dumps and manifests in DIR/SHAPE/ and reuse them when there (default: a new folder)",
     )
+    parser.add_argument(
+        "--orders",
+        default="api",
+        help="the orders of the shapes' items, comma-separated: api (as the API server lists them), node",
+    )
     options = parser.parse_args()
     run.PINNED_CPU = options.pin
     sections = set(options.sections.split(","))
@@ -300,7 +317,8 @@ def main() -> None:
         bench_cluster(work, nodes, pods, 1000, rounds)
     if "shapes" in sections:
         shapes_dir = options.shapes_dir or work
-        bench_shapes(shapes_dir, options.shapes.split(","), nodes, pods, 1000, rounds, reuse=bool(options.shapes_dir))
+        orders = tuple(options.orders.split(","))
+        bench_shapes(shapes_dir, options.shapes.split(","), nodes, pods, 1000, rounds, bool(options.shapes_dir), orders)
     if "live" in sections and not options.skip_live:
         bench_live(work, nodes, pods, 1000, rounds)
 
