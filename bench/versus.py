@@ -54,16 +54,24 @@ def main() -> None:
     arguments = parser.parse_args()
     run.PINNED_CPU = arguments.pin
     versions = {"base": arguments.base, "new": arguments.new}
-    for python in versions.values():  # as `pip install` does; PYTHONDONTWRITEBYTECODE may be set
-        source = subprocess.run(
-            [python, "-c", "import nodename_lint, os; print(os.path.dirname(nodename_lint.__file__))"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout.strip()
-        subprocess.run([python, "-m", "compileall", "-q", source, str(Path(source).parent / "rules")], check=True)
+    arguments.folders = [folder.resolve() for folder in arguments.folders]  # the commands run in another folder
     with tempfile.TemporaryDirectory(prefix="nodename-lint-versus-") as work:
+        # Every command runs in this empty folder: `python -m` and `python -c` put the current folder first on
+        # the module path, so from a checkout both versions would import the checkout's nodename_lint.
         reports = Path(work)
+        sources = set()
+        for python in versions.values():  # as `pip install` does; PYTHONDONTWRITEBYTECODE may be set
+            source = subprocess.run(
+                [python, "-c", "import nodename_lint, os; print(os.path.dirname(nodename_lint.__file__))"],
+                check=True,
+                capture_output=True,
+                text=True,
+                cwd=reports,
+            ).stdout.strip()
+            subprocess.run([python, "-m", "compileall", "-q", source, str(Path(source).parent / "rules")], check=True)
+            sources.add(source)
+        if len(sources) < len(versions):
+            parser.error(f"--base and --new import the same nodename_lint ({sources.pop()})")
         table = {
             (folder, version): measures(python, folder, reports, version)
             for folder in arguments.folders
@@ -73,7 +81,7 @@ def main() -> None:
             for folder in arguments.folders:
                 for version in random.sample(list(versions), len(versions)):
                     for measure in table[folder, version].values():
-                        measure.run()
+                        measure.run(reports)
         print("| cluster | version | offline cpu s | dump cpu s | x offline | snapshot cpu s | x offline |")
         print("|---|---|---|---|---|---|---|")
         for (folder, version), rows in table.items():
