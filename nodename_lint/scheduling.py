@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any, NamedTuple
@@ -461,7 +461,7 @@ class AffinityMismatch(NamedTuple):
 
 
 def _expression_mismatch(
-    expression: Any, labels: dict[str, str], node_name: str, field: bool, detail: bool = True
+    expression: Any, labels: Mapping[str, str], node_name: str, field: bool, detail: bool = True
 ) -> str | None:
     """None when one matchExpressions/matchFields requirement matches the node, else why not ("" without
     `detail`: the scheduler's filter asks only whether it matches, for every node of a cluster)."""

@@ -8,11 +8,13 @@ import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NoReturn
 
+import msgspec
 import pytest
 
 from nodename_lint.cluster.from_file import load_state_file
-from nodename_lint.cluster.records import PodInfo
+from nodename_lint.cluster.records import NodeInfo, PodInfo, SavedLabels
 from nodename_lint.cluster.snapshot import FORMAT, VERSION, is_snapshot
 
 from .conftest import run_cli
@@ -423,3 +425,52 @@ def test_pods_looked_up_by_name_with_and_without_the_saved_names_as_in_the_pods_
     assert loaded.pods._name_sets["team"] == frozenset(names)  # type: ignore[attr-defined]
     assert all(loaded.live_pod("team", name) is not None for name in names)
     assert loaded.live_pod("team", "web-1\nweb-2") is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_label_read_alone_from_a_snapshot_is_the_label_read_whole(seed: int) -> None:
+    """NodeShapes reads one label of every node from a snapshot's labels without decoding them whole
+    (SavedLabels.column): on random labels (keys escaped or not, a key twice, null labels, keys the nodes do
+    not have, labels read whole before) each value is the one the decoded labels hold."""
+    rng = random.Random(seed)
+    keys = ["zone", "topology.kubernetes.io/zone", "pool", "\u00e9t\u00e9", 'a"b', "a\\b", "tab\t", "", "x" * 40]
+    for _ in range(40):
+        nodes = []
+        for index in range(rng.randrange(1, 6)):
+            labels = {key: rng.choice(["a", "b", "", "\u00fc", 'q"uote']) for key in rng.sample(keys, rng.randrange(4))}
+            text = json.dumps(labels, ensure_ascii=rng.random() < 0.5)
+            if labels and rng.random() < 0.2:  # a key twice: the last one counts, as in the whole decoding
+                key = next(iter(labels))
+                text = text[:-1] + f', {json.dumps(key)}: "twice"}}'
+                labels[key] = "twice"
+            if rng.random() < 0.1:
+                text, labels = "null", {}
+            saved = SavedLabels(msgspec.Raw(text.encode()), _no_refusal)
+            if rng.random() < 0.2:
+                assert dict(saved) == labels
+            nodes.append(NodeInfo(name=f"n{index}", labels=saved))
+        for key in [*keys, "missing", 5]:
+            assert SavedLabels.column(nodes, key) == [node.labels.get(key) for node in nodes]
+        assert [dict(node.labels) for node in nodes] == [
+            json.loads(bytes(node.labels._raw) or b"{}") or {} for node in nodes
+        ]
+
+
+def _no_refusal(problem: str) -> NoReturn:
+    raise AssertionError(problem)
+
+
+@pytest.mark.parametrize("damage", ['{"zone": 5}', '["zone"]', '{"zone": {"a": "b"}}'])
+def test_damaged_labels_in_a_snapshot_are_a_clear_error_when_read(tmp_path: Path, damage: str) -> None:
+    """A node's labels are decoded when a rule first reads them: labels that are not a mapping of strings are
+    still the file's error (exit 2, its name, the node), not a rule's internal error."""
+    snapshot = tmp_path / "snap.json"
+    _convert(EXAMPLE_STATE, snapshot)
+    data = json.loads(snapshot.read_text())
+    for saved in data["nodes"]:
+        saved["labels"] = json.loads(damage)
+    snapshot.write_text(json.dumps(data))
+    result = run_cli(str(EXAMPLE_MANIFESTS), "--cluster-state", str(snapshot))
+    assert result.returncode == 2 and "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert f"nodename-lint: {snapshot}: not a valid nodename-lint cluster snapshot: Expected" in result.stderr
+    assert "(the labels of node " in result.stderr

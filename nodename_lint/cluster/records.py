@@ -6,9 +6,9 @@ compare a Pod with them), so neither needs the other to describe a node.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, NoReturn, Protocol
 
 import msgspec
 
@@ -22,7 +22,7 @@ class NodeInfo:
     """What the rules read from a Node object."""
 
     name: str
-    labels: dict[str, str] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)  # a dict, or a snapshot's SavedLabels
     taints: list[dict[str, Any]] = field(default_factory=list)
     unschedulable: bool = False
     allocatable: dict[str, Any] = field(default_factory=dict)  # raw quantities, as the API returns them
@@ -58,6 +58,82 @@ class NodeInfo:
             except QuantityError:
                 parsed[resource] = 0
         return parsed
+
+
+class SavedLabels(Mapping[str, str]):
+    """A node's labels as a snapshot saves them (a JSON object of strings), decoded when first read.
+
+    The labels of every node of a big cluster took half of a snapshot's decoding (5,000 nodes of 47
+    labels: 55 ms of 110), for a run that reads them whole on the few nodes a Pod is pinned to or a
+    filter weighs; NodeShapes reads one label of every node (`column`), which decodes that label alone
+    (7 ms for 5,000 nodes). `refuse` raises the file's error when the bytes are not such an object.
+    """
+
+    __slots__ = ("_decoded", "_raw", "_refuse")
+
+    def __init__(self, raw: msgspec.Raw, refuse: Callable[[str], NoReturn]) -> None:
+        self._raw = raw
+        self._refuse = refuse
+        self._decoded: dict[str, str] | None = None
+
+    def _labels(self) -> dict[str, str]:
+        if self._decoded is None:
+            try:
+                self._decoded = _LABELS.decode(self._raw) or {}
+            except (msgspec.DecodeError, RecursionError) as exc:
+                self._refuse("nested too deeply" if isinstance(exc, RecursionError) else str(exc))
+        return self._decoded
+
+    @staticmethod
+    def column(nodes: Iterable[NodeInfo], key: Any) -> list[str | None]:
+        """One label's value on each node (None where it has none): a snapshot's labels not read whole yet
+        are decoded for that label alone, in one loop over the nodes (NodeShapes reads a few labels of
+        every node)."""
+        if key.__class__ is not str or any(char in '\\"' or char < " " for char in key):  # no struct field name
+            return [node.labels.get(key) for node in nodes]
+        decoder = _ONE_LABEL.get(key)
+        if decoder is None:
+            one = msgspec.defstruct("OneLabel", [("value", str | None, None)], rename={"value": key}, gc=False)
+            decoder = msgspec.json.Decoder(one | None)
+            if len(_ONE_LABEL) < _ONE_LABEL_KEPT:  # the keys come from the manifests: a bounded cache
+                _ONE_LABEL[key] = decoder
+        decode = decoder.decode
+        values: list[str | None] = []
+        for node in nodes:
+            labels = node.labels
+            if labels.__class__ is SavedLabels and labels._decoded is None:
+                try:
+                    found = decode(labels._raw)
+                except (msgspec.DecodeError, RecursionError):  # the whole decoding says what is wrong
+                    values.append(labels.get(key))
+                    continue
+                values.append(None if found is None else found.value)
+            else:
+                values.append(labels.get(key))
+        return values
+
+    def __getitem__(self, key: str) -> str:
+        return self._labels()[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._labels().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._labels()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._labels())
+
+    def __len__(self) -> int:
+        return len(self._labels())
+
+    def __repr__(self) -> str:
+        return repr(self._labels())
+
+
+_LABELS = msgspec.json.Decoder(dict[str, str] | None)
+_ONE_LABEL: dict[str, msgspec.json.Decoder[Any]] = {}  # SavedLabels.column's decoder of each label key
+_ONE_LABEL_KEPT = 1_000
 
 
 # NodeInfo.capacity by the allocatable's items, when they are all strings (1 and 1.0 would make one key)

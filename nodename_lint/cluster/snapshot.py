@@ -45,7 +45,7 @@ import dataclasses
 import json
 import re
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn, get_type_hints
 
 import msgspec
 
@@ -59,6 +59,7 @@ from .records import (
     PriorityClassInfo,
     RunningPod,
     RuntimeClassInfo,
+    SavedLabels,
     TemplateInfo,
 )
 from .state import ClusterState
@@ -88,6 +89,29 @@ class PodRow(msgspec.Struct, array_like=True, gc=False):
     requests: int | None = None
 
 
+def _saved_node_type() -> Any:
+    """A NodeInfo as a snapshot holds it, as a struct of the same public fields whose labels stay the file's
+    bytes (records.SavedLabels): a field added to NodeInfo is read here too."""
+    hints = get_type_hints(NodeInfo)
+    fields: list[tuple[str, Any, Any]] = []
+    for found in dataclasses.fields(NodeInfo):
+        if found.name.startswith("_"):
+            continue
+        kind = msgspec.Raw if found.name == "labels" else hints[found.name]
+        if found.name == "labels":
+            default: Any = msgspec.Raw(b"null")
+        elif found.default_factory is not dataclasses.MISSING:
+            default = msgspec.field(default_factory=found.default_factory)
+        else:
+            default = found.default if found.default is not dataclasses.MISSING else msgspec.NODEFAULT
+        fields.append((found.name, kind, default))
+    return msgspec.defstruct("SavedNode", fields, gc=False)
+
+
+_SavedNode = _saved_node_type()
+_NODE_FIELDS = tuple(name for name in _SavedNode.__struct_fields__ if name != "labels")
+
+
 class _Header(msgspec.Struct):
     format: str
     version: int
@@ -106,7 +130,7 @@ class _Snapshot(
     format: str
     version: int
     source: str
-    nodes: list[NodeInfo] | None
+    nodes: list[_SavedNode] | None  # type: ignore[valid-type]
     usage: dict[str, NodeUsage]
     ports: dict[str, list[PortRow]]
     namespaces: list[str] | None
@@ -131,8 +155,13 @@ def is_snapshot(content: str | bytes | mmap) -> bool:
 
 
 def _public(record: Any) -> dict[str, Any]:
-    """A model dataclass as its public fields (caches such as NodeInfo._capacity are not data)."""
-    return {f.name: getattr(record, f.name) for f in dataclasses.fields(record) if not f.name.startswith("_")}
+    """A model dataclass as its public fields (caches such as NodeInfo._capacity are not data); labels read
+    from a snapshot as the mapping they are."""
+    return {
+        f.name: dict(value) if (value := getattr(record, f.name)).__class__ is SavedLabels else value
+        for f in dataclasses.fields(record)
+        if not f.name.startswith("_")
+    }
 
 
 def snapshot_text(state: ClusterState, source: str) -> str:
@@ -253,10 +282,10 @@ def load_snapshot(content: str | bytes | mmap, display: str) -> ClusterState:
     nodes = None
     if snapshot.nodes is not None:
         nodes = {}
-        private = _private_fields(NodeInfo)  # looked up once, not for each of 5,000 nodes
-        for node in snapshot.nodes:
-            _reset_private(node, private)
-            nodes[node.name] = node
+        saved: Any
+        for saved in snapshot.nodes:
+            labels = SavedLabels(saved.labels, partial(_refuse_labels, display, saved.name))
+            nodes[saved.name] = NodeInfo(labels=labels, **{name: getattr(saved, name) for name in _NODE_FIELDS})
     unknown = sorted((set(snapshot.usage) | set(snapshot.ports) | set(snapshot.running)) - set(nodes or ()))
     if unknown:
         raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: usage of unknown node {unknown[0]!r}")
@@ -357,6 +386,10 @@ def _namespace_pods(display: str, namespace: str, pods: msgspec.Raw) -> dict[str
         ) from None
 
 
+def _refuse_labels(display: str, node: str, problem: str) -> NoReturn:
+    raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: {problem} (the labels of node {node!r})")
+
+
 def _problem(exc: Exception) -> str:
     return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
 
@@ -376,15 +409,3 @@ def _refuse_other_version(version: int, display: str) -> None:
             f"version {VERSION}; write it again with `nodename-lint snapshot` of this version (from the live cluster, "
             "or `--cluster-state DUMP` from a kubectl dump), or lint with the version that wrote it"
         )
-
-
-def _private_fields(model: type) -> list[dataclasses.Field[Any]]:
-    """The cache fields (leading underscore) of a model dataclass."""
-    return [field for field in dataclasses.fields(model) if field.name.startswith("_")]
-
-
-def _reset_private(record: Any, private: list[dataclasses.Field[Any]]) -> None:
-    """A cache field read from a file would bypass the model: back to its default."""
-    for field in private:
-        default = field.default_factory() if field.default_factory is not dataclasses.MISSING else field.default
-        setattr(record, field.name, default)

@@ -44,6 +44,7 @@ from .records import (
     PriorityClassInfo,
     RunningPod,
     RuntimeClassInfo,
+    SavedLabels,
     TemplateInfo,
 )
 from .templates import owner_key, split_key, workload_of
@@ -521,5 +522,5 @@ class NodeShapes:
     def _column(self, key: Any) -> list[str | None]:
         found = self._columns.get(key)
         if found is None:
-            found = self._columns[key] = [node.labels.get(key) for node in self.nodes]
+            found = self._columns[key] = SavedLabels.column(self.nodes, key)
         return found
