@@ -83,7 +83,7 @@ def main() -> None:
     json_dump._ItemReader.read = timed(  # type: ignore[method-assign]
         totals, "load: loading loop (_ItemReader.read)", json_dump._ItemReader.read
     )
-    json_dump.node_from_object = timed(totals, "load: Nodes' records", json_dump.node_from_object)
+    json_dump._node_record = timed(totals, "load: Nodes' records", json_dump._node_record)
     # commands.options imports it when a run reads a state file
     from_file.load_state_file = timed(totals, "load: the whole state", from_file.load_state_file)
     for rule_id, rule in all_rules().items():
