@@ -694,3 +694,42 @@ def test_the_cluster_profile_bench_reports_the_loads_phases_the_rules_and_the_im
     for line in ("load: decode (msgspec)", loop, "load: Nodes' records", "unknown-node"):
         assert line in completed.stdout, completed.stdout
     assert "import statements run:" in completed.stdout
+
+
+def test_the_versus_bench_measures_each_version_from_its_own_install(tmp_path: Path) -> None:
+    """`python bench/versus.py --base BASE_PYTHON DIR`, started from the checkout as docs/performance.md shows:
+    the base's commands import the base's nodename_lint, not the checkout's (`python -m` puts the current folder
+    first on the module path: both columns were the checkout's code until the eighth round), and a base that
+    imports the same files as the new version is refused."""
+    import json
+    import re
+    import shutil
+
+    root = Path(__file__).resolve().parent.parent
+    copy = tmp_path / "base"
+    for package in ("nodename_lint", "rules"):
+        shutil.copytree(root / package, copy / package, ignore=shutil.ignore_patterns("__pycache__"))
+    init = copy / "nodename_lint" / "__init__.py"  # the base's reports say which code wrote them
+    init.write_text(re.sub(r'__version__ = "[^"]*"', '__version__ = "0.0.0+base"', init.read_text()))
+    base = tmp_path / "base-python"
+    base.write_text(f'#!/bin/sh\nPYTHONPATH="{copy}" exec "{sys.executable}" "$@"\n')
+    base.chmod(0o755)
+    cluster = tmp_path / "cluster"
+    (cluster / "manifests").mkdir(parents=True)
+    nodes = [{"kind": "Node", "metadata": {"name": f"n{i}"}, "status": {"allocatable": {"cpu": "4"}}} for i in range(2)]
+    (cluster / "dump.json").write_text(json.dumps({"kind": "List", "items": nodes}))
+    (cluster / "manifests" / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: debug}\nspec:\n"
+        "  nodeName: n9\n  containers: [{name: c, image: i}]\n"
+    )
+    subprocess.run(
+        [sys.executable, "-m", "nodename_lint", "snapshot", "--cluster-state", str(cluster / "dump.json"), "-o",
+         str(cluster / "cluster.snapshot.json")],
+        check=True, capture_output=True, cwd=tmp_path,
+    )  # fmt: skip
+    versus = [sys.executable, str(root / "bench" / "versus.py"), "--rounds", "1", str(cluster)]
+    completed = subprocess.run([*versus, "--base", str(base)], capture_output=True, text=True, cwd=root, timeout=300)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.count("reports DIFFERENT") == 3, completed.stdout  # each version's own code ran
+    refused = subprocess.run([*versus, "--base", sys.executable], capture_output=True, text=True, cwd=root, timeout=60)
+    assert refused.returncode != 0 and "import the same nodename_lint" in refused.stderr, refused.stderr
