@@ -445,7 +445,7 @@ def test_a_label_read_alone_from_a_snapshot_is_the_label_read_whole(seed: int) -
                 labels[key] = "twice"
             if rng.random() < 0.1:
                 text, labels = "null", {}
-            saved = SavedLabels(msgspec.Raw(text.encode()), _no_refusal)
+            saved = SavedLabels(msgspec.Raw(text.encode()), f"n{index}", _no_refusal)
             if rng.random() < 0.2:
                 assert dict(saved) == labels
             nodes.append(NodeInfo(name=f"n{index}", labels=saved))
@@ -456,8 +456,8 @@ def test_a_label_read_alone_from_a_snapshot_is_the_label_read_whole(seed: int) -
         ]
 
 
-def _no_refusal(problem: str) -> NoReturn:
-    raise AssertionError(problem)
+def _no_refusal(node: str, problem: str) -> NoReturn:
+    raise AssertionError(f"{node}: {problem}")
 
 
 @pytest.mark.parametrize("damage", ['{"zone": 5}', '["zone"]', '{"zone": {"a": "b"}}'])

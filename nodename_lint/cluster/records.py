@@ -66,13 +66,15 @@ class SavedLabels(Mapping[str, str]):
     The labels of every node of a big cluster took half of a snapshot's decoding (5,000 nodes of 47
     labels: 55 ms of 110), for a run that reads them whole on the few nodes a Pod is pinned to or a
     filter weighs; NodeShapes reads one label of every node (`column`), which decodes that label alone
-    (7 ms for 5,000 nodes). `refuse` raises the file's error when the bytes are not such an object.
+    (7 ms for 5,000 nodes). `refuse(node, problem)` raises the file's error when the bytes are not such an
+    object.
     """
 
-    __slots__ = ("_decoded", "_raw", "_refuse")
+    __slots__ = ("_decoded", "_node", "_raw", "_refuse")
 
-    def __init__(self, raw: msgspec.Raw, refuse: Callable[[str], NoReturn]) -> None:
+    def __init__(self, raw: msgspec.Raw, node: str, refuse: Callable[[str, str], NoReturn]) -> None:
         self._raw = raw
+        self._node = node
         self._refuse = refuse
         self._decoded: dict[str, str] | None = None
 
@@ -81,7 +83,7 @@ class SavedLabels(Mapping[str, str]):
             try:
                 self._decoded = _LABELS.decode(self._raw) or {}
             except (msgspec.DecodeError, RecursionError) as exc:
-                self._refuse("nested too deeply" if isinstance(exc, RecursionError) else str(exc))
+                self._refuse(self._node, "nested too deeply" if isinstance(exc, RecursionError) else str(exc))
         return self._decoded
 
     @staticmethod
