@@ -642,7 +642,7 @@ def _node_record(item: _Item) -> NodeInfo:
     name = None if metadata is None else metadata.name
     taints = [] if spec is None or spec.taints is msgspec.UNSET or not spec.taints else spec.taints
     if name.__class__ is str and name and taints.__class__ is list and all(map(_is_mapping, taints)):
-        assert metadata is not None  # for mypy: the name is its
+        assert metadata is not None  # for mypy: the name was read from it
         status = status or _Status()
         try:
             labels = _LABELS.decode(metadata.labels)
