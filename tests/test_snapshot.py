@@ -456,8 +456,8 @@ def test_a_label_read_alone_from_a_snapshot_is_the_label_read_whole(seed: int) -
         ]
 
 
-def _no_refusal(node: str, problem: str) -> NoReturn:
-    raise AssertionError(f"{node}: {problem}")
+def _no_refusal(node: str, exc: Exception) -> NoReturn:
+    raise AssertionError(f"{node}: {exc}")
 
 
 @pytest.mark.parametrize("damage", ['{"zone": 5}', '["zone"]', '{"zone": {"a": "b"}}'])

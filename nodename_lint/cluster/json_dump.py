@@ -32,7 +32,7 @@ from .objects import (
     runtime_class_from_object,
     state_from_kinds,
 )
-from .records import TERMINATED_PHASES, NodeInfo, OwnerKey, PodInfo, TemplateInfo
+from .records import LABELS, TERMINATED_PHASES, NodeInfo, OwnerKey, PodInfo, TemplateInfo
 from .state import ClusterState
 from .templates import HOLDER_KINDS, REVISION_LABEL, holder_from_object, owner_key, template_key
 
@@ -628,7 +628,6 @@ def _system_info(raw: msgspec.Raw) -> Any:
     return None if info is None else {"operatingSystem": info.operatingSystem}
 
 
-_LABELS = msgspec.json.Decoder(dict[str, str] | None)
 _ALLOCATABLE = msgspec.json.Decoder(dict[str, Any] | None)
 
 
@@ -645,7 +644,7 @@ def _node_record(item: _Item) -> NodeInfo:
         assert metadata is not None  # for mypy: the name was read from it
         status = status or _Status()
         try:
-            labels = _LABELS.decode(metadata.labels)
+            labels = LABELS.decode(metadata.labels)
             allocatable = _ALLOCATABLE.decode(status.allocatable)
             conditions = _CONDITIONS.decode(status.conditions)
             system = _SYSTEM_INFO.decode(status.nodeInfo)

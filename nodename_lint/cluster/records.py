@@ -66,13 +66,13 @@ class SavedLabels(Mapping[str, str]):
     The labels of every node of a big cluster took half of a snapshot's decoding (5,000 nodes of 47
     labels: 55 ms of 110), for a run that reads them whole on the few nodes a Pod is pinned to or a
     filter weighs; NodeShapes reads one label of every node (`column`), which decodes that label alone
-    (7 ms for 5,000 nodes). `refuse(node, problem)` raises the file's error when the bytes are not such an
+    (7 ms for 5,000 nodes). `refuse(node, exc)` raises the file's error when the bytes are not such an
     object.
     """
 
     __slots__ = ("_decoded", "_node", "_raw", "_refuse")
 
-    def __init__(self, raw: msgspec.Raw, node: str, refuse: Callable[[str, str], NoReturn]) -> None:
+    def __init__(self, raw: msgspec.Raw, node: str, refuse: Callable[[str, Exception], NoReturn]) -> None:
         self._raw = raw
         self._node = node
         self._refuse = refuse
@@ -81,9 +81,9 @@ class SavedLabels(Mapping[str, str]):
     def _labels(self) -> dict[str, str]:
         if self._decoded is None:
             try:
-                self._decoded = _LABELS.decode(self._raw) or {}
+                self._decoded = LABELS.decode(self._raw) or {}
             except (msgspec.DecodeError, RecursionError) as exc:
-                self._refuse(self._node, "nested too deeply" if isinstance(exc, RecursionError) else str(exc))
+                self._refuse(self._node, exc)
         return self._decoded
 
     @staticmethod
@@ -133,7 +133,7 @@ class SavedLabels(Mapping[str, str]):
         return repr(self._labels())
 
 
-_LABELS = msgspec.json.Decoder(dict[str, str] | None)
+LABELS = msgspec.json.Decoder(dict[str, str] | None)  # a node's labels as the API and a snapshot hold them
 _ONE_LABEL: dict[str, msgspec.json.Decoder[Any]] = {}  # SavedLabels.column's decoder of each label key
 _ONE_LABEL_KEPT = 1_000
 

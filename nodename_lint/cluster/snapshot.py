@@ -94,14 +94,12 @@ def _saved_node_type() -> Any:
     """A NodeInfo as a snapshot holds it, as a struct of the same public fields whose labels stay the file's
     bytes (records.SavedLabels): a field added to NodeInfo is read here too."""
     hints = get_type_hints(NodeInfo)
-    names = [found.name for found in dataclasses.fields(NodeInfo)]
-    public = [name for name in names if not name.startswith("_")]
-    if names[: len(public)] != public:  # load_snapshot makes each NodeInfo from the public fields in their order
+    every = dataclasses.fields(NodeInfo)
+    public = [found for found in every if not found.name.startswith("_")]
+    if list(every[: len(public)]) != public:  # load_snapshot makes each NodeInfo from the public fields in order
         raise TypeError("NodeInfo's cache fields must come after its public ones")
     fields: list[tuple[str, Any, Any]] = []
-    for found in dataclasses.fields(NodeInfo):
-        if found.name.startswith("_"):
-            continue
+    for found in public:
         kind = msgspec.Raw if found.name == "labels" else hints[found.name]
         if found.name == "labels":
             default: Any = msgspec.Raw(b"null")
@@ -393,8 +391,10 @@ def _namespace_pods(display: str, namespace: str, pods: msgspec.Raw) -> dict[str
         ) from None
 
 
-def _refuse_labels(display: str, node: str, problem: str) -> NoReturn:
-    raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: {problem} (the labels of node {node!r})")
+def _refuse_labels(display: str, node: str, exc: Exception) -> NoReturn:
+    raise UsageError(
+        f"{display}: not a valid nodename-lint cluster snapshot: {_problem(exc)} (the labels of node {node!r})"
+    ) from None
 
 
 def _problem(exc: Exception) -> str:
