@@ -10,6 +10,7 @@ import json
 import random
 from typing import Any
 
+import msgspec
 import pytest
 
 from nodename_lint.cluster.objects import state_from_objects
@@ -82,6 +83,23 @@ def test_a_pod_page_read_trimmed_counts_as_read_whole() -> None:
     trimmed = decode_pod_page(page)
     assert trimmed["metadata"] == {"resourceVersion": "9"}
     assert [pod_entry(item) for item in trimmed["items"]] == [pod_entry(copy.deepcopy(pod)) for pod in pods]
+    kept = {key for item in trimmed["items"] for container in item["spec"]["containers"] for key in container}
+    assert "env" not in kept and kept <= {"resources", "ports", "restartPolicy"}  # what the usage and ports read
+
+
+@pytest.mark.parametrize("containers", [[{"name": "c", "env": [{"name": "TOKEN", "value": "s"}]}, 5], "c", {"a": 1}])
+def test_a_pod_page_whose_containers_are_not_a_list_of_mappings_is_refused_for_a_whole_read(containers: Any) -> None:
+    """A Pod's containers stay bytes until its spec is made plain values: a page holding containers that are
+    not a list of mappings is refused then (connection._decode reads such a page whole), not trimmed with
+    what those containers hold."""
+    pods = [random_pod(random.Random(5), f"p{i}") for i in range(3)]
+    pods[1]["spec"]["initContainers"] = containers
+    page = json.dumps({"kind": "PodList", "metadata": {}, "items": pods}).encode()
+    with pytest.raises(msgspec.ValidationError):
+        decode_pod_page(page)
+    pods[1]["spec"]["initContainers"] = None
+    page = json.dumps({"kind": "PodList", "metadata": {}, "items": pods}).encode()
+    assert decode_pod_page(page)["items"][1]["spec"]["initContainers"] is None
 
 
 def test_a_node_that_changes_is_weighed_anew_by_the_scheduler_prediction() -> None:

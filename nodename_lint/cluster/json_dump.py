@@ -1,13 +1,13 @@
 """The fast path for the commonest big cluster state: a kubectl JSON List (`kubectl get ... -A -o json`).
 
 msgspec decodes the file into typed structs that hold only what the records read (metadata name,
-namespace, labels and a Pod's annotations, left undecoded; of the spec the node, the containers'
-resources and ports, overhead, host network and priority, a Node's taints; status phase, start
-time, QoS class, allocatable, conditions and a Node's nodeInfo; a RuntimeClass's overhead and
-scheduling; a PriorityClass's value, globalDefault and preemptionPolicy) and skips everything else
-in C: managedFields, images, env, volumes, container statuses. The Pod records and the Pods-by-node
-index are built in one loop, and a Pod's spec stays a struct until a rule reads it (most Pods of a
-big cluster never are).
+namespace, labels and a Pod's annotations, left undecoded; of the spec the node, the containers and
+init containers, left undecoded until a node's usage or host ports read their resources and ports,
+overhead, host network and priority, a Node's taints; status phase, start time, QoS class,
+allocatable, conditions and a Node's nodeInfo; a RuntimeClass's overhead and scheduling; a
+PriorityClass's value, globalDefault and preemptionPolicy) and skips everything else in C:
+managedFields, volumes, container statuses. The Pod records and the Pods-by-node index are built in
+one loop, and a Pod's spec stays a struct until a rule reads it (most Pods of a big cluster never are).
 
 Anything unusual (another top-level shape, a field of the wrong type, bytes that are not UTF-8, an
 item the records refuse) returns None, and the generic reader (from_file) reads the file again and
@@ -91,14 +91,24 @@ class _Resources(msgspec.Struct, gc=False):
 
 
 _RESOURCES = msgspec.json.Decoder(_Resources | None)
+_CONTAINERS = msgspec.json.Decoder(list[_Container] | None)
 
 
-_Containers = list[_Container] | None | msgspec.UnsetType
+def _listed(containers: msgspec.Raw) -> list[_Container] | None:
+    """A spec's `containers` or `initContainers`, kept as the file's bytes, as structs: [] when absent or null,
+    None when not a list of mappings (the spec is then read as plain values, as the generic reader reads it)."""
+    if containers is _NULL:  # absent
+        return []
+    try:
+        listed = _CONTAINERS.decode(containers)
+    except (msgspec.DecodeError, RecursionError):  # ValidationError too: not a list of mappings
+        return None
+    return [] if listed is None else listed
 
 
 class _SpecRequests(msgspec.Struct, gc=False, omit_defaults=True):
     """What pod_requests reads of a Pod's spec (not its node or host network), encoded as _Spec.requests_key:
-    the containers whole (their ports too, which only split the key: the Pods of one workload share them)."""
+    the containers whole, as the file has them."""
 
     containers: Any = msgspec.UNSET
     initContainers: Any = msgspec.UNSET
@@ -107,16 +117,21 @@ class _SpecRequests(msgspec.Struct, gc=False, omit_defaults=True):
 
 
 _ENCODE_KEY = msgspec.json.Encoder().encode
-_INIT_CONTAINERS, _SIDECAR, _NOT_SIDECAR = b"\1", b"\2", b"\3"  # the marks of _Spec._blocks_key
+_INIT_CONTAINERS, _SIDECAR, _NOT_SIDECAR = b"\1", b"\2", b"\3"  # the marks of _blocks_key
 
 
 class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
     """The spec of any kind, with the fields a Pod's or a Node's record reads: a Pod's spec is kept
-    as it is until a rule reads it (records.PodInfo.spec makes it plain values); unset stays absent."""
+    as it is until a rule reads it (records.PodInfo.spec makes it plain values); unset stays absent.
+
+    A Pod's containers and init containers stay the file's bytes (absent: `_NULL` itself) until a node's
+    usage or host ports read them (`_listed`): their structs, a list and two raw values for each container,
+    took a sixth of a dump's decoding, for every Pod, and most Pods' usage is never summed.
+    """
 
     nodeName: Any = msgspec.UNSET
-    containers: _Containers = msgspec.UNSET
-    initContainers: _Containers = msgspec.UNSET
+    containers: msgspec.Raw = _NULL
+    initContainers: msgspec.Raw = _NULL
     overhead: Any = msgspec.UNSET
     resources: Any = msgspec.UNSET
     hostNetwork: Any = msgspec.UNSET
@@ -128,88 +143,103 @@ class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
 
     def requests_key(self) -> bytes:
         """What pod_requests reads of this spec, encoded: Pods with the same key have the same requests
-        (`usage_key` of a spec with overhead or pod-level resources)."""
-        return _ENCODE_KEY(_SpecRequests(self.containers, self.initContainers, self.overhead, self.resources))
+        (`usage_key` of a spec with overhead or pod-level resources, or containers not a list of mappings)."""
+        containers, init_containers = (
+            msgspec.UNSET if raw is _NULL else raw for raw in (self.containers, self.initContainers)
+        )
+        return _ENCODE_KEY(_SpecRequests(containers, init_containers, self.overhead, self.resources))
 
     def _without_pod_level(self) -> bool:
         """No overhead and no pod-level resources: the containers alone make the Pod's requests."""
         return self.overhead is msgspec.UNSET and self.resources is msgspec.UNSET
 
-    def _plain(self) -> bool:
-        """Containers without init containers, and nothing at the pod level (records.plain_container_requests)."""
-        return self.initContainers is msgspec.UNSET and self._without_pod_level()
-
     def plain_container_requests(self) -> list[Any] | None:
-        """records.plain_container_requests of this spec, read from the structs (no plain values made)."""
-        if not self._plain():
+        """records.plain_container_requests of this spec, read from the structs (no plain values made); None
+        too when its containers are not a list of mappings."""
+        if self.initContainers is not _NULL or not self._without_pod_level():
             return None
-        return [
-            _requests(container.resources)
-            for container in (self.containers if isinstance(self.containers, list) else ())
-        ]
+        containers = _listed(self.containers)
+        return None if containers is None else [_requests(container.resources) for container in containers]
 
     def usage_key(self) -> Hashable:
         """A key Pods with the same requests share (scheduling.running_pods_requests sums each distinct key
-        once), made from what pod_requests reads without leaving the structs: the bytes of each container's
-        `resources` when they alone make the requests (most Pods of a cluster: one container's key is its
-        bytes alone, no tuple to make and hash), what `resource_blocks` holds with init containers (as one
-        bytes object, `_blocks_key`), else the fields encoded (`requests_key`, after None: overhead or
-        pod-level resources). The kinds never equal one another.
+        once), made from what pod_requests reads: the bytes of each container's `resources` when they alone
+        make the requests (most Pods of a cluster: one container's key is its bytes alone, no tuple to make
+        and hash), what `resource_blocks` holds with init containers (as one bytes object, `_blocks_key`),
+        else the fields encoded (`requests_key`, after None: overhead, pod-level resources, or containers not
+        a list of mappings). The kinds never equal one another.
         """
-        if self.overhead is msgspec.UNSET and self.resources is msgspec.UNSET:
-            if self.initContainers is not msgspec.UNSET:
-                return self._blocks_key()
-            containers = self.containers
-            if containers.__class__ is not list:
-                return ()
-            if len(containers) == 1:
-                return bytes(containers[0].resources)
-            return tuple([bytes(container.resources) for container in containers])
+        if self._without_pod_level() and (containers := _listed(self.containers)) is not None:
+            if self.initContainers is _NULL:
+                if len(containers) == 1:
+                    return bytes(containers[0].resources)
+                return tuple([bytes(container.resources) for container in containers])
+            if (init_containers := _listed(self.initContainers)) is not None:
+                return _blocks_key(containers, init_containers)
         return None, self.requests_key()
-
-    def _blocks_key(self) -> bytes:
-        """`resource_blocks` as one bytes object: the containers' `resources`, a mark, then each init
-        container's with a mark of whether it is a sidecar, joined by NUL. A raw value is valid JSON, which
-        holds no byte below a blank, so the marks and joints cannot be read another way; and it is no plain
-        key (those are a block's bytes alone, which holds no mark). Two tuples and a bytes copy of each block
-        took twice as long for each Pod with init containers (a third of a real cluster's)."""
-        containers = self.containers if self.containers.__class__ is list else ()
-        init_containers = self.initContainers if self.initContainers.__class__ is list else ()
-        parts: list[Any] = [container.resources for container in containers]
-        parts.append(_INIT_CONTAINERS)
-        for container in init_containers:
-            parts.append(container.resources)
-            parts.append(_SIDECAR if container.restartPolicy == "Always" else _NOT_SIDECAR)
-        return b"\0".join(parts)
 
     def resource_blocks(self) -> tuple[tuple[bytes, ...], tuple[tuple[bytes, bool], ...]] | None:
         """Each container's `resources` as the file's bytes, and each init container's with whether it
         is a sidecar (restartPolicy Always): all pod_requests reads of a spec without overhead or
-        pod-level resources (None for one with them), and so its `usage_key` (encoding the spec's fields
-        for each Pod cost twice as much)."""
+        pod-level resources (None for one with them, or with containers not a list of mappings), and so its
+        `usage_key` (encoding the spec's fields for each Pod cost twice as much)."""
         if not self._without_pod_level():
             return None
-        containers = self.containers if isinstance(self.containers, list) else ()
-        init_containers = self.initContainers if isinstance(self.initContainers, list) else ()
+        containers, init_containers = _listed(self.containers), _listed(self.initContainers)
+        if containers is None or init_containers is None:
+            return None
         return tuple([bytes(container.resources) for container in containers]), tuple(
             [(bytes(container.resources), container.restartPolicy == "Always") for container in init_containers]
         )
 
     def may_have_host_ports(self) -> bool:
         """Whether a container or init container names a `hostPort` (in the file's bytes, or behind a
-        JSON escape that may spell it): a spec without one holds no host port (scheduling.host_ports)."""
-        for containers in (self.containers, self.initContainers):
-            for container in containers if isinstance(containers, list) else ():
+        JSON escape that may spell it): a spec without one holds no host port (scheduling.host_ports).
+        Containers whose bytes hold neither are not decoded; containers not a list of mappings may."""
+        for raw in (self.containers, self.initContainers):
+            if raw is _NULL or (b"hostPort" not in (whole := bytes(raw)) and b"\\" not in whole):
+                continue
+            containers = _listed(raw)
+            if containers is None:
+                return True
+            for container in containers:
                 ports = container.ports
-                if ports is not _NULL and (b"hostPort" in (raw := bytes(ports)) or b"\\" in raw):
+                if ports is not _NULL and (b"hostPort" in (found := bytes(ports)) or b"\\" in found):
                     return True
         return False
 
-    def plain(self) -> dict[str, Any]:
-        """The spec as plain values (records.PodInfo.spec), the bytes kept raw decoded too."""
-        decoded = msgspec.json.decode(_ENCODE_KEY(self))
+    def plain(self, strict: bool = False) -> dict[str, Any]:
+        """The spec as plain values (records.PodInfo.spec), the bytes kept raw decoded too, each container
+        with the fields its struct reads. Containers not a list of mappings stay whole, as the generic reader
+        has them; STRICT raises msgspec.ValidationError for them instead (trimming then reads the page whole)."""
+        spec = self
+        for field in ("containers", "initContainers"):
+            raw = getattr(self, field)
+            if raw is _NULL:
+                continue
+            if strict:
+                listed = _CONTAINERS.decode(raw)
+            elif (listed := _listed(raw)) is None:
+                continue
+            if listed:  # else [] or null: the bytes say the same
+                spec = msgspec.structs.replace(spec, **{field: listed})
+        decoded = msgspec.json.decode(_ENCODE_KEY(spec))
         assert isinstance(decoded, dict)  # a struct encodes as an object
         return decoded
+
+
+def _blocks_key(containers: list[_Container], init_containers: list[_Container]) -> bytes:
+    """`resource_blocks` as one bytes object: the containers' `resources`, a mark, then each init
+    container's with a mark of whether it is a sidecar, joined by NUL. A raw value is valid JSON, which
+    holds no byte below a blank, so the marks and joints cannot be read another way; and it is no plain
+    key (those are a block's bytes alone, which holds no mark). Two tuples and a bytes copy of each block
+    took twice as long for each Pod with init containers (a third of a real cluster's)."""
+    parts: list[Any] = [container.resources for container in containers]
+    parts.append(_INIT_CONTAINERS)
+    for container in init_containers:
+        parts.append(container.resources)
+        parts.append(_SIDECAR if container.restartPolicy == "Always" else _NOT_SIDECAR)
+    return b"\0".join(parts)
 
 
 def _requests(resources: msgspec.Raw) -> Any:

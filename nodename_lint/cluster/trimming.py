@@ -144,7 +144,7 @@ def _pod_object(pod: _Pod) -> dict[str, Any]:
     metadata, status = pod.metadata, pod.status
     return {
         "metadata": None if metadata is None else {"name": metadata.name, "namespace": metadata.namespace},
-        "spec": None if pod.spec is None else pod.spec.plain(),
+        "spec": None if pod.spec is None else pod.spec.plain(strict=True),
         "status": None if status is None else {"phase": status.phase},
     }
 
