@@ -126,7 +126,8 @@ class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
 
     A Pod's containers and init containers stay the file's bytes (absent: `_NULL` itself) until a node's
     usage or host ports read them (`_listed`): their structs, a list and two raw values for each container,
-    took a sixth of a dump's decoding, for every Pod, and most Pods' usage is never summed.
+    took a tenth of a dump's decoding (0.06 s of `tainted`'s 0.68), for every Pod, and most Pods' usage is
+    never summed.
     """
 
     nodeName: Any = msgspec.UNSET
