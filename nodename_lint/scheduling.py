@@ -294,10 +294,10 @@ def _dump_pod_requests(pod: PodInfo, key: Hashable) -> dict[str, int]:
     The generic sums took 28 µs a Pod of three containers, and a third of a cluster's Pods have
     sidecars or init containers. A spec with overhead or pod-level resources takes the generic sums."""
     spec = pod.loaded_spec
-    if (plain := spec.plain_container_requests()) is not None:
+    if (plain := spec.plain_container_requests(key)) is not None:
         found: dict[str, int] = {}
         _add_requests(found, plain)
-    elif (blocks := spec.resource_blocks()) is not None:
+    elif (blocks := spec.resource_blocks(key)) is not None:
         containers, init_containers = blocks
         total = aggregate_requests(
             map(_stored_requests, containers),

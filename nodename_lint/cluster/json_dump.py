@@ -154,14 +154,6 @@ class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
         """No overhead and no pod-level resources: the containers alone make the Pod's requests."""
         return self.overhead is msgspec.UNSET and self.resources is msgspec.UNSET
 
-    def plain_container_requests(self) -> list[Any] | None:
-        """records.plain_container_requests of this spec, read from the structs (no plain values made); None
-        too when its containers are not a list of mappings."""
-        if self.initContainers is not _NULL or not self._without_pod_level():
-            return None
-        containers = _listed(self.containers)
-        return None if containers is None else [_requests(container.resources) for container in containers]
-
     def usage_key(self) -> Hashable:
         """A key Pods with the same requests share (scheduling.running_pods_requests sums each distinct key
         once), made from what pod_requests reads: the bytes of each container's `resources` when they alone
@@ -179,18 +171,29 @@ class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
                 return _blocks_key(containers, init_containers)
         return None, self.requests_key()
 
-    def resource_blocks(self) -> tuple[tuple[bytes, ...], tuple[tuple[bytes, bool], ...]] | None:
-        """Each container's `resources` as the file's bytes, and each init container's with whether it
-        is a sidecar (restartPolicy Always): all pod_requests reads of a spec without overhead or
-        pod-level resources (None for one with them, or with containers not a list of mappings), and so its
-        `usage_key` (encoding the spec's fields for each Pod cost twice as much)."""
-        if not self._without_pod_level():
+    @staticmethod
+    def plain_container_requests(key: Hashable) -> list[Any] | None:
+        """records.plain_container_requests of a spec, read from its `usage_key`, which holds each container's
+        `resources` when they alone make the requests (None for any other key): a Pod whose requests are not
+        known yet has its containers decoded once, for its key."""
+        if isinstance(key, bytes):  # one container's, or `_blocks_key`'s (which holds a mark no raw value has)
+            return None if _INIT_CONTAINERS in key else [_requests(key)]
+        if not isinstance(key, tuple) or (key and key[0] is None):  # `requests_key`'s
             return None
-        containers, init_containers = _listed(self.containers), _listed(self.initContainers)
-        if containers is None or init_containers is None:
+        return [_requests(resources) for resources in key]
+
+    @staticmethod
+    def resource_blocks(key: Hashable) -> tuple[tuple[bytes, ...], tuple[tuple[bytes, bool], ...]] | None:
+        """Each container's `resources` as the file's bytes, and each init container's with whether it is a
+        sidecar (restartPolicy Always): all pod_requests reads of a spec with init containers and without
+        overhead or pod-level resources, read back from its `usage_key` (`_blocks_key`); None for any other key."""
+        if not isinstance(key, bytes) or _INIT_CONTAINERS not in key:
             return None
-        return tuple([bytes(container.resources) for container in containers]), tuple(
-            [(bytes(container.resources), container.restartPolicy == "Always") for container in init_containers]
+        parts = key.split(b"\0")
+        mark = parts.index(_INIT_CONTAINERS)  # the first: a raw value is never a mark
+        init_containers = parts[mark + 1 :]
+        return tuple(parts[:mark]), tuple(
+            [(init_containers[at], init_containers[at + 1] == _SIDECAR) for at in range(0, len(init_containers), 2)]
         )
 
     def may_have_host_ports(self) -> bool:
@@ -243,7 +246,7 @@ def _blocks_key(containers: list[_Container], init_containers: list[_Container])
     return b"\0".join(parts)
 
 
-def _requests(resources: msgspec.Raw) -> Any:
+def _requests(resources: msgspec.Raw | bytes) -> Any:
     """A container's `resources.requests` from its bytes (None unless `resources` is a mapping)."""
     try:
         decoded = _RESOURCES.decode(resources)
