@@ -166,6 +166,41 @@ def test_a_lost_watch_warns_instead_of_denying_until_the_relist_completes(
     only_reads(api_server)
 
 
+def test_a_watch_resumed_from_a_compacted_version_resumes_denials_only_after_its_relist(
+    webhook: Any, certs: Certs, api_server: ApiServer
+) -> None:
+    """kube-apiserver accepts a watch from a compacted version (200), then sends the 410 as an ERROR event:
+    the state must not count as current in between (CI caught denials back in that window)."""
+    client = Client(webhook.port, certs)
+    nodes = webhook.reviewer.cluster.statuses["nodes"]
+    api_server.history.bookmark_seconds = 3600  # the open watches' bookmarks, due every 0.3 s, are the last
+    time.sleep(0.5)
+    api_server.history.expired_delay = 0.5
+    api_server.put("namespaces", {"metadata": {"name": "moved-on"}})
+    api_server.history.compact()
+    seen: list[tuple[bool, int]] = []
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            seen.append((nodes.synced, nodes.relists))
+            time.sleep(0.002)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        api_server.history.cut()  # every watch resumes from its last version, now compacted
+        wait_for(lambda: nodes.relists == 1 and nodes.synced)
+    finally:
+        stop.set()
+        sampler.join()
+    lost = next(i for i, (synced, _) in enumerate(seen) if not synced)
+    assert all(relists == 1 for synced, relists in seen[lost:] if synced), "synced again before the relist"
+    assert nodes.events.get("ERROR", 0) >= 1
+    assert client.answer(pod("ghost", "kind-wroker"))["allowed"] is False
+    only_reads(api_server)
+
+
 def test_a_watch_refused_with_410_relists(webhook: Any, api_server: ApiServer) -> None:
     """410 Gone as the reply to the watch request itself (not as an ERROR event): a relist, then a watch."""
     cluster = webhook.reviewer.cluster

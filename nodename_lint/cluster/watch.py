@@ -9,6 +9,10 @@ ApiConnection: a list and a watch per kind, and one GET of a node (confirm_node)
 
 While a kind is lost, until its watch is re-established or its relist completes, `degraded()` says
 why: the webhook then turns every denial into a warning, since the state may be behind the cluster.
+A watch resumed after a loss counts as re-established at its first event, or once SETTLE_SECONDS pass
+without an ERROR: kube-apiserver accepts a watch (200) before it says the version is gone (410, an
+ERROR event: Cacher.Watch answers a version GetAllEventsSinceThreadUnsafe no longer has with
+newErrWatcher), and denials must not resume in between.
 A kind the server refuses (403) is `unavailable` in the state: the rules that need it are skipped.
 """
 
@@ -37,6 +41,7 @@ CONFIRM_TIMEOUT = 1.0  # seconds for the GET of a node the state lacks: a review
 WATCH_SECONDS = (300, 600)  # each watch asks the server to end it after a random time in this range, as client-go
 IDLE_SECONDS = 150.0  # no byte for this long (the API server sends a bookmark every minute): the watch is lost
 BACKOFF = (0.5, 30.0)  # seconds before a lost watch or a failed list is tried again: first, most
+SETTLE_SECONDS = 1.0  # a resumed watch without an event or an ERROR this long follows the cluster again
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,7 @@ class WatchStatus:
     problem: str = ""  # why it is not synced
     since: float = field(default_factory=time.monotonic)  # when `synced` last changed
     version: str = ""  # the last resourceVersion seen
+    attempts: int = 0  # bumped when a watch opens after a loss or is lost: a late settle timer then does nothing
     relists: int = 0
     losses: int = 0
     events: dict[str, int] = field(default_factory=dict)  # by type: ADDED, MODIFIED, DELETED, BOOKMARK, ERROR
@@ -106,6 +112,7 @@ class WatchedCluster:
         self.watch_seconds, self.idle_seconds, self.backoff = watch_seconds, idle_seconds, backoff
         self.stopping = threading.Event()
         self.threads: list[threading.Thread] = []
+        self.sync_lock = threading.Lock()  # `synced` is set by a watch's thread and by its settle timer
 
     @property
     def source(self) -> str:
@@ -197,21 +204,38 @@ class WatchedCluster:
             delay = min(self.backoff[1], delay * 2)
 
     def _opened(self, kind: WatchedKind, status: WatchStatus) -> None:
-        """A watch accepted: the state follows the cluster again (and a kind refused before is allowed now)."""
+        """A watch accepted: a kind refused before is allowed now; one resumed after a loss follows the
+        cluster again at its first event, or SETTLE_SECONDS later if no ERROR (410) came before."""
         if status.refused:  # listed just before, and followed from now on
             status.refused = ""
             self.state.forget(kind.name, None)
-        status.set_synced(True)
+        if status.synced:  # a watch the server ended, started again from the last version
+            return
+        with self.sync_lock:
+            status.attempts += 1
+            attempt = status.attempts
+        timer = threading.Timer(SETTLE_SECONDS, self._confirmed, (status, attempt))
+        timer.daemon = True
+        timer.start()
+
+    def _confirmed(self, status: WatchStatus, attempt: int) -> None:
+        """The watch opened as `attempt` is still the one open, and the server did not refuse its version."""
+        with self.sync_lock:
+            if attempt == status.attempts and not status.synced and not self.stopping.is_set():
+                status.set_synced(True)
 
     def _lost(self, status: WatchStatus, problem: str) -> None:
         """A watch lost, or a list or watch that failed again while lost (counted and said once)."""
         if self.stopping.is_set():
             return
-        if status.synced or not status.problem:
-            status.losses += status.synced
-            what = "is lost" if status.listed else "cannot list it yet"
-            note(f"webhook: the watch of {status.kind} {what} ({problem}); denials turn into warnings until it is back")
-        status.set_synced(False, problem)
+        with self.sync_lock:
+            status.attempts += 1
+            if status.synced or not status.problem:
+                status.losses += status.synced
+                what = "is lost" if status.listed else "cannot list it yet"
+                until = "denials turn into warnings until it is back"
+                note(f"webhook: the watch of {status.kind} {what} ({problem}); {until}")
+            status.set_synced(False, problem)
 
     def _list(self, kind: WatchedKind, status: WatchStatus) -> None:
         if kind.name == "pods":
@@ -259,6 +283,8 @@ class WatchedCluster:
                 self.state.apply(kind.name, event.type == "DELETED", keep(obj))
             elif event.type != "BOOKMARK":
                 raise ClusterUnavailable(f"the watch sent an event of unknown type {event.type[:40]!r}")
+            if not status.synced:  # the first event of a watch resumed after a loss: the server has the version
+                self._confirmed(status, status.attempts)
             metadata = obj.get("metadata")
             version = metadata.get("resourceVersion") if isinstance(metadata, dict) else None
             if isinstance(version, str) and version:

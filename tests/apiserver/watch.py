@@ -42,6 +42,7 @@ class History:
         self.changed = threading.Condition()
         self.cuts = 0  # bumped by cut(): every open watch ends at once
         self.bookmark_seconds = 60.0
+        self.expired_delay = 0.0  # seconds between a watch's 200 and its 410 ERROR event
 
     def record(self, resource: str, type_: str, old: dict[str, Any] | None, new: dict[str, Any]) -> dict[str, Any]:
         """Add a change; returns the object with its new resourceVersion."""
@@ -107,19 +108,19 @@ class WatchStream:
         bookmarks = self.query.get("allowWatchBookmarks") == "true"
         requested = self.query.get("resourceVersion") or ""
         with history.changed:
-            cuts = history.cuts
-            if requested and requested != "0" and int(requested) < history.oldest:
-                message = f"too old resource version: {requested} ({history.oldest})"
-                status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
-                _chunk(handler, _event("ERROR", {**status, "message": message, "reason": "Expired", "code": 410}))
-                return True
-            if requested in ("", "0"):  # the state now, as synthetic ADDED events
+            cuts, oldest = history.cuts, history.oldest
+            expired = bool(requested) and requested != "0" and int(requested) < oldest
+            if not expired and requested in ("", "0"):  # the state now, as synthetic ADDED events
                 for obj in self.current():
                     if self.selects(obj):
                         _chunk(handler, _event("ADDED", self._typed(obj)))
-                seen = history.version
-            else:
-                seen = int(requested)
+            seen = history.version if requested in ("", "0") or expired else int(requested)
+        if expired:  # the 200 is out: the ERROR follows, late when the server is slow (`expired_delay`)
+            time.sleep(history.expired_delay)
+            message = f"too old resource version: {requested} ({oldest})"
+            status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
+            _chunk(handler, _event("ERROR", {**status, "message": message, "reason": "Expired", "code": 410}))
+            return True
         next_bookmark = time.monotonic() + history.bookmark_seconds
         while True:
             with history.changed:
