@@ -72,7 +72,7 @@ class WatchStatus:
     problem: str = ""  # why it is not synced
     since: float = field(default_factory=time.monotonic)  # when `synced` last changed
     version: str = ""  # the last resourceVersion seen
-    attempts: int = 0  # bumped when a watch opens after a loss or is lost: a late settle timer then does nothing
+    attempts: int = 0  # bumped at each loss (by the watch's thread alone): a settle timer from before does nothing
     relists: int = 0
     losses: int = 0
     events: dict[str, int] = field(default_factory=dict)  # by type: ADDED, MODIFIED, DELETED, BOOKMARK, ERROR
@@ -211,15 +211,12 @@ class WatchedCluster:
             self.state.forget(kind.name, None)
         if status.synced:  # a watch the server ended, started again from the last version
             return
-        with self.sync_lock:
-            status.attempts += 1
-            attempt = status.attempts
-        timer = threading.Timer(SETTLE_SECONDS, self._confirmed, (status, attempt))
+        timer = threading.Timer(SETTLE_SECONDS, self._confirmed, (status, status.attempts))
         timer.daemon = True
         timer.start()
 
     def _confirmed(self, status: WatchStatus, attempt: int) -> None:
-        """The watch opened as `attempt` is still the one open, and the server did not refuse its version."""
+        """No loss since the watch opened at `attempt`, and the server did not refuse its version."""
         with self.sync_lock:
             if attempt == status.attempts and not status.synced and not self.stopping.is_set():
                 status.set_synced(True)

@@ -114,7 +114,7 @@ class WatchStream:
                 for obj in self.current():
                     if self.selects(obj):
                         _chunk(handler, _event("ADDED", self._typed(obj)))
-            seen = history.version if requested in ("", "0") or expired else int(requested)
+            seen = history.version if requested in ("", "0") else int(requested)
         if expired:  # the 200 is out: the ERROR follows, late when the server is slow (`expired_delay`)
             time.sleep(history.expired_delay)
             message = f"too old resource version: {requested} ({oldest})"
