@@ -684,7 +684,8 @@ def test_a_priority_class_of_the_wrong_shape_is_the_files_error(tmp_path: Path) 
     assert f"{state}:" in result.stderr
 
 
-def test_a_damaged_snapshot_node_is_the_files_error_when_read(tmp_path: Path) -> None:
+@pytest.mark.parametrize("damage", ["[[[5]]]", "[[[[[5]]]]]"])  # the length kept: read from the snapshot's tail
+def test_a_damaged_snapshot_node_is_the_files_error_when_read(tmp_path: Path, damage: str) -> None:
     """A node's Pods for preemption are decoded when a rule first weighs them: damage there is the file's
     error (exit 2, its name and the node), not a rule's internal error."""
     dump, snapshot = tmp_path / "dump.json", tmp_path / "snapshot.json"
@@ -692,7 +693,7 @@ def test_a_damaged_snapshot_node_is_the_files_error_when_read(tmp_path: Path) ->
     assert run_cli("snapshot", "--cluster-state", str(dump), "-o", str(snapshot)).returncode == 0
     text = snapshot.read_text()
     assert '"Burstable"' in text
-    snapshot.write_text(text.replace('"Burstable"', "[[[5]]]", 1))
+    snapshot.write_text(text.replace('"Burstable"', damage, 1))
     manifest = tmp_path / "probe.yaml"
     manifest.write_text(json.dumps(probe(**CRITICAL)))
     result = run_cli(str(manifest), "--cluster-state", str(snapshot))

@@ -14,8 +14,9 @@ import msgspec
 import pytest
 
 from nodename_lint.cluster.from_file import load_state_file
-from nodename_lint.cluster.records import NodeInfo, PodInfo, SavedLabels
+from nodename_lint.cluster.records import NodeInfo, PodInfo, PodTable, SavedLabels
 from nodename_lint.cluster.snapshot import FORMAT, VERSION, is_snapshot
+from nodename_lint.sources import UsageError
 
 from .conftest import run_cli
 
@@ -65,6 +66,74 @@ def test_snapshot_of_the_example_dump_gives_the_same_findings(tmp_path: Path) ->
         "node-selector-mismatch",
         "static-pod-missing-namespace",
     } <= rules
+
+
+def test_a_snapshot_read_from_its_tail_reads_as_the_whole_file(tmp_path: Path) -> None:
+    """The writer puts `pods` and `running` last and says how far from the end each starts (`tail`): the rest
+    is decoded alone, and those two when first read. An edit before them keeps that reading; a file edited
+    in them, written before `tail`, or whose `tail` points anywhere else is decoded whole: the same findings."""
+    snapshot = tmp_path / "state.snapshot.json"
+    _convert(EXAMPLE_STATE, snapshot)
+    text = snapshot.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    assert lines[2].startswith('"tail":[') and lines[-1] == ""
+    pods_from_end, running_from_end = json.loads(lines[2][len('"tail":') : -1])
+    data = text.encode()
+    assert data[len(data) - pods_from_end :].startswith(b'\n"pods":{')
+    assert data[len(data) - running_from_end :].startswith(b'\n"running":{')
+    expected = _findings(_lint(EXAMPLE_MANIFESTS, snapshot), f"file {snapshot}")
+
+    state = load_state_file(str(snapshot))
+    table = state.pods
+    dump = load_state_file(str(EXAMPLE_STATE))
+    assert dump.pods is not None and isinstance(table, PodTable)
+    assert table._with_pods == {pod.namespace for pod in dump.pods}
+    assert state.live_pod("nowhere", "web-0") is None and state.live_pod("default", "absent") is None
+    assert table._namespaces is None  # neither lookup read the Pod table
+
+    tail = lines[2].removesuffix(",")
+    variants = {  # name: (text, read from the tail)
+        "as written": (text, True),
+        "edited before the tail": (text.replace('{"name":"kind-worker",', '{"name": "kind-worker",', 1), True),
+        "edited in the Pods": (text.replace(',"Running"]', ', "Running"]', 1), False),
+        "edited in the running Pods": (text.replace(',"Burstable",', ', "Burstable",', 1), False),
+        "an earlier writer's": (text.replace(tail + ",\n", "", 1), False),
+        "tail past the end": (text.replace(tail, f'"tail":[{len(data) * 2},{running_from_end}]', 1), False),
+        "tail swapped": (text.replace(tail, f'"tail":[{running_from_end},{pods_from_end}]', 1), False),
+        "tail of zeros": (text.replace(tail, '"tail":[0,0]', 1), False),
+        "tail inside the Pods": (text.replace(tail, f'"tail":[{pods_from_end - 9},{running_from_end}]', 1), False),
+        "tail too long": (text.replace(tail, f'"tail":[1{pods_from_end:012d},{running_from_end}]', 1), False),
+    }
+    for name, (variant, from_tail) in variants.items():
+        assert variant != text or name == "as written", name
+        path = tmp_path / f"{name.replace(' ', '-')}.snapshot.json"
+        path.write_text(variant, encoding="utf-8")
+        loaded = load_state_file(str(path)).pods
+        assert isinstance(loaded, PodTable) and (loaded._with_pods is not None) == from_tail, name
+        assert _findings(_lint(EXAMPLE_MANIFESTS, path), f"file {path}") == expected, name
+
+
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        (('\n"pods":{', '\n"pods":['), "Expected `object | null`, got `array` (the Pod table)"),
+        (('\n"running":{', '\n"running":['), "Expected `object`, got `array` (the running Pods)"),
+        (('\n"running":{\n"kind-', '\n"running":{\n"kinx-'), "usage of unknown node 'kinx-"),
+    ],
+)
+def test_damage_in_a_snapshots_tail_is_the_files_error_when_read(
+    tmp_path: Path, change: tuple[str, str], problem: str
+) -> None:
+    """Damage that keeps the length leaves `tail` pointing at the members: found when a rule reads them."""
+    snapshot = tmp_path / "state.snapshot.json"
+    _convert(EXAMPLE_STATE, snapshot)
+    text = snapshot.read_text(encoding="utf-8")
+    assert change[0] in text and len(change[0]) == len(change[1])
+    snapshot.write_text(text.replace(change[0], change[1], 1), encoding="utf-8")
+    state = load_state_file(str(snapshot))
+    assert isinstance(state.pods, PodTable) and state.pods._with_pods is not None  # loaded from the tail
+    with pytest.raises(UsageError, match=re.escape(problem)):
+        len(state.pods) if "pods" in change[0] else state.running_pods("kind-worker")
 
 
 def test_the_snapshots_pod_table_reads_as_the_dumps_pods(tmp_path: Path) -> None:
@@ -262,7 +331,7 @@ def test_the_snapshot_is_one_record_per_line_and_starts_with_its_format(tmp_path
     value = r'("[^"]+"|null)'
     # a running controller's Pod adds owner, template and requests (a template's key has a "/", a Pod's name none)
     row = rf'"[^"/]+":\[{value},{value}(,{value},{value},[0-9]+)?\][,}}]*'
-    table = lines[lines.index('"pods":{') : next(i for i, line in enumerate(lines) if line.startswith('"podRequests"'))]
+    table = lines[lines.index('"pods":{') : next(i for i, line in enumerate(lines) if line.startswith('"running"'))]
     pod_lines = [line for line in table if re.fullmatch(row, line)]
     assert len(pod_lines) == len(state.pods)  # the Pod table: one Pod per line, under its namespace
     web = '"web-5d8f7c9b6d-2lq8x":["kind-worker","Running","ReplicaSet/web-5d8f7c9b6d","ReplicaSet/web-5d8f7c9b6d",'
@@ -336,7 +405,7 @@ def test_a_snapshot_lists_the_running_workloads_and_reads_no_pods_for_the_others
     for absent in ("Deployment/done", "Deployment/api", "StatefulSet/web"):
         assert state.workload_pods("team", absent) == []
     assert state.workload_pods("nowhere", "Deployment/web") == []
-    assert not isinstance(table._namespaces["team"], dict)  # never decoded
+    assert table._namespaces is None  # the Pod table never decoded, let alone the namespace's Pods
     assert [[p.name for p in group] for group, _ in state.workload_pods("team", "Deployment/web")] == [
         ["web-5d8f7c9b6d-abcde"]
     ]
@@ -404,7 +473,7 @@ def test_pods_looked_up_by_name_with_and_without_the_saved_names_as_in_the_pods_
     path.write_text(snapshot_text(state, "test"), encoding="utf-8")
     loaded = load_state_file(str(path))
     assert loaded.live_pod("team", "web-1") is None
-    assert loaded.pods is not None and not isinstance(loaded.pods._namespaces["team"], dict)  # type: ignore[attr-defined]
+    assert loaded.pods is not None and loaded.pods._namespaces is None  # type: ignore[attr-defined]  # never decoded
     found = loaded.live_pod("team", "web-0")
     assert found is not None and found.node_name == "node-1"
 
@@ -421,7 +490,7 @@ def test_pods_looked_up_by_name_with_and_without_the_saved_names_as_in_the_pods_
     loaded = load_state_file(str(path))
     for absent in ["web", "eb-1", "web-40", "", "web-1 ", "-1", *(f"x-{index}" for index in range(30))]:
         assert loaded.live_pod("team", absent) is None, absent
-    assert loaded.pods is not None and not isinstance(loaded.pods._namespaces["team"], dict)  # type: ignore[attr-defined]
+    assert loaded.pods is not None and loaded.pods._namespaces is None  # type: ignore[attr-defined]  # never decoded
     assert loaded.pods._name_sets["team"] == frozenset(names)  # type: ignore[attr-defined]
     assert all(loaded.live_pod("team", name) is not None for name in names)
     assert loaded.live_pod("team", "web-1\nweb-2") is None

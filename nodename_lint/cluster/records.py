@@ -247,30 +247,45 @@ class PodTable(Collection[PodInfo]):
     table of distinct requests the rows point into. `names` holds, for some namespaces, their Pods'
     names joined by line breaks (a snapshot's `podNames`): a name not among them is not in the table,
     so looking it up decodes nothing; a name among them is read from the decoded rows as before.
+    `with_pods` (a snapshot's `podNamespaces`) lists the namespaces the table holds: a lookup anywhere
+    else reads nothing of it.
     """
 
-    __slots__ = ("_decode", "_name_sets", "_names", "_namespaces", "_requests", "_searched")
+    __slots__ = ("_decode", "_name_sets", "_names", "_namespaces", "_read", "_requests", "_searched", "_with_pods")
 
     def __init__(
         self,
-        namespaces: dict[str, Any],
+        namespaces: Callable[[], dict[str, Any]],
         decode: Callable[[str, Any], Mapping[str, PodRow]],
         requests: list[dict[str, int]] | None = None,
         names: dict[str, str] | None = None,
+        with_pods: Collection[str] | None = None,
     ) -> None:
-        self._namespaces = namespaces
+        # namespace -> its Pods, as `namespaces()` gives them when the table is first read (a snapshot's member,
+        # decoded then: most runs look Pods up by their saved names alone), each decoded when first read
+        self._read = namespaces
+        self._namespaces: dict[str, Any] | None = None
         self._decode = decode
         self._requests = requests or []
         self._names = names or {}
+        self._with_pods = with_pods  # the namespaces `namespaces()` holds, when known before it is read
         self._name_sets: dict[str, frozenset[str]] = {}
         self._searched: dict[str, tuple[str, int]] = {}  # the names as "\nname\n" lines, and the searches so far
 
+    def _tables(self) -> dict[str, Any]:
+        if self._namespaces is None:
+            self._namespaces = self._read()
+        return self._namespaces
+
     def _pods_in(self, namespace: str) -> Mapping[str, PodRow]:
-        pods = self._namespaces.get(namespace)
+        if self._namespaces is None and self._with_pods is not None and namespace not in self._with_pods:
+            return {}  # a namespace without Pods: the table is not read for it
+        tables = self._tables()
+        pods = tables.get(namespace)
         if pods is None:
             return {}
         if pods.__class__ is not dict:
-            pods = self._namespaces[namespace] = self._decode(namespace, pods)
+            pods = tables[namespace] = self._decode(namespace, pods)
         return pods
 
     def info(self, namespace: str, name: str, row: PodRow) -> PodInfo:
@@ -292,7 +307,8 @@ class PodTable(Collection[PodInfo]):
         _SEARCHES_BEFORE_SET the names are made a set: splitting and hashing a namespace's 2,500
         names costs more than a dozen searches, and most runs look a namespace up a few times.
         """
-        if self._namespaces.get(namespace).__class__ is dict or "\n" in name:
+        tables = self._namespaces  # None: no namespace's Pods decoded yet
+        if (tables is not None and tables.get(namespace).__class__ is dict) or "\n" in name:
             return False
         names = self._name_sets.get(namespace)
         if names is None:
@@ -325,10 +341,10 @@ class PodTable(Collection[PodInfo]):
         return found
 
     def __len__(self) -> int:
-        return sum(len(self._pods_in(namespace)) for namespace in self._namespaces)
+        return sum(len(self._pods_in(namespace)) for namespace in self._tables())
 
     def __iter__(self) -> Iterator[PodInfo]:
-        return (pod for namespace in list(self._namespaces) for pod in self.in_namespace(namespace))
+        return (pod for namespace in list(self._tables()) for pod in self.in_namespace(namespace))
 
     def __contains__(self, pod: object) -> bool:
         """A Pod of this namespace and name, on the same node and in the same phase (the table holds no spec)."""

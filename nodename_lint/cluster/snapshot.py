@@ -6,20 +6,16 @@ Pod's spec so that the run can sum each node's requests; the snapshot holds the 
 It is JSON, one record per line (a change to one node is a one-line diff), made only of the
 cluster model (records.py, state.py), so a field added there travels without a change here:
 
-    {"format": "nodename-lint.io/cluster-snapshot", "version": 4, "source": "context prod",
+    {"format": "nodename-lint.io/cluster-snapshot", "version": 4,
+     "tail": [P, R],                          bytes from the line break before "pods", and before "running",
+                                              to the end of the file (see `_tail_bounds`)
+     "source": "context prod",
      "nodes": [NodeInfo, ...],               every public field of records.NodeInfo
      "usage": {"node": NodeUsage, ...},       every node whose Pods are known: Pod count, summed requests
      "ports": {"node": [["0.0.0.0", "TCP", 8080, "ns/pod"], ...]},   host ports in use, a row for each holder
      "runtimeClasses": {"name": RuntimeClassInfo, ...},
      "priorityClasses": {"name": PriorityClassInfo, ...},   or null when the source did not list them
-     "running": {"node": [[key, priority, critical, qos, startTime, requests, evictable, ports], ...]},
-                                              every node whose Pods are known: its Pods as preemption weighs
-                                              them (records.RunningPod), in the state's order
      "namespaces": ["default", ...],
-     "pods": {"namespace": {"name": ["node", "phase"], ...}, ...},   every Pod (node and phase may be null);
-                                              a controller's Pod adds its owner, the holder of its template
-                                              and an index into podRequests: ["node", "Running",
-                                              "ReplicaSet/web-5d8f7c9b6d", "ReplicaSet/web-5d8f7c9b6d", 0]
      "podRequests": [{"cpu": 500}, ...],      the distinct effective requests of those Pods
      "templates": {"namespace": {"ReplicaSet/web-5d8f7c9b6d": ["Deployment/web", "digest"], ...}, ...},
                                               the Pod templates those Pods run (records.TemplateInfo), or null
@@ -29,10 +25,18 @@ cluster model (records.py, state.py), so a field added there travels without a c
                                               (ClusterState.running_workloads), or null with pods; a rollout
                                               prediction reads a namespace's Pods for those alone (files
                                               of earlier writers lack it, and every lookup reads the Pods)
-     "podNames": {"namespace": "web-0\\nweb-1", ...}}   the names of each namespace's Pods, joined by line
+     "podNames": {"namespace": "web-0\\nweb-1", ...},   the names of each namespace's Pods, joined by line
                                               breaks (none for a namespace with a name holding one): a
                                               lookup of a Pod by name that is not there decodes none of
                                               the namespace's rows (optional, as "workloads")
+     "podNamespaces": ["default", ...],      the namespaces "pods" holds (written with "tail")
+     "pods": {"namespace": {"name": ["node", "phase"], ...}, ...},   every Pod (node and phase may be null);
+                                              a controller's Pod adds its owner, the holder of its template
+                                              and an index into podRequests: ["node", "Running",
+                                              "ReplicaSet/web-5d8f7c9b6d", "ReplicaSet/web-5d8f7c9b6d", 0]
+     "running": {"node": [[key, priority, critical, qos, startTime, requests, evictable, ports], ...]}}
+                                              every node whose Pods are known: its Pods as preemption weighs
+                                              them (records.RunningPod), in the state's order
 
 `null` for nodes, namespaces or pods means "not known" (the rules needing it are skipped).
 Another `version` is refused with a message saying how to write the file again (version 3 was written
@@ -44,7 +48,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from functools import partial
+from collections.abc import Callable
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any, NoReturn, get_type_hints
 
 import msgspec
@@ -120,7 +125,7 @@ class _Header(msgspec.Struct):
     version: int
 
 
-class _Snapshot(
+class _SnapshotHead(
     msgspec.Struct,
     rename={
         "pod_nodes": "podNodes",
@@ -128,6 +133,7 @@ class _Snapshot(
         "priority_classes": "priorityClasses",
         "pod_requests": "podRequests",
         "pod_names": "podNames",
+        "pod_namespaces": "podNamespaces",
     },
 ):
     format: str
@@ -137,18 +143,34 @@ class _Snapshot(
     usage: dict[str, NodeUsage]
     ports: dict[str, list[PortRow]]
     namespaces: list[str] | None
-    pods: dict[str, msgspec.Raw] | None  # namespace -> its Pods, decoded when read (records.PodTable)
     pod_requests: list[dict[str, int]]
     templates: dict[str, dict[OwnerKey, tuple[OwnerKey | None, str]]] | None
     pod_nodes: list[str] | None
     runtime_classes: dict[str, RuntimeClassInfo] | None
     priority_classes: dict[str, PriorityClassInfo] | None
-    running: dict[str, msgspec.Raw]  # node -> its RunningRows, decoded when read
     unavailable: dict[str, str]
     # namespace -> its running workloads, decoded when read; not written before rollout lookups used it
     workloads: dict[str, msgspec.Raw] | None = None
     # namespace -> its Pods' names joined by line breaks; not written before lookups by name used it
     pod_names: dict[str, str] | None = None
+    # the namespaces with Pods in the table: a lookup elsewhere decodes none of it; not written before `tail`
+    pod_namespaces: list[str] | None = None
+
+
+class _Snapshot(_SnapshotHead, kw_only=True):
+    """The whole file, decoded at once when it has no `tail` (a file of an earlier writer, or one edited)."""
+
+    pods: dict[str, msgspec.Raw] | None  # namespace -> its Pods, decoded when read (records.PodTable)
+    running: dict[str, msgspec.Raw]  # node -> its RunningRows, decoded when read
+
+
+# The members a writer puts last, each value found from the end of the file by the header's `tail` and decoded
+# when first read (`_tail`); each starts a line, and a raw line break is never inside a JSON string
+_PODS_KEY = b'\n"pods":'
+_RUNNING_KEY = b'\n"running":'
+_TAIL = re.compile(rb'\{"format":"[^"\\\n]{1,100}",\n"version":[0-9]{1,9},\n"tail":\[([0-9]{1,12}),([0-9]{1,12})\],\n')
+_PODS = msgspec.json.Decoder(dict[str, msgspec.Raw] | None)
+_RUNNING_PODS = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
 
 def is_snapshot(content: str | bytes | mmap) -> bool:
@@ -213,25 +235,28 @@ def snapshot_text(state: ClusterState, source: str) -> str:
         return "{" + ",".join(namespaces) + ("\n}" if pods else "}")
 
     fields = [
-        f'"format":{encode(FORMAT).decode()}',
-        f'"version":{VERSION}',
         f'"source":{encode(source).decode()}',
         f'"nodes":{listed(None if nodes is None else [_public(node) for node in nodes.values()])}',
         f'"usage":{lines(usage)}',
         f'"ports":{lines(ports)}',
         f'"namespaces":{encode(None if state.namespaces is None else sorted(state.namespaces)).decode()}',
-        f'"pods":{keyed(pods)}',
         f'"podRequests":{listed(pod_requests)}',
         f'"templates":{keyed(templates)}',
         f'"podNodes":{encode(None if state.pod_nodes is None else sorted(state.pod_nodes)).decode()}',
         f'"runtimeClasses":{encode(state.runtime_classes).decode()}',
         f'"priorityClasses":{encode(state.priority_classes).decode()}',
-        f'"running":{lines(running)}',
         f'"unavailable":{encode(state.unavailable).decode()}',
         f'"workloads":{lines(workloads)}',
         f'"podNames":{lines(names)}',
+        f'"podNamespaces":{encode(None if pods is None else list(pods)).decode()}',
     ]
-    return json_escaped("{" + ",\n".join(fields) + "}") + "\n"  # names from the API server: no raw bidi
+    # names from the API server: no raw bidi (json_escaped replaces character by character: piece by piece alike)
+    body = json_escaped(",\n".join(fields))
+    running_tail = json_escaped(f"{_RUNNING_KEY.decode()}{lines(running)}") + "}\n"
+    pods_tail = json_escaped(f"{_PODS_KEY.decode()}{keyed(pods)}") + "," + running_tail
+    tail = f'"tail":[{len(pods_tail.encode())},{len(running_tail.encode())}]'
+    head = f'{{"format":{encode(FORMAT).decode()},\n"version":{VERSION},\n{tail},\n'
+    return head + body + "," + pods_tail
 
 
 def _pod_table(
@@ -276,8 +301,9 @@ def _pod_table(
 def load_snapshot(content: str | bytes | mmap, display: str) -> ClusterState:
     """The ClusterState a snapshot holds; a file of another version or shape is a UsageError."""
     data = content.encode() if isinstance(content, str) else content
+    bounds = _tail_bounds(data)
     try:  # one decoding when the file is of this version and shape; the header alone says why not
-        snapshot = msgspec.json.decode(data, type=_Snapshot)
+        snapshot = msgspec.json.decode(data, type=_Snapshot) if bounds is None else _decoded_head(data, bounds[0])
     except (msgspec.DecodeError, RecursionError) as exc:
         _refuse_other_version(_header_version(data, display), display)
         raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: {_problem(exc)}") from None
@@ -291,18 +317,25 @@ def load_snapshot(content: str | bytes | mmap, display: str) -> ClusterState:
             fields = list(astuple(saved))  # NodeInfo's public fields in their order: 3 µs a node less than by name
             fields[_LABELS_FIELD] = SavedLabels(saved.labels, saved.name, refuse)
             nodes[saved.name] = NodeInfo(*fields)
-    unknown = sorted((set(snapshot.usage) | set(snapshot.ports) | set(snapshot.running)) - set(nodes or ()))
-    if unknown:
-        raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: usage of unknown node {unknown[0]!r}")
+    _refuse_unknown_nodes(display, nodes, snapshot.usage, snapshot.ports)
+    pods: Callable[[], dict[str, Any]] | None
+    running: Callable[[], dict[str, msgspec.Raw]]
+    with_pods = None
+    if isinstance(snapshot, _Snapshot):  # decoded whole
+        pods = None if snapshot.pods is None else partial(dict, snapshot.pods)
+        running = partial(_checked_running, display, nodes, snapshot.running)
+    else:
+        assert bounds is not None
+        pods, running = _tail_members(data, bounds, display, nodes)
+        if snapshot.pod_namespaces is not None:  # written with the table it lists
+            with_pods = frozenset(snapshot.pod_namespaces)
     state = ClusterState(
         source=f"file {display}",
         nodes=nodes,
         namespaces=None if snapshot.namespaces is None else frozenset(snapshot.namespaces),
         pods=None
-        if snapshot.pods is None
-        else PodTable(
-            dict(snapshot.pods), partial(_namespace_pods, display), snapshot.pod_requests, snapshot.pod_names
-        ),
+        if pods is None
+        else PodTable(pods, partial(_namespace_pods, display), snapshot.pod_requests, snapshot.pod_names, with_pods),
         templates=None
         if snapshot.templates is None
         else {
@@ -314,7 +347,7 @@ def load_snapshot(content: str | bytes | mmap, display: str) -> ClusterState:
         runtime_classes=snapshot.runtime_classes,
         priority_classes=snapshot.priority_classes,
     )
-    state.set_running_source(partial(_node_running, display, snapshot.running))
+    state.set_running_source(partial(_node_running, display, cache(running)))
     if snapshot.workloads is not None:
         state.set_running_workloads(partial(_running_workloads, display, snapshot.workloads, {}))
     known = [name for name in nodes or () if state.pods_known_on(name)]
@@ -328,6 +361,78 @@ def load_snapshot(content: str | bytes | mmap, display: str) -> ClusterState:
     return state
 
 
+def _tail_bounds(data: bytes | mmap) -> tuple[int, int] | None:
+    """Where the members `pods` and `running` start (the line break before each), as the header's `tail`
+    gives them from the end of the file; None when the file has no `tail` (an earlier writer's) or its
+    bytes there are not those members' starts (the file was edited since): it is then decoded whole."""
+    hint = _TAIL.match(data[:200])
+    if hint is None:
+        return None
+    size = len(data)
+    pods_at, running_at = size - int(hint[1]), size - int(hint[2])
+    if not hint.end() < pods_at < running_at < size - len(_RUNNING_KEY) - 2:
+        return None
+    if (
+        data[pods_at - 1 : pods_at + len(_PODS_KEY)] != b"," + _PODS_KEY
+        or data[running_at - 1 : running_at + len(_RUNNING_KEY)] != b"," + _RUNNING_KEY
+        or data[size - 2 :] != b"}\n"
+    ):
+        return None
+    return pods_at, running_at
+
+
+def _decoded_head(data: bytes | mmap, pods_at: int) -> _SnapshotHead:
+    """The members before `pods`: the bytes up to the comma before it, closed as an object. A mapping is
+    decoded where it is (the comma written over in the process's own copy of the page, then put back)."""
+    if isinstance(data, bytes) or memoryview(data).readonly:
+        return _HEAD_DECODER.decode(b"".join((memoryview(data)[: pods_at - 1], b"}")))
+    data[pods_at - 1] = ord("}")
+    try:
+        return _HEAD_DECODER.decode(memoryview(data)[:pods_at])
+    finally:
+        data[pods_at - 1] = ord(",")
+
+
+def _tail_members(
+    data: bytes | mmap, bounds: tuple[int, int], display: str, nodes: dict[str, NodeInfo] | None
+) -> tuple[Callable[[], dict[str, Any]] | None, Callable[[], dict[str, msgspec.Raw]]]:
+    """The Pod table (None when the file says null) and the running Pods by node, each decoded when first read:
+    most runs read neither (a third of a 150,000-Pod snapshot's load was decoding them)."""
+    pods_at, running_at = bounds
+    view = memoryview(data)
+    pods = view[pods_at + len(_PODS_KEY) : running_at - 1]
+    running = view[running_at + len(_RUNNING_KEY) : len(data) - 2]
+    table = (
+        None
+        if len(pods) == 4 and pods.tobytes() == b"null"
+        else partial(_tail_member, display, "the Pod table", _PODS, pods)
+    )
+    return table, lambda: _checked_running(
+        display, nodes, _tail_member(display, "the running Pods", _RUNNING_PODS, running)
+    )
+
+
+def _tail_member(display: str, member: str, decoder: msgspec.json.Decoder[Any], raw: memoryview) -> Any:
+    try:
+        return decoder.decode(raw)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: {_problem(exc)} ({member})") from None
+
+
+def _checked_running(
+    display: str, nodes: dict[str, NodeInfo] | None, running: dict[str, msgspec.Raw]
+) -> dict[str, msgspec.Raw]:
+    _refuse_unknown_nodes(display, nodes, running)
+    return running
+
+
+def _refuse_unknown_nodes(display: str, nodes: dict[str, NodeInfo] | None, *by_node: dict[str, Any]) -> None:
+    unknown = sorted(set().union(*by_node) - set(nodes or ()))
+    if unknown:
+        raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: usage of unknown node {unknown[0]!r}")
+
+
+_HEAD_DECODER = msgspec.json.Decoder(_SnapshotHead)
 _NAMESPACE_PODS = msgspec.json.Decoder(dict[str, PodRow])
 _RUNNING = msgspec.json.Decoder(list[RunningRow])
 _WORKLOADS = msgspec.json.Decoder(list[OwnerKey])
@@ -346,9 +451,9 @@ def _running_row(pod: RunningPod) -> RunningRow:
     )
 
 
-def _node_running(display: str, running: dict[str, msgspec.Raw], node: str) -> list[RunningPod]:
+def _node_running(display: str, running: Callable[[], dict[str, msgspec.Raw]], node: str) -> list[RunningPod]:
     """The Pods of one node of a snapshot as preemption weighs them, decoded when first read."""
-    rows = running.get(node)
+    rows = running().get(node)
     if rows is None:
         return []
     try:
