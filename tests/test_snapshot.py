@@ -447,12 +447,20 @@ def test_pods_looked_up_by_name_with_and_without_the_saved_names_as_in_the_pods_
         state = ClusterState(source="test", nodes={}, namespaces=frozenset(namespaces), pods=list(pods.values()))
         saved = json.loads(snapshot_text(state, "test"))
         assert set(saved["podNames"]) <= set(saved["pods"])
-        path = tmp_path / f"{round_}.snapshot.json"
-        path.write_text(json.dumps(saved), encoding="utf-8")
-        saved.pop("podNames")  # as an earlier writer saved it
-        older = tmp_path / f"{round_}.older.snapshot.json"
-        older.write_text(json.dumps(saved), encoding="utf-8")
-        loaded, without = load_state_file(str(path)), load_state_file(str(older))
+        assert set(saved["podNameFilters"]) == set(saved["podNames"])
+        variants = [json.dumps(saved)]
+        for namespace in saved["podNameFilters"]:  # a filter damaged by hand is not read
+            saved["podNameFilters"][namespace] = rng.choice(["", "!!", "AAAA", "AAAAAAAAAAAA", "=" * 12])
+        variants.append(json.dumps(saved))
+        saved.pop("podNameFilters")  # as an earlier writer saved it
+        variants.append(json.dumps(saved))
+        saved.pop("podNames")  # as an earlier one saved it
+        variants.append(json.dumps(saved))
+        others = []
+        for number, variant in enumerate(variants):
+            path = tmp_path / f"{round_}.{number}.snapshot.json"
+            path.write_text(variant, encoding="utf-8")
+            others.append(load_state_file(str(path)))
         queries = [
             *pods,
             *((rng.choice([*namespaces, "elsewhere"]), "".join(rng.sample(alphabet, 3))) for _ in range(20)),
@@ -460,7 +468,7 @@ def test_pods_looked_up_by_name_with_and_without_the_saved_names_as_in_the_pods_
         rng.shuffle(queries)
         for namespace, name in queries:
             expected = state.live_pod(namespace, name)
-            for other in (loaded, without):
+            for other in others:
                 found = other.live_pod(namespace, name)
                 assert (found and (found.namespace, found.name, found.node_name, found.phase)) == (
                     expected and (expected.namespace, expected.name, expected.node_name, expected.phase)
@@ -477,8 +485,9 @@ def test_pods_looked_up_by_name_with_and_without_the_saved_names_as_in_the_pods_
     found = loaded.live_pod("team", "web-0")
     assert found is not None and found.node_name == "node-1"
 
-    # Absent names, many of them: searched in the saved names first, then in the set made of them (the rows
-    # stay undecoded); a name inside another is not one of them, nor one across two lines (looked up in the rows).
+    # Absent names, many of them: most answered by the name filter, the others searched in the saved names,
+    # then in the set made of them (the rows stay undecoded); without the filter (an earlier writer's file) each
+    # is searched; a name inside another is not one of them, nor one across two lines (looked up in the rows).
     names = [f"web-{index}" for index in range(40)]
     state = ClusterState(
         source="test",
@@ -486,20 +495,29 @@ def test_pods_looked_up_by_name_with_and_without_the_saved_names_as_in_the_pods_
         namespaces=frozenset({"team"}),
         pods=[PodInfo("team", name, None, None) for name in names],
     )
-    path.write_text(snapshot_text(state, "test"), encoding="utf-8")
-    loaded = load_state_file(str(path))
-    for absent in ["web", "eb-1", "web-40", "", "web-1 ", "-1", *(f"x-{index}" for index in range(30))]:
-        assert loaded.live_pod("team", absent) is None, absent
-    assert loaded.pods is not None and loaded.pods._namespaces is None  # type: ignore[attr-defined]  # never decoded
-    assert loaded.pods._name_sets["team"] == frozenset(names)  # type: ignore[attr-defined]
-    assert all(loaded.live_pod("team", name) is not None for name in names)
-    assert loaded.live_pod("team", "web-1\nweb-2") is None
+    text = snapshot_text(state, "test")
+    unfiltered = json.loads(text)
+    unfiltered.pop("podNameFilters")
+    absent = ["web", "eb-1", "web-40", "", "web-1 ", "-1", *(f"x-{index}" for index in range(30))]
+    for variant, filtered in ((text, True), (json.dumps(unfiltered), False)):
+        path.write_text(variant, encoding="utf-8")
+        loaded = load_state_file(str(path))
+        assert all(loaded.live_pod("team", name) is None for name in absent)
+        table = loaded.pods
+        assert isinstance(table, PodTable) and table._namespaces is None  # never decoded
+        searched = table._searched.get("team", ("", 0))[1]
+        if filtered:  # about one miss in fifty gets through the filter
+            assert searched <= 4 and "team" not in table._name_sets, searched
+        else:
+            assert table._name_sets["team"] == frozenset(names)
+        assert all(loaded.live_pod("team", name) is not None for name in names)
+        assert loaded.live_pod("team", "web-1\nweb-2") is None
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_a_label_read_alone_from_a_snapshot_is_the_label_read_whole(seed: int) -> None:
-    """NodeShapes reads one label of every node from a snapshot's labels without decoding them whole
-    (SavedLabels.column): on random labels (keys escaped or not, a key twice, null labels, keys the nodes do
+    """NodeShapes reads some labels of every node from a snapshot's labels without decoding them whole
+    (SavedLabels.columns): on random labels (keys escaped or not, a key twice, null labels, keys the nodes do
     not have, labels read whole before) each value is the one the decoded labels hold."""
     rng = random.Random(seed)
     keys = ["zone", "topology.kubernetes.io/zone", "pool", "\u00e9t\u00e9", 'a"b', "a\\b", "tab\t", "", "x" * 40]
@@ -519,7 +537,11 @@ def test_a_label_read_alone_from_a_snapshot_is_the_label_read_whole(seed: int) -
                 assert dict(saved) == labels
             nodes.append(NodeInfo(name=f"n{index}", labels=saved))
         for key in [*keys, "missing", 5]:
-            assert SavedLabels.column(nodes, key) == [node.labels.get(key) for node in nodes]
+            assert SavedLabels.columns(nodes, [key]) == [[node.labels.get(key) for node in nodes]]
+        for _ in range(5):  # several read together, a key twice among them
+            some = rng.sample([*keys, "missing", 5], rng.randrange(1, 5))
+            some.append(rng.choice(some))
+            assert SavedLabels.columns(nodes, some) == [[node.labels.get(key) for node in nodes] for key in some]
         assert [dict(node.labels) for node in nodes] == [
             json.loads(bytes(node.labels._raw) or b"{}") or {} for node in nodes
         ]

@@ -29,6 +29,8 @@ cluster model (records.py, state.py), so a field added there travels without a c
                                               breaks (none for a namespace with a name holding one): a
                                               lookup of a Pod by name that is not there decodes none of
                                               the namespace's rows (optional, as "workloads")
+     "podNameFilters": {"namespace": "base64", ...},   a Bloom filter of each namespace's podNames
+                                              (records.name_filter): most names not there need no search
      "podNamespaces": ["default", ...],      the namespaces "pods" holds (written with "tail")
      "pods": {"namespace": {"name": ["node", "phase"], ...}, ...},   every Pod (node and phase may be null);
                                               a controller's Pod adds its owner, the holder of its template
@@ -48,6 +50,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from binascii import b2a_base64
 from collections.abc import Callable
 from functools import cache, partial
 from typing import TYPE_CHECKING, Any, NoReturn, get_type_hints
@@ -67,6 +70,7 @@ from .records import (
     RuntimeClassInfo,
     SavedLabels,
     TemplateInfo,
+    name_filter,
 )
 from .state import ClusterState
 from .templates import digest
@@ -134,6 +138,7 @@ class _SnapshotHead(
         "pod_requests": "podRequests",
         "pod_names": "podNames",
         "pod_namespaces": "podNamespaces",
+        "pod_name_filters": "podNameFilters",
     },
 ):
     format: str
@@ -155,6 +160,8 @@ class _SnapshotHead(
     pod_names: dict[str, str] | None = None
     # the namespaces with Pods in the table: a lookup elsewhere decodes none of it; not written before `tail`
     pod_namespaces: list[str] | None = None
+    # namespace -> records.name_filter of its podNames, in base64: most misses answered without a search
+    pod_name_filters: dict[str, str] | None = None
 
 
 class _Snapshot(_SnapshotHead, kw_only=True):
@@ -204,12 +211,13 @@ def snapshot_text(state: ClusterState, source: str) -> str:
         if holders:  # every holder of a shared port, in the Pods' order (the last one is what messages name)
             ports[name] = [(*port, holder) for port, holder in sorted(holders, key=lambda row: row[0])]
     pods, pod_requests, templates = _pod_table(state)
-    workloads = names = None
+    workloads = names = filters = None
     if pods is not None:
         workloads = {namespace: keys for namespace in pods if (keys := state.running_workloads(namespace))}
         names = {
             namespace: "\n".join(named) for namespace, named in pods.items() if not any("\n" in name for name in named)
         }
+        filters = {namespace: b2a_base64(name_filter(pods[namespace]), newline=False).decode() for namespace in names}
 
     def listed(values: Any) -> str:
         if values is None:
@@ -248,6 +256,7 @@ def snapshot_text(state: ClusterState, source: str) -> str:
         f'"unavailable":{encode(state.unavailable).decode()}',
         f'"workloads":{lines(workloads)}',
         f'"podNames":{lines(names)}',
+        f'"podNameFilters":{lines(filters)}',
         f'"podNamespaces":{encode(None if pods is None else list(pods)).decode()}',
     ]
     # names from the API server: no raw bidi (json_escaped replaces character by character: piece by piece alike)
@@ -335,7 +344,14 @@ def load_snapshot(content: str | bytes | mmap, display: str) -> ClusterState:
         namespaces=None if snapshot.namespaces is None else frozenset(snapshot.namespaces),
         pods=None
         if pods is None
-        else PodTable(pods, partial(_namespace_pods, display), snapshot.pod_requests, snapshot.pod_names, with_pods),
+        else PodTable(
+            pods,
+            partial(_namespace_pods, display),
+            snapshot.pod_requests,
+            snapshot.pod_names,
+            with_pods,
+            snapshot.pod_name_filters,
+        ),
         templates=None
         if snapshot.templates is None
         else {

@@ -509,18 +509,16 @@ class NodeShapes:
         """The places of the nodes alike for these label keys, by group, each in the nodes' order."""
         found = self._groups.get(keys)
         if found is None:
+            missing = [key for key in dict.fromkeys(keys) if key not in self._columns]
+            if missing:  # read together: one pass over the nodes' saved labels
+                self._columns.update(zip(missing, SavedLabels.columns(self.nodes, missing), strict=True))
             grouped: dict[tuple[Any, ...], list[int]] = {}
-            for index, shape in enumerate(zip(self._bases, *map(self._column, keys), strict=True)):
+            columns = [self._columns[key] for key in keys]
+            for index, shape in enumerate(zip(self._bases, *columns, strict=True)):
                 listed = grouped.get(shape)
                 if listed is None:
                     grouped[shape] = [index]
                 else:
                     listed.append(index)
             found = self._groups[keys] = list(grouped.values())
-        return found
-
-    def _column(self, key: Any) -> list[str | None]:
-        found = self._columns.get(key)
-        if found is None:
-            found = self._columns[key] = SavedLabels.column(self.nodes, key)
         return found
