@@ -266,6 +266,7 @@ def filter_size(names: int) -> int:
 
 
 def filter_may_hold(bits: bytes, name: str) -> bool:
+    """Whether `name` may be among the names of the filter `bits` (False: surely not)."""
     return all(bits[position >> 3] & (1 << (position & 7)) for position in _probes(name, len(bits) * 8))
 
 

@@ -172,7 +172,7 @@ class _Snapshot(_SnapshotHead, kw_only=True):
 
 
 # The members a writer puts last, each value found from the end of the file by the header's `tail` and decoded
-# when first read (`_tail`); each starts a line, and a raw line break is never inside a JSON string
+# when first read (`_tail_bounds`); each starts a line, and a raw line break is never inside a JSON string
 _PODS_KEY = b'\n"pods":'
 _RUNNING_KEY = b'\n"running":'
 _TAIL = re.compile(rb'\{"format":"[^"\\\n]{1,100}",\n"version":[0-9]{1,9},\n"tail":\[([0-9]{1,12}),([0-9]{1,12})\],\n')
