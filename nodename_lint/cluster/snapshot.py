@@ -421,18 +421,19 @@ def _tail_members(
     table = (
         None
         if len(pods) == 4 and pods.tobytes() == b"null"
-        else partial(_tail_member, display, "the Pod table", _PODS, pods)
+        else partial(_decoded_part, display, "the Pod table", _PODS, pods)
     )
     return table, lambda: _checked_running(
-        display, nodes, _tail_member(display, "the running Pods", _RUNNING_PODS, running)
+        display, nodes, _decoded_part(display, "the running Pods", _RUNNING_PODS, running)
     )
 
 
-def _tail_member(display: str, member: str, decoder: msgspec.json.Decoder[Any], raw: memoryview) -> Any:
+def _decoded_part(display: str, part: str, decoder: msgspec.json.Decoder[Any], raw: msgspec.Raw | memoryview) -> Any:
+    """A part of a snapshot decoded when first read; the file's error, naming the part, when it does not decode."""
     try:
         return decoder.decode(raw)
     except (msgspec.DecodeError, RecursionError) as exc:
-        raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: {_problem(exc)} ({member})") from None
+        raise UsageError(f"{display}: not a valid nodename-lint cluster snapshot: {_problem(exc)} ({part})") from None
 
 
 def _checked_running(
@@ -472,12 +473,7 @@ def _node_running(display: str, running: Callable[[], dict[str, msgspec.Raw]], n
     rows = running().get(node)
     if rows is None:
         return []
-    try:
-        decoded = _RUNNING.decode(rows)
-    except (msgspec.DecodeError, RecursionError) as exc:
-        raise UsageError(
-            f"{display}: not a valid nodename-lint cluster snapshot: {_problem(exc)} (the Pods of node {node!r})"
-        ) from None
+    decoded = _decoded_part(display, f"the Pods of node {node!r}", _RUNNING, rows)
     return [
         RunningPod(key, priority, critical, qos, start, requests, evictable, tuple(ports))
         for key, priority, critical, qos, start, requests, evictable, ports in decoded
@@ -491,25 +487,17 @@ def _running_workloads(
     found = decoded.get(namespace)
     if found is None:
         listed = saved.get(namespace)
-        try:
-            found = decoded[namespace] = frozenset(() if listed is None else _WORKLOADS.decode(listed))
-        except (msgspec.DecodeError, RecursionError) as exc:
-            raise UsageError(
-                f"{display}: not a valid nodename-lint cluster snapshot: {_problem(exc)} "
-                f"(the workloads of namespace {namespace!r})"
-            ) from None
+        part = f"the workloads of namespace {namespace!r}"
+        found = decoded[namespace] = frozenset(
+            () if listed is None else _decoded_part(display, part, _WORKLOADS, listed)
+        )
     return found
 
 
 def _namespace_pods(display: str, namespace: str, pods: msgspec.Raw) -> dict[str, PodRow]:
     """The Pods of one namespace of a snapshot's table, decoded when first read."""
-    try:
-        return _NAMESPACE_PODS.decode(pods)
-    except (msgspec.DecodeError, RecursionError) as exc:
-        raise UsageError(
-            f"{display}: not a valid nodename-lint cluster snapshot: {_problem(exc)} "
-            f"(the Pods of namespace {namespace!r})"
-        ) from None
+    decoded: dict[str, PodRow] = _decoded_part(display, f"the Pods of namespace {namespace!r}", _NAMESPACE_PODS, pods)
+    return decoded
 
 
 def _refuse_labels(display: str, node: str, exc: Exception) -> NoReturn:
