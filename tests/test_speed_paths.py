@@ -589,10 +589,10 @@ def test_a_daemonsets_refusal_is_weighed_once_an_object_whatever_the_cluster_rul
 
 
 def test_a_piece_repeated_in_the_names_sends_the_typo_search_over_every_name_at_once() -> None:
-    """A hostile state may name a few nodes `aaaa...` and a manifest pin `aaaa...b`: each piece of the typo
+    """A hostile state may name a few nodes `aaaa...` and a manifest pin `aaaa...b`: a middle piece of the typo
     occurs hundreds of times in each name, and finding every occurrence one by one in Python would cost more
     than weighing every name; past max(32, a sixteenth of the names) occurrences, every name is weighed, and
-    the suggestions are the same."""
+    the suggestions are the same. The first and last pieces are looked up by bisection, whatever they repeat."""
     from rapidfuzz import process
     from rapidfuzz.distance import Levenshtein
 
@@ -601,7 +601,8 @@ def test_a_piece_repeated_in_the_names_sends_the_typo_search_over_every_name_at_
     names = ["a" * 250 + suffix for suffix in ("", "-1", "-2", "b.c")]
     index = NodeNameIndex(names)
     typo = "a" * 249 + "x"
-    assert index._holding_a_piece(typo, 2) is None
+    assert index._holding_a_piece(typo, 2) == {0, 1, 2, 3}  # the names that start with the first piece
+    assert index._holding_a_piece(typo, 3) is None  # the middle piece, hundreds of times in each name
     every = process.extract(typo, index.lowered, scorer=Levenshtein.distance, score_cutoff=1, limit=None)
     assert index._within(typo, 1) == sorted(position for _, _, position in every) != []
     assert index.closest(typo) == ["a" * 250]

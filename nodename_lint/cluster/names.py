@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Collection, Iterable, Iterator
+from itertools import islice
 
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
@@ -129,10 +130,18 @@ class NodeNameIndex:
         ]
 
     def _holding_a_piece(self, lowered: str, pieces: int) -> set[int] | None:
-        """The indexes of the names that hold one of `pieces` equal pieces of `lowered` (a piece found across
-        two names adds the first, which the edit distance then refuses); None when a piece is shorter than 2
-        or the pieces occur more than max(32, a sixteenth of the names) times: then weighing every name is
-        cheaper, and a name repeating a piece (`aaaa...`, from a state or a manifest) costs no more."""
+        """The indexes of the names that start with the first of `pieces` equal pieces of `lowered`, end with
+        the last, or hold one between (a piece found across two names adds the first, which the edit distance
+        then refuses); None when a piece is shorter than 2 or the pieces occur more than max(32, a sixteenth
+        of the names) times: then weighing every name is cheaper, and a name repeating a piece (`aaaa...`,
+        from a state or a manifest) costs no more.
+
+        The first and last pieces are looked up by bisection: an insertion between two pieces counts
+        against the later one (at the end, against the last), so a name whose first piece no edit
+        touched starts with it, and one whose last piece none touched ends with it. A search of the
+        joined names for them read all 5,000 names of a cluster for each (35 µs), and a typo in a
+        cloud name's domain (`.ec3.internal`) has only those two pieces.
+        """
         size = len(lowered) // pieces
         if size < 2:
             return None
@@ -141,13 +150,20 @@ class NodeNameIndex:
         occurrences = 0
         for number in range(pieces):
             piece = lowered[number * size : len(lowered) if number == pieces - 1 else (number + 1) * size]
-            position = self._joined.find(piece)
-            while position != -1:
-                occurrences += 1
-                if occurrences > most:
-                    return None
-                found.add(bisect_right(self._starts, position) - 1)
-                position = self._joined.find(piece, position + 1)
+            if number == 0:
+                held = list(islice(_starting_with(self._by_start, piece), most + 1))
+            elif number == pieces - 1:
+                held = list(islice(_starting_with(self._by_end, piece[::-1]), most + 1))
+            else:
+                held = []
+                position = self._joined.find(piece)
+                while position != -1 and occurrences + len(held) <= most:
+                    held.append(bisect_right(self._starts, position) - 1)
+                    position = self._joined.find(piece, position + 1)
+            occurrences += len(held)
+            if occurrences > most:
+                return None
+            found.update(held)
         return found
 
 
