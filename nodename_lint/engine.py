@@ -659,7 +659,12 @@ class Linter:
                 static_by_folder.setdefault(os.path.dirname(pod.path), []).append(pod)
         # A kustomization's patches and resources are reported as built (with the overlay's names and
         # namespace), not also on their own; a base that an overlay of the run builds, only as built there.
-        kept += [result for result in plain if os.path.realpath(result.source.path) not in built_from]
+        # Without any (most runs) no file's real path is needed: five lstat calls a file, 4% of a big run.
+        kept += (
+            [result for result in plain if os.path.realpath(result.source.path) not in built_from]
+            if built_from
+            else plain
+        )
         for result in built:
             if result.entry not in read_by_others:
                 kept.append(result)
