@@ -7,6 +7,7 @@ import random
 import re
 import sys
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import NoReturn
 
@@ -398,6 +399,7 @@ def test_a_snapshot_lists_the_running_workloads_and_reads_no_pods_for_the_others
     _convert(dump, snapshot)
     saved = json.loads(snapshot.read_text(encoding="utf-8"))
     assert saved["workloads"] == {"ops": ["DaemonSet/agent"], "team": ["Deployment/web", "StatefulSet/db"]}
+    assert set(saved["workloadFilters"]) == set(saved["workloads"])
 
     state = load_state_file(str(snapshot))
     table = state.pods
@@ -406,11 +408,14 @@ def test_a_snapshot_lists_the_running_workloads_and_reads_no_pods_for_the_others
         assert state.workload_pods("team", absent) == []
     assert state.workload_pods("nowhere", "Deployment/web") == []
     assert table._namespaces is None  # the Pod table never decoded, let alone the namespace's Pods
+    runs = state._runs_workload
+    assert isinstance(runs, partial) and runs.args[-1] == {}  # the filter answered: no list of workloads decoded
     assert [[p.name for p in group] for group, _ in state.workload_pods("team", "Deployment/web")] == [
         ["web-5d8f7c9b6d-abcde"]
     ]
 
-    saved.pop("workloads")  # as an earlier writer saved it
+    saved.pop("workloadFilters")  # as an earlier writer saved it
+    saved.pop("workloads")  # as a still earlier one saved it
     older = tmp_path / "older.snapshot.json"
     older.write_text(json.dumps(saved), encoding="utf-8")
     without = load_state_file(str(older))
@@ -424,6 +429,46 @@ def test_a_snapshot_lists_the_running_workloads_and_reads_no_pods_for_the_others
             found = [([p.name for p in group], certain) for group, certain in other.workload_pods(namespace, workload)]
             assert found == expected
     assert without.workload_pods("team", "Deployment/done") == [] == from_dump.workload_pods("team", "Deployment/done")
+
+
+def test_a_workload_looked_up_with_a_good_a_damaged_or_no_filter_is_found_as_in_its_list() -> None:
+    """A snapshot's `workloadFilters` answers most lookups of a workload that does not run without decoding the
+    namespace's list; on random lists (names with quotes, backslashes, other scripts), with the writer's filter,
+    a damaged one, one of another size, or none, every lookup answers as the list itself does, and the writer's
+    filter lets at most a few of the absent names through to a decoding."""
+    from nodename_lint.cluster.snapshot import _base64_filter, _runs_workload
+
+    rng = random.Random(26)
+    alphabet = ["Deployment/", "StatefulSet/", "web", "a", "-", "0", "é", '"', "\\", "\u202e"]
+    decodings = lookups_of_absent = 0
+    for round_ in range(80):
+        symbols = alphabet if round_ % 2 else alphabet[:7]  # half the lists need no escape: their filters are read
+        listed = {
+            f"ns-{index}": sorted({"".join(rng.choice(symbols) for _ in range(rng.randint(1, 4))) for _ in range(30)})
+            for index in range(rng.randint(1, 3))
+        }
+        saved = {namespace: msgspec.Raw(msgspec.json.encode(names)) for namespace, names in listed.items()}
+        good = {namespace: _base64_filter(names) for namespace, names in listed.items()}
+        damaged = {namespace: rng.choice(["", "!!", "AAAA", "A" * 12, _base64_filter(["x"])]) for namespace in listed}
+        queries = [(namespace, name) for namespace, names in listed.items() for name in names]
+        queries += [
+            (rng.choice([*listed, "elsewhere"]), "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 4))))
+            for _ in range(60)
+        ]
+        for filters in (good, damaged, {}):
+            decoded: dict[str, frozenset[str]] = {}
+            for namespace, name in queries:
+                expected = name in listed.get(namespace, ())
+                found = _runs_workload("state.json", saved, dict(filters), decoded, namespace, name)
+                assert found == expected, (round_, filters is good, namespace, name)
+            if filters is good:  # each absent name alone, against the namespaces' clean lists
+                for namespace, name in queries:
+                    if namespace in listed and name not in listed[namespace] and b"\\" not in bytes(saved[namespace]):
+                        fresh: dict[str, frozenset[str]] = {}
+                        _runs_workload("state.json", saved, dict(filters), fresh, namespace, name)
+                        lookups_of_absent += 1
+                        decodings += bool(fresh)
+    assert lookups_of_absent > 1000 and decodings <= lookups_of_absent // 20, (decodings, lookups_of_absent)
 
 
 def test_pods_looked_up_by_name_with_and_without_the_saved_names_as_in_the_pods_themselves(tmp_path: Path) -> None:

@@ -265,6 +265,16 @@ def filter_size(names: int) -> int:
     return max(8, -(-names * _FILTER_BITS_PER_NAME // 8))
 
 
+def decoded_filter(text: str, names: int) -> bytes:
+    """A filter as a snapshot saves it (base64) made bytes; empty (weigh every name) when it is not base64 or
+    its size is not that of a filter of `names` names: not the filter of those names (a file edited by hand)."""
+    try:
+        bits = binascii.a2b_base64(text)
+    except (binascii.Error, ValueError):
+        return b""
+    return bits if len(bits) == filter_size(names) else b""
+
+
 def filter_may_hold(bits: bytes, name: str) -> bool:
     """Whether `name` may be among the names of the filter `bits` (False: surely not)."""
     return all(bits[position >> 3] & (1 << (position & 7)) for position in _probes(name, len(bits) * 8))
@@ -384,14 +394,8 @@ class PodTable(Collection[PodInfo]):
         bits = self._filters.get(namespace)
         if bits is None:
             return True
-        if bits.__class__ is str:
-            try:
-                bits = binascii.a2b_base64(bits)
-            except (binascii.Error, ValueError):
-                bits = b""
-            if len(bits) != filter_size(self._names[namespace].count("\n") + 1):  # not the filter of those names
-                bits = b""  # (a file edited by hand): the names are searched
-            self._filters[namespace] = bits
+        if bits.__class__ is str:  # the names are searched when it is not the filter of those names
+            bits = self._filters[namespace] = decoded_filter(bits, self._names[namespace].count("\n") + 1)
         return not bits or filter_may_hold(bits, name)
 
     def in_namespace(self, namespace: str) -> Iterator[PodInfo]:

@@ -113,7 +113,7 @@ class ClusterState:
     _controlled: dict[str, _Owners] = field(default_factory=dict, repr=False)  # by namespace
     _holders: dict[str, dict[OwnerKey, list[OwnerKey]]] = field(default_factory=dict, repr=False)  # by namespace
     # a snapshot's: the workloads with a running Pod in a namespace (None: not saved, every lookup reads the Pods)
-    _running_workloads: Callable[[str], frozenset[OwnerKey]] | None = field(default=None, repr=False)
+    _runs_workload: Callable[[str, OwnerKey], bool] | None = field(default=None, repr=False)
     _running: dict[str, list[RunningPod]] = field(default_factory=dict, repr=False)
     _running_source: Callable[[str], list[RunningPod]] | None = field(default=None, repr=False)  # a snapshot's
     _lowest: dict[str, int | None] = field(default_factory=dict, repr=False)
@@ -279,7 +279,7 @@ class ClusterState:
         Only the controllers that may be the workload's are weighed: itself, the ReplicaSets whose held
         template names it, and those named after it; a namespace holds thousands of others.
         """
-        if self._running_workloads is not None and workload not in self._running_workloads(namespace):
+        if self._runs_workload is not None and not self._runs_workload(namespace, workload):
             return []
         owners = self._owners(namespace)
         kind, name = split_key(workload)
@@ -304,9 +304,10 @@ class ClusterState:
                 found.add(workload[0])
         return sorted(found)
 
-    def set_running_workloads(self, running: Callable[[str], frozenset[OwnerKey]]) -> None:
-        """Where workload_pods reads running_workloads from, when the state has them saved (a snapshot)."""
-        self._running_workloads = running
+    def set_running_workloads(self, runs: Callable[[str, OwnerKey], bool]) -> None:
+        """Whether a workload is among a namespace's running_workloads, for workload_pods, when the state has
+        them saved (a snapshot)."""
+        self._runs_workload = runs
 
     def _held_for(self, namespace: str) -> dict[OwnerKey, list[OwnerKey]]:
         """The namespace's template holders by the workload that controls them ("Deployment/web")."""
