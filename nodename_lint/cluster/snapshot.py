@@ -375,7 +375,7 @@ def load_snapshot(content: str | bytes | mmap, display: str) -> ClusterState:
     )
     state.set_running_source(partial(_node_running, display, cache(running)))
     if snapshot.workloads is not None:
-        state.set_running_workloads(
+        state.set_runs_workload(
             partial(_runs_workload, display, snapshot.workloads, dict(snapshot.workload_filters or {}), {})
         )
     known = [name for name in nodes or () if state.pods_known_on(name)]

@@ -112,7 +112,7 @@ class ClusterState:
     _shapes: NodeShapes | None = field(default=None, repr=False)  # None also once the nodes change
     _controlled: dict[str, _Owners] = field(default_factory=dict, repr=False)  # by namespace
     _holders: dict[str, dict[OwnerKey, list[OwnerKey]]] = field(default_factory=dict, repr=False)  # by namespace
-    # a snapshot's: the workloads with a running Pod in a namespace (None: not saved, every lookup reads the Pods)
+    # a snapshot's: whether a workload has a running Pod in a namespace (None: not saved, every lookup reads the Pods)
     _runs_workload: Callable[[str, OwnerKey], bool] | None = field(default=None, repr=False)
     _running: dict[str, list[RunningPod]] = field(default_factory=dict, repr=False)
     _running_source: Callable[[str], list[RunningPod]] | None = field(default=None, repr=False)  # a snapshot's
@@ -304,9 +304,9 @@ class ClusterState:
                 found.add(workload[0])
         return sorted(found)
 
-    def set_running_workloads(self, runs: Callable[[str, OwnerKey], bool]) -> None:
-        """Whether a workload is among a namespace's running_workloads, for workload_pods, when the state has
-        them saved (a snapshot)."""
+    def set_runs_workload(self, runs: Callable[[str, OwnerKey], bool]) -> None:
+        """How workload_pods tells whether a workload is among a namespace's running_workloads, when the state
+        has them saved (a snapshot)."""
         self._runs_workload = runs
 
     def _held_for(self, namespace: str) -> dict[OwnerKey, list[OwnerKey]]:
