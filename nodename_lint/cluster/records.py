@@ -265,9 +265,25 @@ def filter_size(names: int) -> int:
     return max(8, -(-names * _FILTER_BITS_PER_NAME // 8))
 
 
-def decoded_filter(text: str, names: int) -> bytes:
-    """A filter as a snapshot saves it (base64) made bytes; empty (weigh every name) when it is not base64 or
-    its size is not that of a filter of `names` names: not the filter of those names (a file edited by hand)."""
+def saved_filter_may_hold(
+    filters: dict[str, str | bytes], namespace: str, name: str, names: Callable[[], int | None]
+) -> bool:
+    """Whether `name` may be among a namespace's names, by the filter a snapshot saved for it (`podNameFilters`,
+    `workloadFilters`): True without one. The filter is made bytes when first read and kept in `filters`;
+    it is not read (True) when it is not base64 or its size is not that of a filter of `names()` names
+    (None: not known), so not the filter of those names (a file edited by hand)."""
+    bits = filters.get(namespace)
+    if bits is None:
+        return True
+    if isinstance(bits, str):
+        bits = filters[namespace] = _decoded_filter(bits, names())
+    return not bits or filter_may_hold(bits, name)
+
+
+def _decoded_filter(text: str, names: int | None) -> bytes:
+    """A filter as a snapshot saves it (base64) made bytes; empty unless it is that of `names` names."""
+    if names is None:
+        return b""
     try:
         bits = binascii.a2b_base64(text)
     except (binascii.Error, ValueError):
@@ -331,7 +347,8 @@ class PodTable(Collection[PodInfo]):
         self._requests = requests or []
         self._names = names or {}
         self._with_pods = with_pods  # the namespaces `namespaces()` holds, when known before it is read
-        self._filters = filters or {}  # namespace -> name_filter of its saved names (base64, decoded when read)
+        # namespace -> name_filter of its saved names (base64, made bytes when read: saved_filter_may_hold)
+        self._filters: dict[str, str | bytes] = dict(filters or {})
         self._name_sets: dict[str, frozenset[str]] = {}
         self._searched: dict[str, tuple[str, int]] = {}  # the names as "\nname\n" lines, and the searches so far
 
@@ -391,12 +408,7 @@ class PodTable(Collection[PodInfo]):
 
     def _may_hold(self, namespace: str, name: str) -> bool:
         """False when the namespace's name filter shows the name is not among its saved names."""
-        bits = self._filters.get(namespace)
-        if bits is None:
-            return True
-        if bits.__class__ is str:  # the names are searched when it is not the filter of those names
-            bits = self._filters[namespace] = decoded_filter(bits, self._names[namespace].count("\n") + 1)
-        return not bits or filter_may_hold(bits, name)
+        return saved_filter_may_hold(self._filters, namespace, name, lambda: self._names[namespace].count("\n") + 1)
 
     def in_namespace(self, namespace: str) -> Iterator[PodInfo]:
         """The Pods of one namespace (only that namespace is decoded)."""

@@ -73,9 +73,8 @@ from .records import (
     RuntimeClassInfo,
     SavedLabels,
     TemplateInfo,
-    decoded_filter,
-    filter_may_hold,
     name_filter,
+    saved_filter_may_hold,
 )
 from .state import ClusterState
 from .templates import digest
@@ -511,16 +510,17 @@ def _runs_workload(
         listed = saved.get(namespace)
         if listed is None:
             return False
-        saved_filter = filters.get(namespace)
-        if isinstance(saved_filter, str):
-            whole = bytes(listed)
-            names = whole.count(b'"') // 2
-            saved_filter = filters[namespace] = b"" if b"\\" in whole else decoded_filter(saved_filter, names)
-        if saved_filter and not filter_may_hold(saved_filter, workload):
+        if not saved_filter_may_hold(filters, namespace, workload, partial(_quoted_names, listed)):
             return False
         part = f"the workloads of namespace {namespace!r}"
         found = decoded[namespace] = frozenset(_decoded_part(display, part, _WORKLOADS, listed))
     return workload in found
+
+
+def _quoted_names(listed: msgspec.Raw) -> int | None:
+    """How many strings a saved JSON list of strings holds, from its quotes; None when it holds a backslash."""
+    whole = bytes(listed)
+    return None if b"\\" in whole else whole.count(b'"') // 2
 
 
 def _base64_filter(names: Collection[str]) -> str:
