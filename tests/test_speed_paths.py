@@ -692,9 +692,26 @@ def test_the_cluster_profile_bench_reports_the_loads_phases_the_rules_and_the_im
     )
     assert completed.returncode == 0, completed.stderr
     loop = "load: loading loop (_ItemReader.read)"
-    for line in ("load: decode (msgspec)", loop, "load: Nodes' records", "unknown-node"):
+    scan = "msgspec's scan of the file alone"
+    for line in ("load: decode (msgspec)", loop, "load: Nodes' records", "unknown-node", scan):
         assert line in completed.stdout, completed.stdout
     assert "import statements run:" in completed.stdout
+    dump, saved = tmp_path / "dump.json", tmp_path / "cluster.snapshot.json"
+    snapshot = subprocess.run(  # a snapshot is no kubectl List: no scan of it to report
+        [sys.executable, "-m", "nodename_lint", "snapshot", "--cluster-state", str(dump), "-o", str(saved)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert snapshot.returncode == 0, snapshot.stderr
+    completed = subprocess.run(
+        [sys.executable, str(root / "bench" / "profile_cluster.py"), str(tmp_path), "--state", "cluster.snapshot.json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "load: the whole state" in completed.stdout and scan not in completed.stdout, completed.stdout
 
 
 def test_the_versus_bench_measures_each_version_from_its_own_install(tmp_path: Path) -> None:
