@@ -6,7 +6,9 @@ could be read and names the rules it skipped.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -54,6 +56,7 @@ def _lint(manifests: Path, config: Path, *args: str) -> tuple[int, str, str, flo
     with Timer() as timer:
         result = run_cli(str(manifests), "--kubeconfig", str(config), "--request-timeout", TIMEOUT, *args)
     assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode >= 0, f"killed by signal {-result.returncode}:\n{result.stderr}"
     return result.returncode, result.stdout, result.stderr, timer.seconds
 
 
@@ -186,6 +189,67 @@ def test_server_that_accepts_and_never_shakes_hands(manifests: Path, tmp_path: P
     assert code == 2 and seconds < BOUND
     line = _one_error(err)
     assert "within 1s (--request-timeout)" in line
+
+
+# Run as the command line is, with a check registered before nodename-lint loads: atexit runs it last, after
+# every exit hook of nodename-lint, when what follows is the interpreter's own teardown. It counts the threads
+# still inside a request then (connection._Request.run).
+_EXIT_PROBE = """\
+import atexit, sys
+
+def probe():
+    inside = 0
+    for ident, frame in sys._current_frames().items():
+        while frame is not None:
+            code = frame.f_code
+            if code.co_name == "run" and code.co_filename.endswith("connection.py"):
+                inside += 1
+                break
+            frame = frame.f_back
+    sys.stderr.write(f"requests running at exit: {inside}\\n")
+
+atexit.register(probe)
+from nodename_lint.cli import main
+sys.argv[0] = "nodename-lint"
+main()
+"""
+
+
+@pytest.mark.parametrize("server", ["silent", "hang", "drip-head"])
+def test_a_request_given_up_on_is_over_before_the_interpreter_exits(
+    server: str, manifests: Path, tmp_path: Path, api_server: ApiServer
+) -> None:
+    """A request the run gave up on runs in a daemon thread; one still inside it when the interpreter tears
+    itself down may take the GIL or stderr's lock at the wrong moment, and CPython aborts (SIGABRT, seen once
+    in CI against the silent server). At exit each is cut and waited for: a server that never shakes hands,
+    one that never answers, one that sends its headers a byte at a time (each within the read timeout, so the
+    request would never end by itself: its socket must be cut, though urllib3 has no response to close)."""
+    import subprocess
+    import sys
+
+    probe = tmp_path / "probe.py"
+    probe.write_text(_EXIT_PROBE, encoding="utf-8")
+    with contextlib.ExitStack() as stack:
+        if server == "silent":
+            peer = stack.enter_context(SilentServer())
+            url, ca = peer.url, trustme.CA().cert_pem.bytes()
+        else:
+            api_server.faults = [Fault(server, path="/api/v1/nodes")]
+            url, ca = api_server.url, api_server.ca_pem
+        config = _kubeconfig_for(tmp_path, url, ca)
+        with Timer() as timer:
+            result = subprocess.run(
+                [sys.executable, str(probe), str(manifests), "--kubeconfig", str(config), "--request-timeout", "1s"],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                env={**os.environ, "NO_COLOR": "1"},
+            )
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[-1] == "requests running at exit: 0", result.stderr
+    assert "within 1s (--request-timeout)" in _one_error("\n".join(lines[:-1]))
+    assert timer.seconds < BOUND  # the dripping headers are cut, not waited for: they would never end
 
 
 def test_truncated_json(manifests: Path, kubeconfig: Path, api_server: ApiServer) -> None:

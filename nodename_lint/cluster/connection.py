@@ -13,11 +13,14 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import json
 import os
 import queue
 import re
+import socket
 import threading
 import time
 import warnings
@@ -195,6 +198,7 @@ class ApiConnection:
             )
         # the client's REST layer: its urllib3 pool carries the Configuration's TLS settings and proxy
         self.pool = rest.RESTClientObject(configuration).pool_manager
+        self.pool.pool_classes_by_scheme = _reporting_pools()  # a request given up on can cut its socket
         self.runners = _Runners()
         self.options = options
         self.budget = ReadBudget(options, self.host)
@@ -475,7 +479,8 @@ class _Runners:
     Starting a thread per request cost 0.13 ms of CPU, 0.03 s for a lint's 212 requests. A request
     its caller gave up on keeps its thread until the abandoned socket ends it; the next request then
     gets another thread. Once the connection is closed, no thread waits for more: a process that
-    read a cluster has no thread left behind (it may start worker processes by fork).
+    read a cluster has no thread left behind (it may start worker processes by fork). A request still
+    running when the process exits is ended before the interpreter is (`_end_requests_at_exit`).
     """
 
     def __init__(self) -> None:
@@ -491,6 +496,8 @@ class _Runners:
             self.idle -= claimed
         if not claimed:
             threading.Thread(target=self._serve, name="nodename-lint-request", daemon=True).start()
+        with _RUNNING_LOCK:
+            _RUNNING.add(request)
         self.requests.put(request)
         return request.done.wait(timeout)
 
@@ -502,12 +509,16 @@ class _Runners:
 
     def _serve(self) -> None:
         while (request := self.requests.get()) is not None:
+            request.thread = threading.current_thread()
             try:
                 request.run()
             finally:
                 with self.lock:
                     stay = not self.closed
                     self.idle += stay  # before `done`: the caller's next request finds this thread idle
+                request.leaving = not stay
+                with _RUNNING_LOCK:
+                    _RUNNING.discard(request)
                 request.done.set()
             del request  # an idle thread must not keep its last reply (a page of a list) alive
             if not stay:
@@ -524,9 +535,16 @@ class _Request:
         self.error: BaseException | None = None
         self.response: Any = None  # urllib3's response once the headers are in
         self.abandoned = False
+        self.sockets: list[socket.socket] = []  # each a duplicate of a socket the request uses, to cut it with
+        self.thread: threading.Thread | None = None  # the runner thread, once one took the request
+        self.leaving = False  # its thread ends once the request is done (the connection was closed)
 
     def run(self) -> None:
         conn = self.connection
+        if self.abandoned:  # given up on before a thread took it (the process is exiting): nothing is sent
+            self.error = ConnectionAbortedError("the request was given up on before it was sent")
+            return
+        _SENDING.request = self  # the connection's socket is reported here (_reporting_pools)
         try:
             response = conn._open(self.url, conn.timeout, conn.timeout)
             self.response = response
@@ -539,16 +557,101 @@ class _Request:
         except BaseException as exc:  # handed to the caller's thread, which classifies it
             self.error = exc
         finally:
+            _SENDING.request = None
             if self.response is not None and self.reply is not None:
                 self.response.release_conn()  # read to the end: the connection can serve the next request
             elif self.response is not None:
                 self.response.close()
+            for duplicate in self.sockets:
+                duplicate.close()  # the duplicate alone: the connection stays open for the next request
+
+    def uses(self, sock: socket.socket) -> None:
+        """The request sends or reads through SOCK (a new connection's, or a reused one's): keep a duplicate,
+        which can shut it down from another thread; at once if the request was given up on already."""
+        with contextlib.suppress(OSError):
+            self.sockets.append(socket.socket(fileno=os.dup(sock.fileno())))
+        if self.abandoned:
+            self.abandon()
 
     def abandon(self) -> None:
-        """The caller gave up: cut the connection so the thread stops reading."""
+        """The caller gave up: shut down the connection's socket, so that the thread stops at once wherever it
+        waits (the TLS handshake, the reply's headers, its body) rather than at its own timeout."""
         self.abandoned = True
+        for duplicate in list(self.sockets):
+            with contextlib.suppress(OSError):
+                duplicate.shutdown(socket.SHUT_RDWR)
         if self.response is not None:
             _cut(self.response)
+
+
+# The requests that runner threads hold, of every connection: ended before the interpreter is (below)
+_RUNNING: set[_Request] = set()
+_RUNNING_LOCK = threading.Lock()
+_SENDING = threading.local()  # `request`: the _Request the runner thread is sending, told of its sockets
+
+
+@functools.cache
+def _reporting_pools() -> dict[str, type]:
+    """urllib3's pool classes, whose connections tell the request being sent (`_SENDING`) which socket carries
+    it: a socket connected for it, or the one of a connection it reuses. Giving up on the request can then
+    shut that socket down during the TLS handshake or the wait for the headers too, where urllib3 has no
+    response to close yet, instead of leaving its thread until the socket's own timeout; a server that sends
+    its headers a byte at a time, each within the read timeout, would hold the thread for good."""
+    from urllib3.connection import HTTPConnection, HTTPSConnection
+    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+    def reporting_connection(base: type) -> type:
+        def _new_conn(self: Any) -> Any:
+            sock = base._new_conn(self)  # type: ignore[attr-defined]
+            _report(sock)
+            return sock
+
+        return type(f"Reporting{base.__name__}", (base,), {"_new_conn": _new_conn})
+
+    def reporting_pool(base: type, connection: type) -> type:
+        def _get_conn(self: Any, timeout: float | None = None) -> Any:
+            conn = base._get_conn(self, timeout)  # type: ignore[attr-defined]
+            if conn.sock is not None:  # a connection kept from an earlier request
+                _report(conn.sock)
+            return conn
+
+        return type(f"Reporting{base.__name__}", (base,), {"ConnectionCls": connection, "_get_conn": _get_conn})
+
+    return {
+        "http": reporting_pool(HTTPConnectionPool, reporting_connection(HTTPConnection)),
+        "https": reporting_pool(HTTPSConnectionPool, reporting_connection(HTTPSConnection)),
+    }
+
+
+def _report(sock: Any) -> None:
+    request = getattr(_SENDING, "request", None)
+    if request is not None:
+        request.uses(sock)
+
+
+@atexit.register
+def _end_requests_at_exit() -> None:
+    """Give up on the requests still running and wait, within their timeouts, until their threads let go.
+
+    A runner is a daemon thread: one still inside a request when the interpreter finalizes (a server
+    that never finished its TLS handshake, whose socket timeout wakes the thread as the run reports
+    it) may take the GIL or stderr's lock as the interpreter tears them down, and CPython then aborts
+    the process (SIGABRT) instead of exiting with the run's code. Runs before that teardown (atexit),
+    while the threads may still run: each request's socket is shut down, so its thread stops at once; one
+    still connecting ends at its connect timeout, which began before the run gave up on it.
+    """
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    deadline = time.monotonic() + max((request.connection.timeout for request in running), default=0.0)
+    for request in running:
+        request.abandon()
+    for request in running:
+        thread = request.thread
+        if thread is not None and not thread.is_alive():  # a forked process's copy: no thread runs it here
+            continue
+        request.done.wait(max(0.0, deadline - time.monotonic()))
+        if request.leaving and request.thread is not None:  # its last steps, then the thread ends
+            request.thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _cut(response: Any) -> None:
@@ -557,8 +660,6 @@ def _cut(response: Any) -> None:
         if hasattr(response, "shutdown"):  # urllib3 2.3+
             response.shutdown()
         else:  # close() would wait for the reading thread's buffer lock: shut the socket itself
-            import socket
-
             response._connection.sock.shutdown(socket.SHUT_RDWR)
 
 

@@ -139,15 +139,16 @@ class Request:
 class Fault:
     """Misbehave on the next `times` requests that match.
 
-    action: "status:<code>" (a Status error, with Retry-After for 429), "hang" (read the request,
-    never answer), "truncate" (promise more bytes than sent, then close), "malformed" (200 with a
-    body that is not JSON), "not-utf8" (200 with JSON bytes that are not UTF-8), "gone" (410 Expired, only for
-    requests that carry a continue token), "drip" (the real reply, one byte per second), "endless" (a chunked
-    200 that never ends), "endless-continue" (the list's first page, `copies` times over, with a new continue
-    token on every page: a list that never ends), "dense" (a 200 list whose `items` are `size` bytes of `{},`:
-    small on the wire, a Python object every three bytes once decoded), "stall" (a watch accepted, then not a
-    byte), "end" (a watch ended at once, without an event; both for watches only). `retry_after` replaces the
-    Retry-After header of a status fault; `message` its Status message.
+    action: "status:<code>" (a Status error, with Retry-After for 429), "hang" (read the request, never answer),
+    "truncate" (promise more bytes than sent, then close), "malformed" (200 with a body that is not JSON),
+    "not-utf8" (200 with JSON bytes that are not UTF-8), "gone" (410 Expired, only for requests that carry a
+    continue token), "drip" (the real reply, one byte per second), "drip-head" (the status line and headers, a
+    byte every 0.3 s: urllib3 has no response yet, and a client's read timeout never trips), "endless" (a
+    chunked 200 that never ends), "endless-continue" (the list's first page, `copies` times over, with a new
+    continue token on every page: a list that never ends), "dense" (a 200 list whose `items` are `size` bytes of
+    `{},`: small on the wire, a Python object every three bytes once decoded), "stall" (a watch accepted, then
+    not a byte), "end" (a watch ended at once, without an event; both for watches only). `retry_after` replaces
+    the Retry-After header of a status fault; `message` its Status message.
     """
 
     action: str
@@ -647,6 +648,18 @@ class _Handler(BaseHTTPRequestHandler):
         action = fault.action
         if action == "hang":
             self.server.api.wait_stopping(60)
+            self.close_connection = True
+            return True
+        if action == "drip-head":  # the status line and headers a byte at a time, each well within a read timeout
+            head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: " + b"x" * 4096
+            try:
+                for index in range(len(head)):
+                    self.wfile.write(head[index : index + 1])
+                    self.wfile.flush()
+                    if self.server.api._stopping.wait(0.3):
+                        break
+            except OSError:
+                pass  # the client hung up, as it should
             self.close_connection = True
             return True
         if action.startswith("status:"):
