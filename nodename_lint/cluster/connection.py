@@ -568,8 +568,14 @@ class _Request:
     def uses(self, sock: socket.socket) -> None:
         """The request sends or reads through SOCK (a new connection's, or a reused one's): keep a duplicate,
         which can shut it down from another thread; at once if the request was given up on already."""
-        with contextlib.suppress(OSError):
-            self.sockets.append(socket.socket(fileno=os.dup(sock.fileno())))
+        try:
+            duplicate = os.dup(sock.fileno())
+        except OSError:  # closed already: nothing to cut
+            return
+        try:
+            self.sockets.append(socket.socket(fileno=duplicate))
+        except OSError:
+            os.close(duplicate)
         if self.abandoned:
             self.abandon()
 
