@@ -354,6 +354,43 @@ def test_audit_says_a_lint_snapshot_lacks_the_workloads(tmp_path: Path) -> None:
     assert "snapshot --workloads" in result.stderr
 
 
+def test_a_nodes_host_ports_are_read_when_first_needed_and_damage_there_is_a_clear_error(tmp_path: Path) -> None:
+    """Each node's host ports are decoded when a rule first reads them (most runs read a few nodes'): a Pod
+    pinned to a node whose saved ports hold its port gets host-port-conflict, and a damaged row there is the
+    file's error (exit 2, naming the node), not a rule's internal error; damage on a node no rule reads is
+    not read."""
+    snapshot = tmp_path / "snap.json"
+    _convert(EXAMPLE_STATE, snapshot)
+    text = snapshot.read_text()
+    assert '"ports":{}' in text
+    pinned = tmp_path / "pod.yaml"
+    pinned.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: exporter, namespace: default}\nspec:\n  nodeName: kind-worker\n"
+        "  containers:\n    - {name: e, image: e, ports: [{containerPort: 9100, hostPort: 9100}]}\n",
+        encoding="utf-8",
+    )
+    held = '"kind-worker":[["0.0.0.0","TCP",9100,"monitoring/node-exporter-x"]]'
+    for ports, outcome in (
+        (held, "host-port-conflict"),
+        (held + ',"kind-control-plane":[["0.0.0.0","TCP","x","ns/p"]]', "host-port-conflict"),
+        ('"kind-worker":[["0.0.0.0","TCP","9100","ns/p"]]', "the host ports of node 'kind-worker'"),
+    ):
+        snapshot.write_text(text.replace('"ports":{}', '"ports":{' + ports + "}", 1))
+        result = run_cli(str(pinned), "--cluster-state", str(snapshot), "--format", "json")
+        assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+        if outcome == "host-port-conflict":
+            assert result.returncode == 1, result.stderr
+            findings = json.loads(result.stdout)["findings"]
+            assert [f["rule"] for f in findings if f["rule"] == outcome] == [outcome], findings
+            assert "monitoring/node-exporter-x" in result.stdout
+        else:
+            assert result.returncode == 2, result.stdout
+            assert f"nodename-lint: {snapshot}: not a valid nodename-lint cluster snapshot: Expected `int`" in (
+                result.stderr
+            )
+            assert outcome in result.stderr
+
+
 def test_a_damaged_pod_table_is_a_clear_error_when_read(tmp_path: Path) -> None:
     """A namespace's Pods are decoded when nodename-immutable first looks one up: damage there is
     still the file's error (exit 2, its name), not a rule's internal error."""

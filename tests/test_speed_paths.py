@@ -214,9 +214,10 @@ def test_no_node_fits_weighs_nodes_alike_once_and_finds_what_each_node_weighed_a
             )
         known = [name for name in nodes if rng.random() < 0.8]
         state = ClusterState(source="test", nodes=nodes, pods=[], pod_nodes=frozenset(known))
+        ports = {name: [(("0.0.0.0", "TCP", 8080), "ns/p")] for name in known if rng.random() < 0.2}
         state.set_node_summaries(
             {name: NodeUsage(rng.randint(0, 3), {"cpu": rng.choice([0, 500, 1500, 3000])}) for name in known},
-            {name: [(("0.0.0.0", "TCP", 8080), "ns/p")] for name in known if rng.random() < 0.2},
+            lambda name, ports=ports: ports.get(name, []),
         )
         for _ in range(8):
             spec = _random_node_spec(rng)

@@ -116,6 +116,7 @@ class ClusterState:
     _runs_workload: Callable[[str, OwnerKey], bool] | None = field(default=None, repr=False)
     _running: dict[str, list[RunningPod]] = field(default_factory=dict, repr=False)
     _running_source: Callable[[str], list[RunningPod]] | None = field(default=None, repr=False)  # a snapshot's
+    _port_source: Callable[[str], list[tuple[HostPort, str]]] | None = field(default=None, repr=False)  # likewise
     _lowest: dict[str, int | None] = field(default_factory=dict, repr=False)
     _preemption: dict[str, SchedulerPreemption] = field(default_factory=dict, repr=False)
     # what a loader decoded besides the records (a JSON dump's items): freed with the state, which a command
@@ -188,7 +189,9 @@ class ClusterState:
         if not self.pods_known_on(node):
             return []
         cached = self._port_holders.get(node)
-        if cached is None:
+        if cached is None and self._port_source is not None:
+            cached = self._port_holders[node] = self._port_source(node)
+        elif cached is None:
             running = self._pods_by_node().get(node, [])
             cached = self._port_holders[node] = _frozen(  # a JSON dump's specs made plain live on
                 lambda: [
@@ -428,11 +431,13 @@ class ClusterState:
         """Hold what the loader decoded as long as the state (see `_decoded`)."""
         self._decoded = decoded
 
-    def set_node_summaries(self, usage: dict[str, NodeUsage], ports: dict[str, list[tuple[HostPort, str]]]) -> None:
-        """Usage and host ports in use (port_holders), summed elsewhere (a snapshot holds them, not the Pods' specs)."""
+    def set_node_summaries(
+        self, usage: dict[str, NodeUsage], ports: Callable[[str], list[tuple[HostPort, str]]]
+    ) -> None:
+        """Usage, and where port_holders reads a node's host ports from, summed elsewhere (a snapshot holds them,
+        not the Pods' specs)."""
         self._usage.update(usage)
-        self._port_holders.update(ports)
-        self._ports.update((node, dict(holders)) for node, holders in ports.items())
+        self._port_source = ports
 
 
 def _by_controller(pods: Any) -> dict[OwnerKey, list[PodInfo]]:
