@@ -16,7 +16,11 @@ seed, and writes the dump and 1,000 manifests into OUT/SHAPE/ (dump.json, manife
   some, 400 namespaces, 5 % of the manifests with findings; most manifests unpinned Deployments
   whose nodeSelector, affinity and tolerations send no-node-fits over all 5,000 nodes.
 
-    python bench/cluster_shapes.py OUT [--shapes labels,skewed,tainted] [--nodes 5000] [--pods 150000]
+- `random-N` (any whole N): a shape none of the code was tuned on, each parameter drawn from the ranges
+  of `random_shape` with the seed N (the same N gives the same shape on every machine), to check that
+  the figures of the three above are not the only ones that hold.
+
+    python bench/cluster_shapes.py OUT [--shapes labels,skewed,tainted,random-1] [--nodes 5000] [--pods 150000]
                                        [--order api|node]
 
 The items come in the order an etcd-backed API server lists them (`--order api`): each kind sorted by
@@ -67,6 +71,34 @@ SHAPES = {
         Shape("tainted", 12, 400, 0.0, 0, 0.05, 2, 0.05, 3, 0.05, 0.7),
     )
 }
+
+
+def random_shape(seed: int) -> Shape:
+    """A shape drawn at random with SEED: labels from 3 to 90 a node, 10 to 3,000 namespaces, up to a quarter
+    of the nodes dense, up to 40% of the Pods terminated, 1 to 3 containers, up to 30% of the Pods with a host
+    port, no node or every 2nd or 5th tainted, 10% to 90% of the manifests with findings and unpinned."""
+    rng = random.Random(f"shape-{seed}")
+    return Shape(
+        f"random-{seed}",
+        node_labels=rng.choice((3, 20, 60, 90)),
+        namespaces=rng.choice((10, 200, 3000)),
+        dense_share=rng.choice((0.0, 0.1, 0.25)),
+        dense_pods=rng.choice((50, 100)),
+        terminated_share=rng.choice((0.0, 0.1, 0.4)),
+        containers=rng.choice((1, 2, 3)),
+        host_port_share=rng.choice((0.0, 0.1, 0.3)),
+        tainted_every=rng.choice((0, 2, 5)),
+        finding_share=rng.choice((0.1, 0.5, 0.9)),
+        unpinned_share=rng.choice((0.1, 0.5, 0.9)),
+    )
+
+
+def shape_named(name: str) -> Shape:
+    """One of SHAPES, or `random-N` (random_shape(N))."""
+    prefix, _, seed = name.partition("-")
+    if name not in SHAPES and prefix == "random" and seed.isdigit():
+        return random_shape(int(seed))
+    return SHAPES[name]
 
 
 def node_name(index: int) -> str:
@@ -425,7 +457,9 @@ def write_shape(
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path)
-    parser.add_argument("--shapes", default=",".join(SHAPES), help=f"comma-separated, of: {', '.join(SHAPES)}")
+    parser.add_argument(
+        "--shapes", default=",".join(SHAPES), help=f"comma-separated, of: {', '.join(SHAPES)}, random-N"
+    )
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pods", type=int, default=150_000)
     parser.add_argument("--manifests", type=int, default=1000)
@@ -437,7 +471,9 @@ def main() -> None:
     )
     options = parser.parse_args()
     for name in options.shapes.split(","):
-        folder = write_shape(options.out, SHAPES[name], options.nodes, options.pods, options.manifests, options.order)
+        shape = shape_named(name)
+        folder = write_shape(options.out, shape, options.nodes, options.pods, options.manifests, options.order)
+        print(shape)
         print(f"{name}: {(folder / 'dump.json').stat().st_size / 1e6:.0f} MB dump, {folder}")
 
 

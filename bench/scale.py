@@ -42,7 +42,7 @@ sys.path.insert(0, str(HERE.parent))
 
 import run  # noqa: E402
 from cluster_scale import manifest, node, pod  # noqa: E402
-from cluster_shapes import SHAPES, write_shape  # noqa: E402
+from cluster_shapes import SHAPES, shape_named, write_shape  # noqa: E402
 from run import LINT, Measure, measure_interleaved, precompile  # noqa: E402
 
 ITEM = """\
@@ -198,7 +198,7 @@ def bench_shapes(
             folder = work / (name if order == "api" else f"{name}-{order}")
             written = folder / "ORDER"
             if not (reuse and (folder / "dump.json").is_file() and written.is_file() and written.read_text() == order):
-                folder = write_shape(work, SHAPES[name], nodes, pods, manifests, order)
+                folder = write_shape(work, shape_named(name), nodes, pods, manifests, order)
                 written.write_text(order)
             title = f"shape {name} ({order} order): {manifests:,} manifests, {nodes:,} nodes / {pods:,} Pods"
             measure_cluster(folder, folder / "dump.json", folder / "manifests", title, rounds)
@@ -289,7 +289,11 @@ def main() -> None:
     parser.add_argument(
         "--sections", default="lists,cluster,live", help="comma-separated: lists, cluster, shapes, live"
     )
-    parser.add_argument("--shapes", default=",".join(SHAPES), help="the shapes of the shapes section")
+    parser.add_argument(
+        "--shapes",
+        default=",".join(SHAPES),
+        help="the shapes of the shapes section (bench/cluster_shapes.py; random-N too)",
+    )
     parser.add_argument("--pin", type=int, metavar="CPU", help="run every command on this one core (taskset -c CPU)")
     parser.add_argument(
         "--shapes-dir",
