@@ -644,6 +644,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _drip(self, data: bytes, interval: float) -> None:
+        """Send DATA a byte every INTERVAL seconds (until the server stops), then end the connection."""
+        try:
+            for index in range(len(data)):
+                self.wfile.write(data[index : index + 1])
+                self.wfile.flush()
+                if self.server.api._stopping.wait(interval):
+                    break
+        except OSError:
+            pass  # the client hung up, as it should
+        self.close_connection = True
+
     def _fault(self, fault: Fault, request: Request) -> bool:
         action = fault.action
         if action == "hang":
@@ -651,16 +663,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return True
         if action == "drip-head":  # the status line and headers a byte at a time, each well within a read timeout
-            head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: " + b"x" * 4096
-            try:
-                for index in range(len(head)):
-                    self.wfile.write(head[index : index + 1])
-                    self.wfile.flush()
-                    if self.server.api._stopping.wait(0.3):
-                        break
-            except OSError:
-                pass  # the client hung up, as it should
-            self.close_connection = True
+            self._drip(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Padding: " + b"x" * 4096, 0.3)
             return True
         if action.startswith("status:"):
             code = int(action.split(":")[1])
@@ -742,15 +745,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            try:
-                for index in range(len(body)):
-                    self.wfile.write(body[index : index + 1])
-                    self.wfile.flush()
-                    if self.server.api._stopping.wait(1.0):
-                        break
-            except OSError:
-                pass  # the client hung up, as it should
-            self.close_connection = True
+            self._drip(body, 1.0)
             return True
         if action == "malformed":
             self._send(200, b'{"kind": "NodeList", "items": [{"metadata": {"name": "kind-worker"}, ]')
