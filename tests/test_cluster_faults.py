@@ -182,6 +182,32 @@ def test_a_request_given_up_on_does_not_hold_up_the_next(tmp_path: Path, api_ser
     assert sorted(state.nodes) == ["kind-control-plane", "kind-worker", "kind-worker2"] and timer.seconds < 3
 
 
+def test_the_pools_that_report_sockets_are_the_managers_own_classes(tmp_path: Path, api_server: ApiServer) -> None:
+    """Each request's socket is reported by subclasses of the pool classes the client's manager already has: a
+    SOCKS proxy's manager (urllib3.contrib.socks) has its own, whose connections reach the server through the
+    proxy, and plain classes in their place would connect past the proxy."""
+    from urllib3.connection import HTTPSConnection
+    from urllib3.connectionpool import HTTPSConnectionPool
+
+    from nodename_lint.cluster.connection import ApiConnection, LiveOptions, _reporting_pool
+
+    class ThroughAProxy(HTTPSConnection):
+        pass
+
+    class ProxiedPool(HTTPSConnectionPool):
+        ConnectionCls = ThroughAProxy
+
+    reporting = _reporting_pool(ProxiedPool)
+    assert issubclass(reporting, ProxiedPool) and issubclass(reporting.ConnectionCls, ThroughAProxy)
+    config = _kubeconfig_for(tmp_path, api_server.url, api_server.ca_pem)
+    connection = ApiConnection(LiveOptions(kubeconfig=str(config)))
+    from urllib3.poolmanager import pool_classes_by_scheme as defaults
+
+    assert {scheme: pool.__mro__[1] for scheme, pool in connection.pool.pool_classes_by_scheme.items()} == defaults
+    assert connection.list_all("/api/v1/nodes")  # a request still goes through them
+    connection.close()
+
+
 def test_server_that_accepts_and_never_shakes_hands(manifests: Path, tmp_path: Path) -> None:
     with SilentServer() as silent:
         config = _kubeconfig_for(tmp_path, silent.url, trustme.CA().cert_pem.bytes())

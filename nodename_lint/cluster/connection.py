@@ -198,7 +198,9 @@ class ApiConnection:
             )
         # the client's REST layer: its urllib3 pool carries the Configuration's TLS settings and proxy
         self.pool = rest.RESTClientObject(configuration).pool_manager
-        self.pool.pool_classes_by_scheme = _reporting_pools()  # a request given up on can cut its socket
+        self.pool.pool_classes_by_scheme = {  # a request given up on can cut its socket
+            scheme: _reporting_pool(pool) for scheme, pool in self.pool.pool_classes_by_scheme.items()
+        }
         self.runners = _Runners()
         self.options = options
         self.budget = ReadBudget(options, self.host)
@@ -544,7 +546,7 @@ class _Request:
         if self.abandoned:  # given up on before a thread took it (the process is exiting): nothing is sent
             self.error = ConnectionAbortedError("the request was given up on before it was sent")
             return
-        _SENDING.request = self  # the connection's socket is reported here (_reporting_pools)
+        _SENDING.request = self  # the connection's socket is reported here (_reporting_pool)
         try:
             response = conn._open(self.url, conn.timeout, conn.timeout)
             self.response = response
@@ -597,36 +599,28 @@ _SENDING = threading.local()  # `request`: the _Request the runner thread is sen
 
 
 @functools.cache
-def _reporting_pools() -> dict[str, type]:
-    """urllib3's pool classes, whose connections tell the request being sent (`_SENDING`) which socket carries
-    it: a socket connected for it, or the one of a connection it reuses. Giving up on the request can then
-    shut that socket down during the TLS handshake or the wait for the headers too, where urllib3 has no
-    response to close yet, instead of leaving its thread until the socket's own timeout; a server that sends
-    its headers a byte at a time, each within the read timeout, would hold the thread for good."""
-    from urllib3.connection import HTTPConnection, HTTPSConnection
-    from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+def _reporting_pool(pool: type) -> type:
+    """A subclass of one of urllib3's pool classes (plain, or a SOCKS proxy's: the manager's own, so a proxy
+    still carries every request) whose connections tell the request being sent (`_SENDING`) which socket
+    carries it: a socket connected for it, or the one of a connection it reuses. Giving up on the request
+    can then shut that socket down during the TLS handshake or the wait for the headers too, where urllib3
+    has no response to close yet, instead of leaving its thread until the socket's own timeout; a server
+    that sends its headers a byte at a time, each within the read timeout, would hold the thread for good."""
+    connection: type = pool.ConnectionCls  # type: ignore[attr-defined]
 
-    def reporting_connection(base: type) -> type:
-        def _new_conn(self: Any) -> Any:
-            sock = base._new_conn(self)  # type: ignore[attr-defined]
-            _report(sock)
-            return sock
+    def _new_conn(self: Any) -> Any:
+        sock = connection._new_conn(self)  # type: ignore[attr-defined]
+        _report(sock)
+        return sock
 
-        return type(f"Reporting{base.__name__}", (base,), {"_new_conn": _new_conn})
+    def _get_conn(self: Any, timeout: float | None = None) -> Any:
+        conn = pool._get_conn(self, timeout)  # type: ignore[attr-defined]
+        if conn.sock is not None:  # a connection kept from an earlier request
+            _report(conn.sock)
+        return conn
 
-    def reporting_pool(base: type, connection: type) -> type:
-        def _get_conn(self: Any, timeout: float | None = None) -> Any:
-            conn = base._get_conn(self, timeout)  # type: ignore[attr-defined]
-            if conn.sock is not None:  # a connection kept from an earlier request
-                _report(conn.sock)
-            return conn
-
-        return type(f"Reporting{base.__name__}", (base,), {"ConnectionCls": connection, "_get_conn": _get_conn})
-
-    return {
-        "http": reporting_pool(HTTPConnectionPool, reporting_connection(HTTPConnection)),
-        "https": reporting_pool(HTTPSConnectionPool, reporting_connection(HTTPSConnection)),
-    }
+    reporting = type(f"Reporting{connection.__name__}", (connection,), {"_new_conn": _new_conn})
+    return type(f"Reporting{pool.__name__}", (pool,), {"ConnectionCls": reporting, "_get_conn": _get_conn})
 
 
 def _report(sock: Any) -> None:
