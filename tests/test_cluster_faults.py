@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -180,6 +181,45 @@ def test_a_request_given_up_on_does_not_hold_up_the_next(tmp_path: Path, api_ser
     with Timer() as timer:  # the hung thread still waits for its reply
         state = LiveCluster(options).state_for(Referenced(nodes={"kind-worker"}))
     assert sorted(state.nodes) == ["kind-control-plane", "kind-worker", "kind-worker2"] and timer.seconds < 3
+
+
+def test_interrupting_a_run_whose_request_still_connects_exits_at_once(manifests: Path, tmp_path: Path) -> None:
+    """A request still connecting when the run is interrupted (Ctrl-C) has no socket to shut down yet, and its
+    connect timeout would wake it long after the process is gone: the exit does not wait for it. A listener
+    whose accept queue is full drops every new SYN, so a connect there hangs until its timeout (8 s)."""
+    import signal
+    import socket
+    import subprocess
+    import sys
+
+    with contextlib.ExitStack() as stack:
+        listener = stack.enter_context(socket.socket())
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        for _ in range(4):  # fill the accept queue
+            filler = stack.enter_context(socket.socket())
+            filler.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                filler.connect(listener.getsockname())
+        with socket.socket() as probe:  # the premise: a connect now hangs
+            probe.settimeout(0.5)
+            with pytest.raises(TimeoutError):
+                probe.connect(listener.getsockname())
+        url = f"https://127.0.0.1:{listener.getsockname()[1]}"
+        config = _kubeconfig_for(tmp_path, url, trustme.CA().cert_pem.bytes())
+        command = [sys.executable, "-m", "nodename_lint", str(manifests), "--kubeconfig", str(config)]
+        run = subprocess.Popen(
+            [*command, "--request-timeout", "8s"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
+        time.sleep(2.0)  # started, and its first request connecting
+        with Timer() as timer:
+            run.send_signal(signal.SIGINT)
+            _, stderr = run.communicate(timeout=30)
+    assert run.returncode >= 0 and b"Traceback" not in stderr, stderr
+    assert timer.seconds < 3, timer.seconds  # not the 6 s its connect timeout had left
 
 
 def test_the_pools_that_report_sockets_are_the_managers_own_classes(tmp_path: Path, api_server: ApiServer) -> None:

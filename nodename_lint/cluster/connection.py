@@ -511,7 +511,7 @@ class _Runners:
 
     def _serve(self) -> None:
         while (request := self.requests.get()) is not None:
-            request.thread = threading.current_thread()
+            request.thread, request.started = threading.current_thread(), time.monotonic()
             try:
                 request.run()
             finally:
@@ -539,6 +539,7 @@ class _Request:
         self.abandoned = False
         self.sockets: list[socket.socket] = []  # each a duplicate of a socket the request uses, to cut it with
         self.thread: threading.Thread | None = None  # the runner thread, once one took the request
+        self.started: float | None = None  # when it took it (time.monotonic)
         self.leaving = False  # its thread ends once the request is done (the connection was closed)
 
     def run(self) -> None:
@@ -629,29 +630,46 @@ def _report(sock: Any) -> None:
         request.uses(sock)
 
 
+_EXIT_GRACE = 0.25  # seconds: how long a request's thread may take to notice its socket was shut down
+
+
 @atexit.register
 def _end_requests_at_exit() -> None:
-    """Give up on the requests still running and wait, within their timeouts, until their threads let go.
+    """Give up on the requests still running, and wait for each whose thread could wake while the interpreter
+    tears itself down.
 
     A runner is a daemon thread: one still inside a request when the interpreter finalizes (a server
     that never finished its TLS handshake, whose socket timeout wakes the thread as the run reports
     it) may take the GIL or stderr's lock as the interpreter tears them down, and CPython then aborts
     the process (SIGABRT) instead of exiting with the run's code. Runs before that teardown (atexit),
-    while the threads may still run: each request's socket is shut down, so its thread stops at once; one
-    still connecting ends at its connect timeout, which began before the run gave up on it.
+    while the threads may still run. Each request's socket is shut down, and its thread stops at once.
+    A request still connecting has no socket to shut down yet: its connect timeout wakes it, so it is
+    waited for only when that comes within a second (the run gave up on it at its timeout); one
+    interrupted early (Ctrl-C) wakes long after the process is gone, and is not waited for.
     """
     with _RUNNING_LOCK:
         running = list(_RUNNING)
-    deadline = time.monotonic() + max((request.connection.timeout for request in running), default=0.0)
     for request in running:
         request.abandon()
-    for request in running:
-        thread = request.thread
-        if thread is not None and not thread.is_alive():  # a forked process's copy: no thread runs it here
-            continue
-        request.done.wait(max(0.0, deadline - time.monotonic()))
-        if request.leaving and request.thread is not None:  # its last steps, then the thread ends
-            request.thread.join(max(0.0, deadline - time.monotonic()))
+    now = time.monotonic()
+    try:
+        for request in running:
+            thread, started = request.thread, request.started
+            if thread is None or started is None:  # taken at once, and returns without sending anything
+                until = now + _EXIT_GRACE
+            elif not thread.is_alive():  # a forked process's copy: no thread runs it here
+                continue
+            elif request.sockets:  # shut down: its thread stops at once
+                until = started + request.connection.timeout + _EXIT_GRACE
+            elif (wakes := started + request.connection.timeout) - now < 1.0:  # connecting: wakes at its timeout
+                until = wakes + _EXIT_GRACE
+            else:
+                continue
+            request.done.wait(max(0.0, until - time.monotonic()))
+            if request.leaving and thread is not None:  # its last steps, then the thread ends
+                thread.join(max(0.0, until - time.monotonic()))
+    except KeyboardInterrupt:  # asked twice: leave at once
+        return
 
 
 def _cut(response: Any) -> None:
