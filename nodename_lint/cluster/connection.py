@@ -589,7 +589,7 @@ class _Request:
         for duplicate in list(self.sockets):
             with contextlib.suppress(OSError):
                 duplicate.shutdown(socket.SHUT_RDWR)
-        if self.response is not None:
+        if self.response is not None:  # also through the reply: its socket was not duplicated when out of descriptors
             _cut(self.response)
 
 
