@@ -13,14 +13,15 @@ from __future__ import annotations
 import re
 import sys
 
-# C0 and C1 controls, DEL, line and paragraph separators, and the bidirectional overrides that make
-# a terminal show text in another order than it is stored ("Trojan Source"). Startup: the patterns are
-# compiled by re (which caches them) when first used, not at import (about 1 ms of a one-file lint,
-# which never needs them: printable text skips them).
-_UNSAFE = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
+# C0 and C1 controls, DEL, line and paragraph separators, the bidirectional overrides that make
+# a terminal show text in another order than it is stored ("Trojan Source"), and lone surrogates (a JSON
+# state's "\ud800" escape): no UTF-8 encoder writes those, so a report holding one would fail to be
+# written. Startup: the patterns are compiled by re (which caches them) when first used, not at import
+# (about 1 ms of a one-file lint, which never needs them: printable text skips them).
+_UNSAFE = "[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]"
 _MARKDOWN_SPECIAL = r"([\\`*_\[\]|~])"
 # What a JSON encoder leaves raw of _UNSAFE (it escapes only the C0 controls, \x00 to \x1f).
-_UNSAFE_IN_JSON = "[\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]"
+_UNSAFE_IN_JSON = "[\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]"
 PREFIX = "nodename-lint: "
 
 

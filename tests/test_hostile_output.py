@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from nodename_lint.render.helm import write_chart
 
@@ -138,3 +139,41 @@ def test_snapshots_hold_no_raw_bidi_character_of_the_api_server(tmp_path: Path) 
 
     pods = load_state_file(str(tmp_path / "snapshot.json")).pods
     assert pods is not None and "badsel\u202e\u2028x" in {pod.name for pod in pods}
+
+
+def _state_with_a_lone_surrogate(tmp_path: Path) -> Path:
+    """The example state as a kubectl JSON List whose Pod badsel is named "badsel\\ud800": JSON can escape a
+    lone surrogate (YAML cannot), and the generic reader's json.loads reads it, as no UTF-8 encoder writes it."""
+    state = (ROOT / "examples" / "cluster" / "state.yaml").read_text(encoding="utf-8")
+    items = [item for document in yaml.safe_load_all(state) if document for item in document.get("items", [document])]
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+    assert text.count('"name": "badsel"') == 1
+    path = tmp_path / "state.json"
+    path.write_text(text.replace('"name": "badsel"', '"name": "badsel\\ud800"'), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("output_format", FORMATS)
+def test_a_lone_surrogate_from_the_cluster_state_is_escaped_in_every_format(tmp_path: Path, output_format: str) -> None:
+    """A report holding a lone surrogate could not be written (UnicodeEncodeError: a traceback, found by a
+    mutation fuzzer of state files): it is shown as the escape \\ud800, and JSON holds the exact value."""
+    state = _state_with_a_lone_surrogate(tmp_path)
+    output = _report(output_format, "audit", "--cluster-state", str(state), cwd=tmp_path)
+    output.encode("utf-8")  # what was written is UTF-8
+    if output_format == "json":
+        names = {f["object"]["name"] for f in json.loads(output)["findings"] if f["rule"] == "node-selector-mismatch"}
+        assert names == {"badsel\ud800"}
+    elif output_format == "sarif":
+        log = assert_valid_sarif(output)
+        names = {r["locations"][0]["logicalLocations"][0]["fullyQualifiedName"] for r in log["runs"][0]["results"]}
+        assert "Pod/default/badsel\\ud800" in names, names
+    else:
+        assert "badsel\\ud800" in output, output
+
+
+def test_a_snapshot_of_a_lone_surrogate_is_refused_with_a_message(tmp_path: Path) -> None:
+    """The snapshot's reader refuses a lone surrogate, so the writer does not write one: exit 2, not a traceback."""
+    done = run_cli("snapshot", "--cluster-state", str(_state_with_a_lone_surrogate(tmp_path)), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "holds text that is not Unicode (a lone surrogate" in done.stderr, done.stderr

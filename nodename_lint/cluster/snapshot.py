@@ -207,6 +207,16 @@ def _public(record: Any) -> dict[str, Any]:
 
 def snapshot_text(state: ClusterState, source: str) -> str:
     """The snapshot of a cluster state, one node, usage or Pod per line."""
+    try:
+        return _snapshot_text(state, source)
+    except UnicodeEncodeError:  # JSON's "\ud800" read by the generic reader; the snapshot's reader refuses one
+        raise UsageError(
+            f"the cluster state from {source} holds text that is not Unicode (a lone surrogate, such as JSON's "
+            '"\\ud800"), which no API server writes: the snapshot is not written'
+        ) from None
+
+
+def _snapshot_text(state: ClusterState, source: str) -> str:
     encode = msgspec.json.Encoder().encode
     nodes = state.nodes
     usage: dict[str, NodeUsage] = {}

@@ -138,7 +138,8 @@ class _Fingerprints:
         identity = f"{obj.kind}/{obj.namespace or ''}/{obj.name}" if obj is not None else ""
         line_text = self._line_text(*finding.code_host_location()[:2]) if uri else ""
         key = "\0".join((finding.rule, uri or finding.file, identity, line_text))
-        digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+        # surrogatepass: a name from a JSON cluster state may hold a lone surrogate, which only the bytes hashed keep
+        digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
         occurrence = self.seen.get(digest, 0) + 1
         self.seen[digest] = occurrence
         return f"{digest}:{occurrence}"
