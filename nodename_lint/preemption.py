@@ -38,7 +38,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
-from .cluster.records import NodeInfo, NodeUsage, PodInfo, PriorityClassInfo, RunningPod
+from .cluster.records import NodeInfo, NodeUsage, PodInfo, PriorityClassInfo, RunningPod, plain_json
 from .model import Path
 from .scheduling import (
     HostPort,
@@ -53,6 +53,7 @@ from .scheduling import (
     scheduler_rejection,
     shortages,
 )
+from .sources import DamagedState
 
 SYSTEM_CRITICAL_PRIORITY = 2_000_000_000  # scheduling.SystemCriticalPriority
 PREEMPT_LOWER = "PreemptLowerPriority"
@@ -163,12 +164,10 @@ def _annotations(pod: PodInfo) -> dict[str, Any]:
     loaded = pod.loaded_annotations
     if loaded is None or isinstance(loaded, dict):
         return loaded or {}
-    import msgspec  # startup: only a state from a JSON dump holds raw annotations
-
-    try:
-        decoded = msgspec.json.decode(loaded)
-    except (msgspec.DecodeError, RecursionError):
-        return {}
+    try:  # a JSON dump's raw annotations
+        decoded = plain_json(loaded)
+    except DamagedState as exc:
+        raise DamagedState(f"the annotations of Pod {pod.namespace}/{pod.name} are {exc}") from None
     return decoded if isinstance(decoded, dict) else {}
 
 

@@ -30,10 +30,11 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import Any, NamedTuple
 
-from .cluster.records import NodeInfo, NodeUsage, PodInfo, plain_container_requests
+from .cluster.records import NodeInfo, NodeUsage, PodInfo, plain_container_requests, plain_json
 from .model import Path
 from .podspec import NODE_NAME_FIELD, REQUIRED_NODE_AFFINITY, required_node_selector_terms
 from .quantity import QuantityError, parse_quantity, request_units, stored_units, written_units
+from .sources import DamagedState
 
 NATIVE_ORDER = ("cpu", "memory", "ephemeral-storage")
 POD_LEVEL_RESOURCES = ("cpu", "memory")  # plus hugepages-*: IsSupportedPodLevelResource
@@ -293,22 +294,32 @@ def _dump_pod_requests(pod: PodInfo, key: Hashable) -> dict[str, int]:
     containers') resources as the file has them, each distinct block parsed once (`_stored_requests`).
     The generic sums took 28 µs a Pod of three containers, and a third of a cluster's Pods have
     sidecars or init containers. A spec with overhead or pod-level resources takes the generic sums."""
-    spec = pod.loaded_spec
+    try:
+        found = _raw_requests(pod.loaded_spec, key)
+    except DamagedState as exc:  # a container's resources that are not UTF-8 text
+        raise DamagedState(f"the spec of Pod {pod.namespace}/{pod.name} is {exc}") from None
+    if found is None:  # overhead or pod-level resources
+        found = pod_requests(pod.spec, lenient=True)
+    if len(_DUMP_REQUESTS) < _DUMP_REQUESTS_LIMIT:
+        _DUMP_REQUESTS[key] = found
+    return found
+
+
+def _raw_requests(spec: Any, key: Hashable) -> dict[str, int] | None:
+    """The requests of a JSON dump's spec (json_dump._Spec) read from its containers' raw `resources` under
+    its `usage_key`; None for a spec with overhead or pod-level resources."""
     if (plain := spec.plain_container_requests(key)) is not None:
         found: dict[str, int] = {}
         _add_requests(found, plain)
-    elif (blocks := spec.resource_blocks(key)) is not None:
+        return found
+    if (blocks := spec.resource_blocks(key)) is not None:
         containers, init_containers = blocks
         total = aggregate_requests(
             map(_stored_requests, containers),
             ((_stored_requests(resources), sidecar) for resources, sidecar in init_containers),
         )
-        found = {resource: math.ceil(amount) for resource, amount in total.items() if amount}
-    else:  # overhead or pod-level resources
-        found = pod_requests(pod.spec, lenient=True)
-    if len(_DUMP_REQUESTS) < _DUMP_REQUESTS_LIMIT:
-        _DUMP_REQUESTS[key] = found
-    return found
+        return {resource: math.ceil(amount) for resource, amount in total.items() if amount}
+    return None
 
 
 # _resource_list of a container's `resources` by its bytes in a JSON dump (a cluster's workloads
@@ -319,13 +330,7 @@ _STORED_REQUESTS: dict[bytes, dict[str, Units]] = {}
 def _stored_requests(resources: bytes) -> dict[str, Units]:
     found = _STORED_REQUESTS.get(resources)
     if found is None:
-        import msgspec  # startup: only a JSON dump's specs hold the bytes
-
-        try:
-            decoded = msgspec.json.decode(resources)
-        except (msgspec.DecodeError, RecursionError):  # valid JSON already; nested too deeply to read
-            decoded = None
-        found = _resource_list(decoded, (), lenient=True)
+        found = _resource_list(plain_json(resources), (), lenient=True)
         if len(_STORED_REQUESTS) < _DUMP_REQUESTS_LIMIT:
             _STORED_REQUESTS[resources] = found
     return found

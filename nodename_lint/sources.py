@@ -37,6 +37,12 @@ class UsageError(Exception):
     """A problem with what the user asked for (exit code 2)."""
 
 
+class DamagedState(UsageError):
+    """Damage in a cluster state file found only once a rule read a part its reading had kept raw (a JSON
+    dump's Pod specs: the List's decoding checks their syntax, not that they are UTF-8). The command that
+    loaded the file names it (commands.options.report_usage_error)."""
+
+
 class Source(NamedTuple):
     """One input: a file path (as the user will read it) or stdin."""
 

@@ -208,6 +208,12 @@ def test_nodes_only_state_skips_the_rules_that_need_more(tmp_path):
             ":7:",
             "spec.taints is not a list",
         ),
+        (
+            "apiVersion: v1\nkind: List\nitems:\n  - kind: Node\n    metadata: {name: a}\n    spec:\n"
+            "      taints:\n        - {key: {a: 1}, effect: NoSchedule}\n",
+            ":8:",
+            "Node a: spec.taints[0].key is not a string",
+        ),
         ("apiVersion: v1\nkind: List\nitems: []\n", "", "has no Node objects"),
         ("- just\n- a list\n", "", "not a Kubernetes object or List"),
         # as kubectl reads it (tests/test_kubectl_yaml_oracle.py): a value that does not fit its tag is an error,
@@ -243,6 +249,8 @@ def test_state_yaml_reads_scalars_as_kubectl_does():
               name: n1
               labels: {flag: =, built: 2024-01-02, enabled: yes, version: 1.20}
               creationTimestamp: 2024-01-02T03:04:05Z
+            spec:
+              taints: [{key: gpu, value: 1, effect: NoSchedule, timeAdded: null}]
             status:
               allocatable: {cpu: 4, memory: 1e3}
         """),
@@ -251,6 +259,7 @@ def test_state_yaml_reads_scalars_as_kubectl_does():
     node = state.nodes["n1"]
     assert node.labels == {"flag": "=", "built": "2024-01-02", "enabled": "true", "version": "1.2"}
     assert node.capacity == {"cpu": 4000, "memory": 1000}
+    assert node.taints == [{"key": "gpu", "value": "1", "effect": "NoSchedule", "timeAdded": None}]
 
 
 def test_partial_pod_knowledge_is_said_in_no_node_fits():

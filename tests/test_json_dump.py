@@ -242,6 +242,10 @@ def test_items_of_a_typed_list_take_its_kind() -> None:
         ([node(0), {"kind": "Pod", "metadata": "p", "spec": {}}], "metadata is not a mapping"),
         ([node(0), {"kind": "Pod", "metadata": {"namespace": "a"}, "spec": {}}], "a Pod has no metadata.name"),
         ([{**node(0), "spec": {"taints": "none"}}], "spec.taints is not a list of mappings"),
+        (  # the rules hash a taint's key: a list as a key was an internal error of untolerated-taint (fuzzer)
+            [{**node(0), "spec": {"taints": [{"key": [None], "effect": "NoSchedule"}]}}],
+            r"Node node-00000: spec.taints\[0\].key is not a string",
+        ),
         ([node(0), {"kind": "Namespace", "metadata": {"name": 5}}], "a Namespace has no metadata.name"),
         (
             [node(0), {"kind": "Pod", "metadata": {"name": "p", "namespace": 3}, "spec": {}}],
@@ -450,6 +454,86 @@ def test_odd_shapes_never_raise_and_read_as_the_generic_reader_reads_them(change
         assert _as_data(fast) == _as_data(generic)
         assert fast.usage("node-00000") == generic.usage("node-00000")
         assert fast.port_holders("node-00000") == generic.port_holders("node-00000")
+
+
+_BIG, _SURROGATE = "@1e999@", "@lone surrogate@"  # written in as JSON that msgspec refuses and json reads
+
+
+def _with_odd_json(items: list[Any]) -> bytes:
+    """A dump holding 1e999 (json reads inf) and a lone surrogate's escape where the items say so."""
+    return _dump(items).replace(f'"{_BIG}"'.encode(), b"1e999").replace(_SURROGATE.encode(), b"\\ud800")
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["requests", "limits", "annotations", "allocatable", "labels", "conditions", "template", "taint"],
+)
+@pytest.mark.parametrize("odd", [_BIG, _SURROGATE])
+def test_json_that_msgspec_refuses_reads_as_the_generic_reader_reads_it(where: str, odd: str) -> None:
+    """A number past a float's range or a lone surrogate is valid JSON that msgspec refuses and json reads (as
+    inf, as the surrogate). The fast path keeps much of a Pod raw and reads it when a rule asks: it read such a
+    value as nothing, or raised while a rule read it (an internal error, found by a mutation fuzzer)."""
+    rng = random.Random(5)
+    items: list[Any] = [node(0), node(1)]
+    running = pod(0, 1, rng)
+    running["metadata"]["ownerReferences"] = [{"kind": "ReplicaSet", "name": "web-1", "controller": True}]
+    container = running["spec"]["containers"][0]
+    replicaset = {
+        "kind": "ReplicaSet",
+        "metadata": {"name": "web-1", "namespace": running["metadata"]["namespace"]},
+        "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}},
+    }
+    if where in ("requests", "limits"):
+        container["resources"] = {"requests": {"cpu": "100m"}, where: {"memory": odd}}
+    elif where == "annotations":
+        running["metadata"]["annotations"] = {"note": odd, "kubernetes.io/config.mirror": "x"}
+        running["spec"]["priority"] = 1
+    elif where == "template":
+        replicaset["spec"]["template"]["spec"]["containers"][0]["image"] = odd
+    elif where == "taint":
+        items[0]["spec"] = {"taints": [{"key": "k", "value": odd, "effect": "NoSchedule"}]}
+    else:
+        block = items[0]["metadata"] if where == "labels" else items[0]["status"]
+        if where == "conditions":
+            block[where].append({"type": "Odd", "status": "True", "message": odd})
+        else:
+            block[where] = {**block[where], "odd": odd}
+    items += [running, replicaset]
+    data = _with_odd_json(items)
+    fast, generic = _both_ways(data)
+    if odd == _SURROGATE or where == "taint":  # in what the List's decoding reads: the generic reader reads the file
+        assert fast is None
+    else:  # kept raw, read when a rule asks
+        assert fast is not None
+        assert _as_data(fast) == _as_data(generic)
+
+
+def test_bytes_that_are_not_utf8_in_a_pod_read_late_are_the_files_error(tmp_path: Path) -> None:
+    """The List's decoding checks the syntax of what it keeps raw, not its encoding, so bytes that are not
+    UTF-8 inside a Pod's resources surface when a rule sums them: the run exits 2 naming the file and the Pod
+    (it was an internal error of the rule), as the generic reader refuses the file."""
+    from click.testing import CliRunner
+
+    from nodename_lint.cli import main
+
+    rng = random.Random(5)
+    running = pod(0, 1, rng)
+    running["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "@bad@"}}
+    state = tmp_path / "dump.json"
+    state.write_bytes(_dump([node(0), running]).replace(b"@bad@", b"1\xff"))
+    manifest = tmp_path / "pinned.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: m}\nspec:\n  nodeName: node-00000\n"
+        "  containers: [{name: c, image: i, resources: {requests: {cpu: 100m}}}]\n"
+    )
+    for command in ([str(manifest)], ["snapshot", "-o", str(tmp_path / "snap.json")]):
+        result = CliRunner().invoke(main, [*command, "--cluster-state", str(state)])
+        assert result.exit_code == 2, result.output
+        pod_name = f"{running['metadata']['namespace']}/{running['metadata']['name']}"
+        assert result.output.strip().endswith(
+            f"{state}: not a valid cluster state: the spec of Pod {pod_name} is not UTF-8 or UTF-16 text"
+        ), result.output
+        assert "Traceback" not in result.output and "internal error" not in result.output
 
 
 def _workload_groups(state: ClusterState, namespace: str, workload: str) -> list[tuple[list[str], bool]]:

@@ -259,6 +259,10 @@ def test_snapshot_of_another_version_is_refused(tmp_path: Path, version: int) ->
     "change, problem",
     [
         (('"taints":[]', '"taints":"none"'), "Expected `array`, got `str` - at `$.nodes[1].taints`"),
+        (  # the rules hash a taint's key: a list there was an internal error of untolerated-taint (fuzzer)
+            ('"taints":[]', '"taints":[{"key":[null],"effect":"NoSchedule"}]'),
+            "a taint of node 'kind-worker' has a key, value or effect that is not a string",
+        ),
         (('"pods":{', '"pods":['), "not a valid nodename-lint cluster snapshot"),
     ],
 )
@@ -289,7 +293,7 @@ def _alias_bomb_in_taints(levels: int) -> str:
         "      effect: NoSchedule",
         "      l0: &l0 [x, x, x, x, x, x, x, x, x, x]",
         *(f"      l{level}: &l{level} [{', '.join([f'*l{level - 1}'] * 10)}]" for level in range(1, levels)),
-        f"    - {{key: b, effect: NoSchedule, value: *l{levels - 1}}}",
+        f"    - {{key: b, effect: NoSchedule, extra: *l{levels - 1}}}",
         "  status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}",
     ]
     return "\n".join(lines) + "\n"

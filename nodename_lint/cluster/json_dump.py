@@ -24,15 +24,17 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from ..sources import DamagedState
 from .objects import (
     Holder,
     StateError,
+    is_text_taint,
     node_from_object,
     priority_class_from_object,
     runtime_class_from_object,
     state_from_kinds,
 )
-from .records import LABELS, TERMINATED_PHASES, NodeInfo, OwnerKey, PodInfo, TemplateInfo
+from .records import LABELS, TERMINATED_PHASES, NodeInfo, OwnerKey, PodInfo, TemplateInfo, plain_json
 from .state import ClusterState
 from .templates import HOLDER_KINDS, REVISION_LABEL, holder_from_object, owner_key, template_key
 
@@ -227,7 +229,7 @@ class _Spec(msgspec.Struct, gc=False, omit_defaults=True):
                 continue
             if listed:  # else [] or null: the bytes say the same
                 spec = msgspec.structs.replace(spec, **{field: listed})
-        decoded = msgspec.json.decode(_ENCODE_KEY(spec))
+        decoded = plain_json(_ENCODE_KEY(spec))
         assert isinstance(decoded, dict)  # a struct encodes as an object
         return decoded
 
@@ -250,8 +252,9 @@ def _requests(resources: msgspec.Raw | bytes) -> Any:
     """A container's `resources.requests` from its bytes (None unless `resources` is a mapping)."""
     try:
         decoded = _RESOURCES.decode(resources)
-    except (msgspec.DecodeError, RecursionError):  # not a mapping (or nested deeper than can be read)
-        return None
+    except (msgspec.DecodeError, RecursionError):  # not a mapping, a value msgspec does not hold (1e999)...
+        plain = plain_json(resources)
+        return plain.get("requests") if isinstance(plain, dict) else None
     return None if decoded is None else decoded.requests
 
 
@@ -384,7 +387,15 @@ def _decoded_piece(data: bytearray | mmap, start: int, end: int) -> list[_Item] 
 
 
 def state_from_json_dump(data: bytes | str | bytearray | mmap, source: str) -> ClusterState | None:
-    """The ClusterState of a kubectl JSON List; None when the file is not one of the plain shape."""
+    """The ClusterState of a kubectl JSON List; None when the file is not one of the plain shape, or holds bytes
+    the generic reader refuses (it then says where)."""
+    try:
+        return _dump_state(data, source)
+    except DamagedState:  # found while loading, in bytes kept raw: not UTF-8 text
+        return None
+
+
+def _dump_state(data: bytes | str | bytearray | mmap, source: str) -> ClusterState | None:
     read = _read_dump(data)
     if read is None:
         return None
@@ -586,8 +597,9 @@ def _owner_of(
             if kind in ("StatefulSet", "DaemonSet"):
                 try:
                     revision = _REVISION.decode(metadata.labels).revision
-                except msgspec.DecodeError:
-                    revision = None
+                except msgspec.DecodeError:  # not a mapping, or not read as the generic reader reads it
+                    labels = plain_json(metadata.labels)
+                    revision = labels.get(REVISION_LABEL) if isinstance(labels, dict) else None
                 return owner, template_key(owner, revision)
             return owner, None
     return None, None
@@ -616,10 +628,7 @@ def _holder_object(kind: str, item: _Item) -> dict[str, Any]:
     """A ReplicaSet or ControllerRevision item as the API object holder_from_object reads."""
     metadata = item.metadata or _Metadata()
     template = item.spec.template if item.spec is not None else _NULL
-    try:  # valid JSON already; RecursionError: nested too deeply to read, so no template
-        template, data = (msgspec.json.decode(raw) for raw in (template, item.data))
-    except (msgspec.DecodeError, RecursionError):
-        return {}
+    template, data = (plain_json(raw) for raw in (template, item.data))
     references = msgspec.to_builtins(metadata.ownerReferences)
     return {
         "kind": kind,
@@ -648,7 +657,7 @@ def _conditions(raw: msgspec.Raw) -> Any:
     try:
         conditions = _CONDITIONS.decode(raw)
     except (msgspec.DecodeError, RecursionError):  # ValidationError too
-        return msgspec.json.decode(raw)
+        return plain_json(raw)
     return None if conditions is None else [{"type": found.type, "status": found.status} for found in conditions]
 
 
@@ -658,7 +667,7 @@ def _system_info(raw: msgspec.Raw) -> Any:
     try:
         info = _SYSTEM_INFO.decode(raw)
     except (msgspec.DecodeError, RecursionError):
-        return msgspec.json.decode(raw)
+        return plain_json(raw)
     return None if info is None else {"operatingSystem": info.operatingSystem}
 
 
@@ -667,14 +676,14 @@ _ALLOCATABLE = msgspec.json.Decoder(dict[str, Any] | None)
 
 def _node_record(item: _Item) -> NodeInfo:
     """objects.node_from_object of a Node item, read from the structs when the Node is of the usual shape
-    (labels of strings, conditions a list of mappings, a mapping of nodeInfo and of allocatable, taints a list
-    of mappings), else through the generic reader's checks (`_as_object`), which also raise its errors: the
-    generic conversion decoded each Node's labels into plain values and copied them once more (19 µs a Node,
-    10 here; 5,000 Nodes of 20 labels)."""
+    (labels of strings, conditions a list of mappings, a mapping of nodeInfo and of allocatable, taints of
+    text: objects.is_text_taint), else through the generic reader's checks (`_as_object`), which also raise
+    its errors: the generic conversion decoded each Node's labels into plain values and copied them once more
+    (19 µs a Node, 10 here; 5,000 Nodes of 20 labels)."""
     metadata, spec, status = item.metadata, item.spec, item.status
     name = None if metadata is None else metadata.name
     taints = [] if spec is None or spec.taints is msgspec.UNSET or not spec.taints else spec.taints
-    if name.__class__ is str and name and taints.__class__ is list and all(map(_is_mapping, taints)):
+    if name.__class__ is str and name and taints.__class__ is list and all(map(is_text_taint, taints)):
         assert metadata is not None  # for mypy: the name was read from it
         status = status or _Status()
         try:
@@ -698,20 +707,16 @@ def _node_record(item: _Item) -> NodeInfo:
     return node_from_object(_as_object(item))
 
 
-def _is_mapping(value: Any) -> bool:
-    return value.__class__ is dict
-
-
 def _as_object(item: _Item) -> dict[str, Any]:
     """A Node, RuntimeClass or PriorityClass item as the API object the generic record readers take (a few
     thousand), with what they read of a Node's conditions and nodeInfo alone."""
     metadata = item.metadata or _Metadata()
     status = item.status or _Status()
     fields = {
-        "metadata": {"name": metadata.name, "labels": msgspec.json.decode(metadata.labels)},
+        "metadata": {"name": metadata.name, "labels": plain_json(metadata.labels)},
         "spec": None if item.spec is None else _node_spec(item.spec),
         "status": {
-            "allocatable": msgspec.json.decode(status.allocatable),
+            "allocatable": plain_json(status.allocatable),
             "conditions": _conditions(status.conditions),
             "nodeInfo": _system_info(status.nodeInfo),
         },

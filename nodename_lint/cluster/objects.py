@@ -69,6 +69,36 @@ def _strings(obj: Any, mapping: dict[str, Any], path: tuple[str | int, ...]) -> 
     return labels
 
 
+_TAINT_TEXT = ("key", "value", "effect")  # what the rules compare of a taint, and hash (the key and the effect)
+_TEXT = frozenset({str, type(None)})
+
+
+def is_text_taint(taint: Any) -> bool:
+    """A mapping whose key, value and effect are strings or null, as in every taint the API holds (unrolled:
+    a snapshot's load asks it of every taint)."""
+    if taint.__class__ is not dict:
+        return False
+    get = taint.get
+    return get("key").__class__ in _TEXT and get("value").__class__ in _TEXT and get("effect").__class__ in _TEXT
+
+
+def _taint(obj: Any, node: str, index: int, taint: dict[Any, Any]) -> dict[Any, Any]:
+    """A taint whose key, value and effect are text (YAML numbers or booleans read as kubectl would send them);
+    a mapping or a list there is a StateError: the rules hash and compare them (a list as the key made
+    untolerated-taint raise)."""
+    if is_text_taint(taint):
+        return taint
+    fields = dict(taint)
+    for field in _TAINT_TEXT:
+        value = fields.get(field)
+        if isinstance(value, (dict, list)):
+            where = ("spec", "taints", index, field)
+            raise StateError(obj, where, f"Node {node}: spec.taints[{index}].{field} is not a string")
+        if value.__class__ not in _TEXT:
+            fields[field] = json.dumps(value)
+    return fields
+
+
 def node_from_object(obj: Any) -> NodeInfo:
     """A NodeInfo from a Node object; raises StateError when its shape is wrong."""
     _, name = name_of(obj, "Node")
@@ -76,6 +106,7 @@ def node_from_object(obj: Any) -> NodeInfo:
     taints = spec.get("taints") or []
     if not isinstance(taints, list) or not all(isinstance(t, dict) for t in taints):
         raise StateError(obj, ("spec", "taints"), f"Node {name}: spec.taints is not a list of mappings")
+    taints = [_taint(obj, name, index, taint) for index, taint in enumerate(taints)]
     conditions = _mapping(obj, obj, ("status",)).get("conditions") or []
     if not isinstance(conditions, list):
         raise StateError(obj, ("status", "conditions"), f"Node {name}: status.conditions is not a list")

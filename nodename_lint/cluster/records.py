@@ -16,8 +16,31 @@ import msgspec
 from msgspec.structs import astuple
 
 from ..quantity import QuantityError, request_value
+from ..sources import DamagedState
 
 TERMINATED_PHASES = frozenset({"Succeeded", "Failed"})
+
+
+def plain_json(raw: msgspec.Raw | bytes) -> Any:
+    """JSON a dump's reading kept raw, as plain values, as the generic reader (from_file._parse) reads the
+    file: msgspec, else json, which holds what msgspec refuses of valid JSON (1e999 as inf, a lone
+    surrogate's escape). Bytes that are not UTF-8 are DamagedState, as the generic reader refuses them."""
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        pass
+    except RecursionError:  # the decoding read it whole, less deep in the stack than a rule
+        raise DamagedState("nested too deeply") from None
+    import json  # startup: only a damaged or odd dump gets here
+
+    try:
+        return json.loads(bytes(raw))
+    except UnicodeDecodeError:
+        raise DamagedState("not UTF-8 or UTF-16 text") from None
+    except json.JSONDecodeError as exc:  # control characters in a string, which the decoding let through raw
+        raise DamagedState(f"not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise DamagedState("nested too deeply") from None
 
 
 @dataclass(slots=True)
@@ -182,7 +205,10 @@ class PodInfo(msgspec.Struct, gc=False):
     @property
     def spec(self) -> dict[str, Any]:
         if self.loaded_spec.__class__ is not dict:  # a JSON dump's structs (json_dump._Spec)
-            self.loaded_spec = self.loaded_spec.plain()
+            try:
+                self.loaded_spec = self.loaded_spec.plain()
+            except DamagedState as exc:
+                raise DamagedState(f"the spec of Pod {self.namespace}/{self.name} is {exc}") from None
         return self.loaded_spec
 
     @property

@@ -63,6 +63,7 @@ from msgspec.structs import astuple
 
 from ..safe_text import json_escaped
 from ..sources import UsageError
+from .objects import is_text_taint
 from .records import (
     NodeInfo,
     NodeUsage,
@@ -346,6 +347,11 @@ def load_snapshot(content: str | bytes | mmap, display: str) -> ClusterState:
         for saved in snapshot.nodes:
             fields = list(astuple(saved))  # NodeInfo's public fields in their order: 3 µs a node less than by name
             fields[_LABELS_FIELD] = SavedLabels(saved.labels, saved.name, refuse)
+            if saved.taints and not all(map(is_text_taint, saved.taints)):  # the rules hash a key and an effect
+                raise UsageError(
+                    f"{display}: not a valid nodename-lint cluster snapshot: a taint of node {saved.name!r} has a "
+                    "key, value or effect that is not a string"
+                )
             nodes[saved.name] = NodeInfo(*fields)
     _refuse_unknown_nodes(display, nodes, snapshot.usage, snapshot.ports)
     pods: Callable[[], dict[str, Any]] | None

@@ -35,7 +35,8 @@ from collections.abc import Container, Iterable, Mapping
 from typing import Any
 
 from ..quantity import QuantityError, parse_quantity
-from .records import OwnerKey, PodInfo, TemplateInfo
+from ..sources import DamagedState
+from .records import OwnerKey, PodInfo, TemplateInfo, plain_json
 
 DEPLOYMENT_HASH_LABEL = "pod-template-hash"  # apps.DefaultDeploymentUniqueLabelKey
 REVISION_LABEL = "controller-revision-hash"  # apps.ControllerRevisionHashLabelKey (StatefulSet and DaemonSet)
@@ -175,12 +176,19 @@ def _digest(template: dict[str, Any], owned: bool) -> str:
 
 
 def digest_of_json(template: bytes) -> str:
-    """template_digest of a template kept as compact JSON (records.TemplateInfo)."""
+    """template_digest of a template kept as compact JSON (records.TemplateInfo): `_compact`'s, or a JSON dump's
+    bytes as the file has them, read as the generic reader reads a file and kept as it keeps a template when
+    msgspec refuses them (1e999, which the generic reader reads as inf and `_compact` writes as null)."""
     import msgspec
 
     try:
         value = msgspec.json.decode(template)
-    except (msgspec.DecodeError, RecursionError):
+    except msgspec.DecodeError:
+        try:
+            value = plain_json(_compact(plain_json(template)))
+        except DamagedState as exc:  # a dump's ReplicaSet template, kept raw
+            raise DamagedState(f"a Pod template of a ReplicaSet is {exc}") from None
+    except RecursionError:
         return ""
     return template_digest(value, owned=True) if isinstance(value, dict) else ""
 

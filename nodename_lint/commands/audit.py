@@ -115,7 +115,7 @@ def audit_command(
         failing = any(SEVERITY_RANK[finding.severity] >= threshold for finding in result.findings)
         code = EXIT_FINDINGS if failing and not exit_zero else EXIT_CLEAN
     except UsageError as exc:
-        report_usage_error(exc)
+        report_usage_error(exc, cluster_state)
         code = EXIT_USAGE
     sys.exit(code)
 

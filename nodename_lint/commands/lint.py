@@ -230,7 +230,7 @@ def lint_command(
             fail_if_no_objects=fail_if_no_objects_found,
         )
     except UsageError as exc:
-        report_usage_error(exc)
+        report_usage_error(exc, cluster_state)
         code = EXIT_USAGE
     sys.exit(code)
 

@@ -10,7 +10,7 @@ import click
 from ..clitypes import Duration, complete_contexts, complete_rule_ids
 from ..report import FORMATS
 from ..safe_text import note
-from ..sources import UsageError
+from ..sources import DamagedState, UsageError
 
 # Startup: every import inside a function of this module is deliberate (tests/test_imports.py): a
 # command loads only what it uses.
@@ -205,9 +205,13 @@ def format_output_options(command: Any) -> Any:
     return command
 
 
-def report_usage_error(exc: UsageError) -> None:
-    """One stderr line per problem (a config file may have several), each escaped (safe_text.note)."""
-    for line in str(exc).splitlines():
+def report_usage_error(exc: UsageError, state_file: str | None = None) -> None:
+    """One stderr line per problem (a config file may have several), each escaped (safe_text.note); damage a
+    rule found in `--cluster-state FILE` (`state_file`) names the file."""
+    text = str(exc)
+    if isinstance(exc, DamagedState) and state_file is not None:
+        text = f"{state_file}: not a valid cluster state: {text}"
+    for line in text.splitlines():
         note(line)
 
 

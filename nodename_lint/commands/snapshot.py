@@ -76,7 +76,7 @@ def snapshot_command(
         note(f"{output}: cannot write the snapshot: {exc.strerror or exc}")
         sys.exit(EXIT_USAGE)
     except UsageError as exc:
-        report_usage_error(exc)
+        report_usage_error(exc, cluster_state)
         sys.exit(EXIT_USAGE)
     if output:
         note(
