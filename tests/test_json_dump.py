@@ -536,6 +536,29 @@ def test_bytes_that_are_not_utf8_in_a_pod_read_late_are_the_files_error(tmp_path
         assert "Traceback" not in result.output and "internal error" not in result.output
 
 
+@pytest.mark.parametrize(
+    "metadata",
+    [
+        pytest.param({"name": "web-1", "namespace": [["default"]]}, id="namespace a list"),
+        pytest.param({"name": "web-1", "namespace": 3}, id="namespace a number"),
+        pytest.param({"name": ["web-1"], "namespace": "default"}, id="name a list"),
+        pytest.param({"name": 1, "namespace": "default"}, id="name a number"),
+    ],
+)
+def test_a_template_holder_of_odd_metadata_is_skipped_as_the_generic_reader_skips_it(metadata: dict[str, Any]) -> None:
+    """A ReplicaSet whose namespace was a list raised while the holders were matched with the running Pods'
+    templates (unhashable; found by tests/test_state_mutations.py)."""
+    running = pod(0, 1, random.Random(3))
+    running["metadata"].update(
+        namespace="default", ownerReferences=[{"kind": "ReplicaSet", "name": "web-1", "controller": True}]
+    )
+    template = {"spec": {"containers": [{"name": "c", "image": "i"}]}}
+    holder = {"kind": "ReplicaSet", "metadata": metadata, "spec": {"template": template}}
+    fast, generic = _both_ways(_dump([node(0), running, holder]))
+    assert fast is not None
+    assert _as_data(fast) == _as_data(generic)
+
+
 def _workload_groups(state: ClusterState, namespace: str, workload: str) -> list[tuple[list[str], bool]]:
     return [([pod.name for pod in group], certain) for group, certain in state.workload_pods(namespace, workload)]
 

@@ -417,10 +417,11 @@ def _dump_state(data: bytes | str | bytearray | mmap, source: str) -> ClusterSta
     for kind in HOLDER_KINDS:
         for item in others[kind]:
             metadata = item.metadata
-            if metadata is None or owner_key(kind, str(metadata.name)) not in used.get(
-                metadata.namespace or "default", ()
-            ):
-                continue  # a Deployment's old ReplicaSets: not read
+            if metadata is None or metadata.name.__class__ is not str or not metadata.name:
+                continue  # as holder_from_object skips it
+            namespace = metadata.namespace or "default"
+            if namespace.__class__ is not str or owner_key(kind, metadata.name) not in used.get(namespace, ()):
+                continue  # a Deployment's old ReplicaSets: not read (a namespace not a string: as holder_from_object)
             if kind == "ReplicaSet" and item.spec is not None and item.spec.template != _NULL:
                 holder = _replicaset_holder(item, metadata, kind)  # its template's bytes, as they are
             else:
