@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from lsprotocol import types as lsp
 from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
 
@@ -371,6 +373,28 @@ async def test_a_cluster_state_linked_out_of_the_workspace_is_not_read(tmp_path:
         assert {d.code for d in await diagnostics(client, uri)} == {"nodename-on-pod"}  # no cluster state
         errors = [m.message for m in client.messages if m.type == lsp.MessageType.Error]
         assert any(f"nodename-lint.clusterState {workspace / 'state.yaml'}: a symlink to" in m for m in errors), errors
+
+
+@pytest.mark.asyncio
+async def test_damage_a_rule_finds_in_the_cluster_state_turns_the_cluster_rules_off(tmp_path: Path) -> None:
+    """A JSON dump's Pod read when first needed, holding bytes that are not UTF-8: the lint of the document
+    raised out of the server's handler, and no diagnostics came. Now the editor is told, naming the file and
+    the Pod, and the document is linted without the cluster rules."""
+    items = [item for doc in yaml.safe_load_all(STATE.read_text()) if doc for item in doc.get("items", [doc])]
+    [running] = [i for i in items if i["kind"] == "Pod" and i["metadata"]["name"] == "coredns-668d6bf9bc-4xk2p"]
+    running["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "@bad@"}}
+    state = tmp_path / "dump.json"
+    state.write_bytes(json.dumps({"kind": "List", "items": items}).encode().replace(b"@bad@", b"1\xff"))
+    async with language_server(tmp_path, {"clusterState": str(state)}) as client:
+        uri = open_document(client, tmp_path / "pinned.yaml", GHOST.replace("kind-wroker", "kind-worker"))
+        assert "nodename-on-pod" in {d.code for d in await diagnostics(client, uri)}
+        errors = [m.message for m in client.messages if m.type == lsp.MessageType.Error]
+        assert any(
+            f"the cluster state from file {state}: the spec of Pod kube-system/coredns-668d6bf9bc-4xk2p is not UTF-8"
+            in message
+            and "the cluster rules are off" in message
+            for message in errors
+        ), errors
 
 
 @pytest.mark.asyncio

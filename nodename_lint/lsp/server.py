@@ -30,7 +30,7 @@ from ..registry import all_rules
 from ..report.locations import rule_doc_url
 from ..rule import Context
 from ..safe_text import one_line, visible_lines
-from ..sources import MANIFEST_SUFFIXES, UsageError, is_excluded, is_static_pod_path
+from ..sources import MANIFEST_SUFFIXES, DamagedState, UsageError, is_excluded, is_static_pod_path
 from ..suppress import comment_edit
 from .hover import hover_markdown
 from .spans import NodeEnds, Span, finding_span
@@ -109,6 +109,10 @@ class NodenameLintServer(LanguageServer):
         self.window_show_message(lsp.ShowMessageParams(type=kind, message=f"nodename-lint: {shown}"))
 
     # --- configuration and cluster ------------------------------------------------------------
+    def cluster_off(self, problem: str) -> None:
+        """Say why the cluster state cannot be read: the cluster rules stay off until it is read again."""
+        self.tell(f"{problem}; the cluster rules are off until it can be read (fix it, then run {REFRESH_COMMAND})")
+
     async def read_settings(self) -> None:
         """Ask the client for `nodename-lint.*`; a client that cannot answer, or has none set, keeps
         what initializationOptions gave (for clients whose settings only reach the server that way)."""
@@ -145,10 +149,7 @@ class NodenameLintServer(LanguageServer):
             elif settings.context:
                 state.cluster, state.live_namespace = await asyncio.to_thread(_read_live, settings.context)
         except UsageError as exc:
-            self.tell(
-                f"{exc}; the cluster rules are off until it can be read "
-                f"(fix it, then run the command {REFRESH_COMMAND})"
-            )
+            self.cluster_off(str(exc))
             return "no cluster state"
         cluster = state.cluster
         if cluster is None:
@@ -189,7 +190,17 @@ class NodenameLintServer(LanguageServer):
         result.linter = linter
         result.is_static_pod = is_static_pod_path(path, config.static_pod_dirs)
         documents = list(iter_documents([text], split_lists=True, limits=linter.limits))
-        file_result = linter.lint_documents(documents, path, result.is_static_pod)
+        try:
+            file_result = linter.lint_documents(documents, path, result.is_static_pod)
+        except UsageError as exc:  # damage a rule found in a part of the cluster state read when first needed
+            cluster = self.state.cluster
+            if cluster is None:
+                raise
+            self.state.cluster = None
+            self.cluster_off(
+                f"the cluster state from {cluster.source}: {exc}" if isinstance(exc, DamagedState) else str(exc)
+            )
+            return self.lint(document)
         result.findings = linter.collect([file_result]).findings
         return result, documents
 
