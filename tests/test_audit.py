@@ -465,10 +465,12 @@ items:
 - apps/v1
 - {apiVersion: batch/v1, kind: CronJob, metadata: {name: cj},
    spec: {jobTemplate: {spec: {template: {spec: {nodeName: [x]}}}}}}
+- {apiVersion: v1, kind: {cpu: 1e400}, metadata: {name: k}}
 """
 
 
 def test_odd_objects_in_a_state_file_never_end_in_a_traceback(tmp_path: Path) -> None:
+    """A kind that is a mapping raised while the objects were sorted by kind (tests/test_state_mutations.py)."""
     (tmp_path / "state.yaml").write_text(BAD_STATE)
     result = run_cli("audit", "--cluster-state", str(tmp_path / "state.yaml"))
     assert "Traceback" not in result.stderr and result.returncode in (0, 1, 2), result.stderr

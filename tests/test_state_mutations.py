@@ -2,12 +2,14 @@
 
 A state file is as untrusted as a manifest (a pull request can change the one CI lints against), and three
 readers take it: the snapshot's, the kubectl JSON List's fast path (which keeps most of each Pod raw and
-reads it when a rule asks) and the generic reader. Each case here takes the example cluster in one of the
-three forms and changes one to three values, characters or lines of it: a value swapped for another JSON
-type, a number msgspec refuses (`1e999`), a lone surrogate's escape, nesting, bytes that are not UTF-8, a
-line cut or doubled, the file cut short. A first run of these found four crashes: a report that could not
-be written (a lone surrogate), `1e999` in a Pod's resources read late (an internal error of the rules), a
-taint keyed by a list (likewise), and SARIF fingerprints of a lone surrogate.
+reads it when a rule asks) and the generic reader; `audit` has its own. Each case takes the example cluster
+in one of three forms (YAML, a JSON List, a snapshot) and changes one to three values, characters or lines:
+a value swapped for another JSON type, a number msgspec refuses (`1e999`), a lone surrogate's escape,
+nesting, bytes that are not UTF-8, a line cut or doubled, the file cut short. Then it lints manifests
+against the file, audits it or writes its snapshot. The first sweeps found six crashes: a report that could
+not be written (a lone surrogate), and SARIF fingerprints of one; `1e999` in a Pod's resources read late
+and a taint keyed by a list (internal errors of the rules); a ReplicaSet whose namespace was a list, and an
+item whose kind was a mapping in audit (unhashable, both).
 
 `NODENAME_STATE_MUTATIONS` sets the number of cases (default 1,000), `NODENAME_STATE_MUTATIONS_SEED` the seed.
 """
@@ -112,10 +114,17 @@ def test_mutated_state_files_never_crash_a_run(seeds: dict[str, str], tmp_path: 
         form = rng.choice(sorted(seeds))
         state = tmp_path / f"state.{'yaml' if form == 'yaml' else 'json'}"
         state.write_bytes(_mutated(seeds[form], rng))
+        command = rng.choice(("lint", "lint", "lint", "lint", "audit", "snapshot"))
         output_format = rng.choice(("json", "text", "sarif"))
-        args = [str(pinned), "--cluster-state", str(state), "--format", output_format, "-o", str(tmp_path / "r")]
-        result = CliRunner().invoke(main, args)
-        where = f"case {case} of seed {SEED} ({form}, {output_format}; NODENAME_STATE_MUTATIONS_SEED replays it)"
+        args = {
+            "lint": [str(pinned), "--format", output_format],
+            "audit": ["audit", "--format", output_format],
+            "snapshot": ["snapshot"],
+        }[command]
+        result = CliRunner().invoke(main, [*args, "--cluster-state", str(state), "-o", str(tmp_path / "r")])
+        where = (
+            f"case {case} of seed {SEED} ({command}, {form}, {output_format}; NODENAME_STATE_MUTATIONS_SEED replays)"
+        )
         assert result.exception is None or isinstance(result.exception, SystemExit), (where, result.exc_info)
         assert result.exit_code in (0, 1, 2), (where, result.output[-2000:])
         assert "Traceback" not in result.output and "internal error" not in result.output, (where, result.output)

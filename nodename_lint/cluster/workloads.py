@@ -395,7 +395,7 @@ def load_objects_file(path: str) -> ClusterObjects:
             kind = item.get("kind") if isinstance(item, dict) else None
             if kind == "Pod":
                 found.add_pod(item)
-            elif kind in KIND_RESOURCES:
+            elif isinstance(kind, str) and kind in KIND_RESOURCES:  # a kind not a string: not an object of these
                 found.by_kind.setdefault(kind, []).append(item)
     if not found.of("Node"):
         raise UsageError(f"{path}: the cluster state has no Node objects; save it with `{SAVE_COMMAND} > FILE`")
