@@ -39,8 +39,8 @@ class UsageError(Exception):
 
 class DamagedState(UsageError):
     """Damage in a cluster state file found only once a rule read a part its reading had kept raw (a JSON
-    dump's Pod specs: the List's decoding checks their syntax, not that they are UTF-8). The command that
-    loaded the file names it (commands.options.report_usage_error)."""
+    dump's Pod specs: the List's decoding checks their syntax, not that they are UTF-8). What loaded the file
+    names it (commands.options.report_usage_error; the language server's lint)."""
 
 
 class Source(NamedTuple):
