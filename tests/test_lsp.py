@@ -386,8 +386,11 @@ async def test_damage_a_rule_finds_in_the_cluster_state_turns_the_cluster_rules_
     state = tmp_path / "dump.json"
     state.write_bytes(json.dumps({"kind": "List", "items": items}).encode().replace(b"@bad@", b"1\xff"))
     async with language_server(tmp_path, {"clusterState": str(state)}) as client:
+        ghost = open_document(client, tmp_path / "ghost.yaml", GHOST)  # the state read: a cluster rule's finding
+        assert "unknown-node" in {d.code for d in await diagnostics(client, ghost)}
         uri = open_document(client, tmp_path / "pinned.yaml", GHOST.replace("kind-wroker", "kind-worker"))
         assert "nodename-on-pod" in {d.code for d in await diagnostics(client, uri)}
+        assert {d.code for d in await diagnostics(client, ghost)} == {"nodename-on-pod"}  # linted again, offline
         errors = [m.message for m in client.messages if m.type == lsp.MessageType.Error]
         assert any(
             f"the cluster state from file {state}: the spec of Pod kube-system/coredns-668d6bf9bc-4xk2p is not UTF-8"

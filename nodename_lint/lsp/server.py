@@ -200,6 +200,9 @@ class NodenameLintServer(LanguageServer):
             self.cluster_off(
                 f"the cluster state from {cluster.source}: {exc}" if isinstance(exc, DamagedState) else str(exc)
             )
+            for uri in self.linted:  # the other open documents lose their cluster findings too
+                if uri != document.uri:
+                    self.schedule(uri)
             return self.lint(document)
         result.findings = linter.collect([file_result]).findings
         return result, documents
