@@ -109,6 +109,8 @@ def check(obj: Manifest, context: Context) -> Iterator[Violation]:
     # The common case, read field by field (the whole spec is made plain values only past it): the plugin
     # gives the default priority; a null priority or preemptionPolicy is one not written, never refused.
     name = obj.pod_spec_field("priorityClassName")
+    if name is not None and not isinstance(name, str):
+        return  # the API server refuses the object while decoding it, before admission
     if not name and obj.pod_spec_field("priority") is None and obj.pod_spec_field("preemptionPolicy") is None:
         return
     spec = obj.pod_spec

@@ -198,6 +198,18 @@ pod_specs = st.one_of(
             ),
             "overhead": resource_lists,
             "priority": junk,
+            # read by rules added after this generator: each also as junk, where the API server refuses it
+            "priorityClassName": st.one_of(st.sampled_from(["system-node-critical", "batch-high", ""]), junk),
+            "preemptionPolicy": st.one_of(st.sampled_from(["Never", "PreemptLowerPriority"]), junk),
+            "hostNetwork": junk,
+            "runtimeClassName": st.one_of(st.sampled_from(["gvisor", "runc"]), junk),
+            "os": st.one_of(
+                st.fixed_dictionaries({"name": st.one_of(st.sampled_from(["linux", "windows"]), junk)}), junk
+            ),
+            "resources": st.one_of(
+                st.fixed_dictionaries({}, optional={"requests": resource_lists, "limits": resource_lists}), junk
+            ),
+            "volumes": st.one_of(st.lists(st.fixed_dictionaries({"name": st.text(max_size=4)}), max_size=2), junk),
         },
     ),
     junk,
